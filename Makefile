@@ -1,0 +1,118 @@
+# profwrap: one Makefile for the whole tree. `make V=1` shows the commands; `make SAN=1` builds the
+# collector, CLI and tests with ASan+UBSan (the preload stays plain: it runs inside other programs).
+CC ?= cc
+PREFIX ?= /usr/local
+SAN ?= 0
+V ?= 0
+
+ifeq ($(V),0)
+Q = @
+say = @printf '  %-8s %s\n' $(1) $(2);
+else
+Q =
+say =
+endif
+
+BUILD := build
+WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes
+BASE_CFLAGS := -std=c11 -O2 -g -fPIC $(WARN) -MMD -MP
+CFLAGS ?=
+ALL_CFLAGS := $(BASE_CFLAGS) $(CFLAGS)
+SAN_FLAGS :=
+ifeq ($(SAN),1)
+SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+BUILD := build-san
+endif
+# The preload is never sanitized: it is loaded into arbitrary programs and must not bring a runtime along.
+PRELOAD_CFLAGS := $(ALL_CFLAGS) -fvisibility=hidden -ftls-model=initial-exec -U_FORTIFY_SOURCE -D_FORTIFY_SOURCE=0
+
+COMMON_SRC := $(wildcard common/*.c)
+PRELOAD_SRC := $(wildcard preload/*.c)
+COLLECTOR_LIB_SRC := $(filter-out collector/main.c,$(wildcard collector/*.c))
+CLI_SRC := $(wildcard cli/*.c)
+
+COMMON_OBJ := $(COMMON_SRC:%.c=$(BUILD)/%.o)
+PRELOAD_OBJ := $(PRELOAD_SRC:%.c=$(BUILD)/preload-obj/%.o) $(COMMON_SRC:%.c=$(BUILD)/preload-obj/%.o)
+COLLECTOR_LIB_OBJ := $(COLLECTOR_LIB_SRC:%.c=$(BUILD)/%.o)
+CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
+
+UNIT_SRC := $(wildcard tests/unit/test_*.c)
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+WORKLOAD_SRC := $(wildcard tests/workloads/*.c)
+WORKLOAD_BIN := $(WORKLOAD_SRC:tests/workloads/%.c=$(BUILD)/workloads/%)
+BENCH_SRC := $(wildcard bench/*.c)
+BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
+
+ifeq ($(SAN),1)
+OUT_PREFIX := $(BUILD)/
+else
+OUT_PREFIX :=
+endif
+LIB := $(OUT_PREFIX)libprofwrap.so
+COLLECTOR := $(OUT_PREFIX)profwrap-collector
+CLI := $(OUT_PREFIX)profwrap
+
+.PHONY: all deps test unit integration bench demo install clean
+all: $(LIB) $(COLLECTOR) $(CLI) $(WORKLOAD_BIN)
+
+$(BUILD)/preload-obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(call say,CC,$@)$(CC) $(PRELOAD_CFLAGS) -c $< -o $@
+
+$(BUILD)/tests/%.o: tests/unit/%.c
+	@mkdir -p $(dir $@)
+	$(call say,CC,$@)$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -Wno-unused-parameter -c $< -o $@
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(call say,CC,$@)$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -c $< -o $@
+
+$(LIB): $(PRELOAD_OBJ)
+	$(call say,LD,$@)$(CC) -shared -o $@ $^ -Wl,-z,defs -Wl,-soname,libprofwrap.so -ldl -lpthread
+
+$(COLLECTOR): $(BUILD)/collector/main.o $(COLLECTOR_LIB_OBJ) $(COMMON_OBJ)
+	$(call say,LD,$@)$(CC) $(SAN_FLAGS) -o $@ $^ -lm
+
+$(CLI): $(CLI_OBJ) $(COLLECTOR_LIB_OBJ) $(COMMON_OBJ)
+	$(call say,LD,$@)$(CC) $(SAN_FLAGS) -o $@ $^ -lm
+
+$(BUILD)/tests/%: $(BUILD)/tests/%.o $(COLLECTOR_LIB_OBJ) $(COMMON_OBJ)
+	$(call say,LD,$@)$(CC) $(SAN_FLAGS) -o $@ $^ -lcmocka -lm -lpthread
+
+$(BUILD)/workloads/%: tests/workloads/%.c
+	@mkdir -p $(dir $@)
+	$(call say,CC,$@)$(CC) $(ALL_CFLAGS) -o $@ $< -lpthread
+
+$(BUILD)/bench/%: bench/%.c $(COLLECTOR_LIB_OBJ) $(COMMON_OBJ)
+	@mkdir -p $(dir $@)
+	$(call say,CC,$@)$(CC) $(ALL_CFLAGS) -o $@ $^ -lpthread -lm
+
+# Installs what building and testing need on a fresh Debian machine (as root), once.
+deps:
+	$(Q)scripts/install-deps.sh
+
+unit: $(UNIT_BIN)
+	$(Q)fail=0; for t in $(UNIT_BIN); do $$t || fail=1; done; exit $$fail
+
+integration: all
+	$(Q)PROFWRAP_BUILD=$(BUILD) SAN=$(SAN) tests/integration/run.sh
+
+test: deps
+	$(Q)$(MAKE) --no-print-directory all $(UNIT_BIN)
+	$(Q)$(MAKE) --no-print-directory unit integration
+
+bench: deps all $(BENCH_BIN)
+	$(Q)BUILD=$(BUILD) bench/run.sh
+
+demo: deps all
+	$(Q)scripts/demo.sh
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib
+	install -m 755 profwrap profwrap-collector $(DESTDIR)$(PREFIX)/bin/
+	install -m 755 libprofwrap.so $(DESTDIR)$(PREFIX)/lib/
+
+clean:
+	rm -rf build build-san libprofwrap.so profwrap profwrap-collector
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,24 @@
+#define _GNU_SOURCE
+#include "pw_record.h"
+
+#include <string.h>
+
+const struct pw_event_info pw_events[PW_EV_COUNT] = {
+#define PW_X(id, dom, name, kind) [PW_EV_##id] = {name, PW_DOM_##dom, kind},
+	PW_EVENT_LIST(PW_X)
+#undef PW_X
+};
+
+const char *const pw_domain_names[PW_DOM_COUNT] = {
+#define PW_X(id, str) [PW_DOM_##id] = str,
+	PW_DOMAIN_LIST(PW_X)
+#undef PW_X
+};
+
+int pw_domain_from_name(const char *name, size_t len)
+{
+	for (int d = 0; d < PW_DOM_COUNT; d++)
+		if (strlen(pw_domain_names[d]) == len && memcmp(pw_domain_names[d], name, len) == 0)
+			return d;
+	return -1;
+}

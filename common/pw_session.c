@@ -1,0 +1,74 @@
+#define _GNU_SOURCE
+#include "pw_session.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int fits(int n, size_t size)
+{
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
+uint64_t pw_hash64(const void *data, size_t len)
+{
+	const unsigned char *p = data;
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (size_t i = 0; i < len; i++) {
+		h ^= p[i];
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
+int pw_session_base(char *buf, size_t size)
+{
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
+	if (xdg && xdg[0] == '/')
+		return fits(snprintf(buf, size, "%s/profwrap", xdg), size);
+	return fits(snprintf(buf, size, "/tmp/profwrap-%u", (unsigned)getuid()), size);
+}
+
+int pw_session_dir_for_output(const char *output, char *buf, size_t size)
+{
+	char abs[4096], base[3072];
+	int n;
+	if (output[0] == '/') {
+		n = snprintf(abs, sizeof abs, "%s", output);
+	} else {
+		char cwd[3072];
+		if (!getcwd(cwd, sizeof cwd))
+			return -errno;
+		n = snprintf(abs, sizeof abs, "%s/%s", cwd, output);
+	}
+	if (fits(n, sizeof abs))
+		return -ENAMETOOLONG;
+	size_t len = strlen(abs);
+	while (len > 1 && abs[len - 1] == '/')
+		abs[--len] = 0;
+	int rc = pw_session_base(base, sizeof base);
+	if (rc)
+		return rc;
+	return fits(snprintf(buf, size, "%s/o-%016llx", base, (unsigned long long)pw_hash64(abs, len)), size);
+}
+
+int pw_session_dir_for_cli(int pid, uint64_t nonce, char *buf, size_t size)
+{
+	char base[3072];
+	int rc = pw_session_base(base, sizeof base);
+	if (rc)
+		return rc;
+	return fits(snprintf(buf, size, "%s/s-%d-%llx", base, pid, (unsigned long long)nonce), size);
+}
+
+int pw_session_path(const char *dir, const char *leaf, char *buf, size_t size)
+{
+	return fits(snprintf(buf, size, "%s/%s", dir, leaf), size);
+}
+
+int pw_shm_name(int uid, int pid, uint64_t nonce, char *buf, size_t size)
+{
+	return fits(snprintf(buf, size, "/profwrap.%d.%d.%llx", uid, pid, (unsigned long long)nonce), size);
+}

@@ -1,0 +1,54 @@
+/* Session naming: the environment variables that carry a session to every process of a job, the session
+ * directory (socket, lock, live status), shared-memory segment names, and the hello a producer sends. */
+#ifndef PW_SESSION_H
+#define PW_SESSION_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Environment: set by the CLI (or by hand for PROFWRAP_OUTPUT), inherited by every descendant. */
+#define PW_ENV_OUTPUT "PROFWRAP_OUTPUT"           /* output directory; alone, it enables preload-only mode */
+#define PW_ENV_SESSION_DIR "PROFWRAP_SESSION_DIR" /* set by the CLI: the session's private directory */
+#define PW_ENV_RING_SIZE "PROFWRAP_RING_SIZE"     /* bytes per thread lane, a power of two */
+#define PW_ENV_LANES "PROFWRAP_LANES"             /* thread lanes per process */
+#define PW_ENV_ARENA_SIZE "PROFWRAP_ARENA_SIZE"   /* string arena bytes per process */
+#define PW_ENV_TRACE "PROFWRAP_TRACE"             /* comma-separated domains, default all */
+#define PW_ENV_FOLLOW_FORK "PROFWRAP_FOLLOW_FORK" /* 0: forked children are not recorded */
+#define PW_ENV_CLOCK "PROFWRAP_CLOCK"             /* tsc | monotonic */
+#define PW_ENV_COLLECTOR "PROFWRAP_COLLECTOR"     /* collector binary for preload-only mode */
+#define PW_ENV_QUIET "PROFWRAP_QUIET"             /* 1: no notices on stderr */
+
+#define PW_HELLO_MAGIC 0x4f4c4548u /* "HELO" */
+#define PW_SHM_NAME_MAX 96
+
+/* First and only message a producer sends on its connection; end of file on the connection afterwards
+ * means the process is gone (the descriptor is close-on-exec, so an exec ends it too). */
+struct pw_hello {
+	uint32_t magic;
+	uint32_t version; /* PW_FORMAT_VERSION */
+	int32_t pid;
+	uint32_t reserved;
+	char shm_name[PW_SHM_NAME_MAX];
+};
+
+/* Base of session directories: $XDG_RUNTIME_DIR/profwrap when that is set, else /tmp/profwrap-<uid>.
+ * Returns 0, or -ENAMETOOLONG. */
+int pw_session_base(char *buf, size_t size);
+
+/* Session directory of the preload-only mode, one per output directory and host: <base>/o-<hash>, hash of
+ * the absolute output path. Every process of a job computes the same name with no coordination. */
+int pw_session_dir_for_output(const char *output, char *buf, size_t size);
+
+/* Session directory for a CLI run: <base>/s-<pid>-<nonce>. */
+int pw_session_dir_for_cli(int pid, uint64_t nonce, char *buf, size_t size);
+
+/* <dir>/<leaf> into buf. Returns 0 or -ENAMETOOLONG. */
+int pw_session_path(const char *dir, const char *leaf, char *buf, size_t size);
+
+/* Segment name "/profwrap.<uid>.<pid>.<nonce>". Returns 0 or -ENAMETOOLONG. */
+int pw_shm_name(int uid, int pid, uint64_t nonce, char *buf, size_t size);
+
+/* 64-bit FNV-1a, for names derived from paths. */
+uint64_t pw_hash64(const void *data, size_t len);
+
+#endif

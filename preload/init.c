@@ -1,0 +1,470 @@
+/* Start and end of the preload: configuration, the process's segment, the collector connection (starting
+ * the collector in preload-only mode), thread lanes, and fork handling. Everything here runs with the
+ * calling thread's guard held, so what it calls that is itself wrapped goes straight to libc. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../common/pw_rank.h"
+#include "../common/pw_session.h"
+#include "pw_preload.h"
+
+__thread struct pw_thread pw_self __attribute__((tls_model("initial-exec")));
+uint32_t pw_recording;
+struct pw_seg_header *pw_seg;
+struct pw_config pw_cfg;
+
+static int collector_fd = -1;
+static pthread_key_t lane_key;
+static int said_passive;
+static int start_argc;
+static char **start_argv;
+
+#define PW_DEFAULT_LANE_SIZE (1u << 20)
+#define PW_DEFAULT_LANES 16u
+#define PW_DEFAULT_ARENA_SIZE (4u << 20)
+#define PW_CONNECT_WAIT_MS 3000
+
+void *pw_resolve(const char *name, const char *version)
+{
+	void *p = version ? dlvsym(RTLD_NEXT, name, version) : NULL;
+	if (!p)
+		p = dlsym(RTLD_NEXT, name);
+	if (!p) {
+		char msg[160];
+		int n = snprintf(msg, sizeof msg, "profwrap: cannot find the real %s, aborting\n", name);
+		if (n > 0)
+			(void)!syscall(SYS_write, 2, msg, (size_t)n);
+		abort();
+	}
+	return p;
+}
+
+/* One line on stderr, once per process, unless quiet. */
+static void say_passive(const char *why)
+{
+	if (said_passive || pw_cfg.quiet)
+		return;
+	said_passive = 1;
+	char msg[512];
+	int n = snprintf(msg, sizeof msg, "profwrap: %s; process %d runs unprofiled\n", why, (int)getpid());
+	if (n > 0)
+		(void)!write(2, msg, (size_t)(n < (int)sizeof msg ? n : (int)sizeof msg - 1));
+}
+
+static uint64_t env_u64(const char *name, uint64_t dflt)
+{
+	const char *s = getenv(name);
+	if (!s || !*s)
+		return dflt;
+	char *end;
+	unsigned long long v = strtoull(s, &end, 0);
+	return *end || s[0] == '-' ? dflt : (uint64_t)v;
+}
+
+static uint32_t parse_domains(const char *list)
+{
+	if (!list || !*list || strcmp(list, "all") == 0)
+		return (1u << PW_DOM_COUNT) - 1;
+	uint32_t mask = 0;
+	while (*list) {
+		size_t len = strcspn(list, ",");
+		int d = pw_domain_from_name(list, len);
+		if (d >= 0)
+			mask |= 1u << d;
+		list += len + (list[len] == ',');
+	}
+	return mask;
+}
+
+/* Returns 0 when a session is configured, -1 when the preload has nothing to report to. */
+static int config_load(void)
+{
+	struct pw_config *c = &pw_cfg;
+	memset(c, 0, sizeof *c);
+	c->quiet = getenv(PW_ENV_QUIET) && strcmp(getenv(PW_ENV_QUIET), "1") == 0;
+	c->lane_size = env_u64(PW_ENV_RING_SIZE, PW_DEFAULT_LANE_SIZE);
+	c->lanes = (uint32_t)env_u64(PW_ENV_LANES, PW_DEFAULT_LANES);
+	c->arena_size = env_u64(PW_ENV_ARENA_SIZE, PW_DEFAULT_ARENA_SIZE);
+	c->domain_mask = parse_domains(getenv(PW_ENV_TRACE));
+	c->follow_fork = !(getenv(PW_ENV_FOLLOW_FORK) && strcmp(getenv(PW_ENV_FOLLOW_FORK), "0") == 0);
+	c->root_pid = pw_parse_nonneg_int(getenv("PROFWRAP_ROOT_PID"));
+	c->clock = getenv(PW_ENV_CLOCK);
+	const char *out = getenv(PW_ENV_OUTPUT);
+	const char *sdir = getenv(PW_ENV_SESSION_DIR);
+	if (out)
+		snprintf(c->output, sizeof c->output, "%s", out);
+	if (sdir && *sdir) {
+		snprintf(c->session_dir, sizeof c->session_dir, "%s", sdir);
+		return 0;
+	}
+	if (!out || !*out)
+		return -1;
+	c->preload_only = 1;
+	return pw_session_dir_for_output(out, c->session_dir, sizeof c->session_dir) ? -1 : 0;
+}
+
+static char *read_small_file(const char *path, char *buf, size_t size, ssize_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	*len = 0;
+	if (fd < 0)
+		return NULL;
+	ssize_t n, total = 0;
+	while (total < (ssize_t)size && (n = read(fd, buf + total, size - (size_t)total)) > 0)
+		total += n;
+	close(fd);
+	*len = total;
+	return buf;
+}
+
+/* Header fields that describe the process: pid, rank, clock origin, argv, executable, host. */
+static void describe_process(struct pw_seg_header *h, enum pw_clock_kind clock)
+{
+	struct timespec rt;
+	h->pid = getpid();
+	h->ppid = getppid();
+	h->rank = pw_rank_detect(getenv);
+	h->world_size = pw_world_size_detect(getenv);
+	h->clock_kind = clock;
+	h->clock0 = pw_clock_pair_now();
+	clock_gettime(CLOCK_REALTIME, &rt);
+	h->start_realtime_ns = (uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec;
+	h->domain_mask = pw_cfg.domain_mask;
+
+	char buf[8192];
+	ssize_t len;
+	if (read_small_file("/proc/self/cmdline", buf, sizeof buf, &len) && len > 0)
+		h->argv_ref = pw_arena_put(h, buf, (size_t)len - (buf[len - 1] == 0));
+	else if (start_argv && start_argc > 0)
+		h->argv_ref = pw_intern_path(start_argv[0]);
+	len = readlink("/proc/self/exe", buf, sizeof buf - 1);
+	if (len > 0)
+		h->exe_ref = pw_arena_put(h, buf, (size_t)len);
+	if (gethostname(buf, sizeof buf - 1) == 0) {
+		buf[sizeof buf - 1] = 0;
+		h->host_ref = pw_arena_put(h, buf, strlen(buf));
+	}
+}
+
+/* Creates, sizes and maps this process's segment; *fd stays open for passing to the collector. */
+static struct pw_seg_header *segment_create(char *name, size_t name_size, int *fd)
+{
+	uint32_t header_size;
+	uint64_t size = pw_seg_layout(pw_cfg.lanes + 1, pw_cfg.lane_size, pw_cfg.arena_size, &header_size);
+	if (!size) {
+		say_passive("invalid ring, lane or arena size");
+		return NULL;
+	}
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	uint64_t nonce = ((uint64_t)ts.tv_sec << 32) ^ (uint64_t)ts.tv_nsec ^ pw_clock_ticks();
+	if (pw_shm_name((int)getuid(), getpid(), nonce, name, name_size))
+		return NULL;
+	*fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (*fd < 0) {
+		say_passive("cannot create shared memory (shm_open failed)");
+		return NULL;
+	}
+	void *p = MAP_FAILED;
+	if (ftruncate(*fd, (off_t)size) == 0)
+		p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0);
+	if (p == MAP_FAILED) {
+		close(*fd);
+		shm_unlink(name);
+		say_passive("cannot size or map shared memory");
+		return NULL;
+	}
+	pw_seg_init(p, pw_cfg.lanes + 1, pw_cfg.lane_size, pw_cfg.arena_size);
+	return p;
+}
+
+static int connect_socket(const char *path)
+{
+	struct sockaddr_un addr = {.sun_family = AF_UNIX};
+	if (strlen(path) >= sizeof addr.sun_path)
+		return -1;
+	strcpy(addr.sun_path, path);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	if (connect(fd, (struct sockaddr *)&addr, sizeof addr) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* The collector binary beside this library (build tree) or in ../bin (installed). */
+static int find_collector(char *buf, size_t size)
+{
+	const char *env = getenv(PW_ENV_COLLECTOR);
+	if (env && *env)
+		return snprintf(buf, size, "%s", env) < (int)size && access(buf, X_OK) == 0 ? 0 : -1;
+	Dl_info info;
+	if (!dladdr((void *)find_collector, &info) || !info.dli_fname)
+		return -1;
+	char dir[PATH_MAX];
+	if (!realpath(info.dli_fname, dir))
+		return -1;
+	char *slash = strrchr(dir, '/');
+	if (!slash)
+		return -1;
+	*slash = 0;
+	static const char *const rel[] = {"profwrap-collector", "../bin/profwrap-collector",
+					  "../libexec/profwrap/profwrap-collector"};
+	for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++)
+		if (snprintf(buf, size, "%s/%s", dir, rel[i]) < (int)size && access(buf, X_OK) == 0)
+			return 0;
+	return -1;
+}
+
+/* Starts a detached collector for this output directory (double fork, own session, no LD_PRELOAD), so a
+ * launcher that kills its job's process group does not take it down before it has written. */
+static void spawn_collector(const char *collector)
+{
+	extern char **environ;
+	pid_t pid = fork();
+	if (pid < 0)
+		return;
+	if (pid > 0) {
+		waitpid(pid, NULL, 0);
+		return;
+	}
+	setsid();
+	if (fork() != 0)
+		_exit(0);
+	int devnull = open("/dev/null", O_RDWR);
+	if (devnull >= 0) {
+		dup2(devnull, 0);
+		dup2(devnull, 1);
+		dup2(devnull, 2);
+	}
+	size_t n = 0;
+	while (environ[n])
+		n++;
+	char **env = calloc(n + 1, sizeof *env);
+	size_t k = 0;
+	for (size_t i = 0; env && i < n; i++)
+		if (strncmp(environ[i], "LD_PRELOAD=", 11) != 0)
+			env[k++] = environ[i];
+	char *argv[] = {(char *)collector, "--serve", "--session-dir", pw_cfg.session_dir,
+			"--output", pw_cfg.output, "--detached", NULL};
+	execve(collector, argv, env ? env : environ);
+	_exit(127);
+}
+
+static int ensure_private_dir(const char *path)
+{
+	struct stat st;
+	if (mkdir(path, 0700) < 0 && errno != EEXIST)
+		return -1;
+	if (lstat(path, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 077))
+		return -1;
+	return 0;
+}
+
+/* Preload-only mode: connect to the node's collector for this output directory, starting it if none runs.
+ * The lock makes sure only one process of the job starts it. */
+static int connect_or_start_collector(const char *sock)
+{
+	int fd = connect_socket(sock);
+	if (fd >= 0 || !pw_cfg.preload_only)
+		return fd;
+	char base[3072], lock[3200], collector[PATH_MAX];
+	if (pw_session_base(base, sizeof base) || ensure_private_dir(base) || ensure_private_dir(pw_cfg.session_dir))
+		return -1;
+	if (pw_session_path(pw_cfg.session_dir, "lock", lock, sizeof lock))
+		return -1;
+	int lfd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (lfd < 0)
+		return -1;
+	flock(lfd, LOCK_EX);
+	fd = connect_socket(sock);
+	if (fd < 0 && find_collector(collector, sizeof collector) == 0) {
+		spawn_collector(collector);
+		for (int waited = 0; fd < 0 && waited < PW_CONNECT_WAIT_MS; waited += 5) {
+			struct timespec ts = {0, 5000000};
+			nanosleep(&ts, NULL);
+			fd = connect_socket(sock);
+		}
+	}
+	close(lfd);
+	return fd;
+}
+
+static int send_hello(int sock, const char *shm_name, int shm_fd)
+{
+	struct pw_hello hello = {.magic = PW_HELLO_MAGIC, .version = PW_FORMAT_VERSION, .pid = getpid()};
+	snprintf(hello.shm_name, sizeof hello.shm_name, "%s", shm_name);
+	struct iovec iov = {&hello, sizeof hello};
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} ctl;
+	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf, .msg_controllen = sizeof ctl.buf};
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &shm_fd, sizeof(int));
+	return sendmsg(sock, &msg, MSG_NOSIGNAL) == (ssize_t)sizeof hello ? 0 : -1;
+}
+
+/* Records what fds 0-2 refer to, so reads of stdin and writes to stdout are named in the report. */
+static void note_inherited_fds(void)
+{
+	for (int fd = 0; fd < 3; fd++) {
+		char link[32], target[1024];
+		snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+		ssize_t n = readlink(link, target, sizeof target - 1);
+		if (n <= 0)
+			continue;
+		target[n] = 0;
+		uint64_t now = pw_clock_ticks();
+		pw_emit_call(PW_EV_FD_INFO, now, now, 0, (uint64_t)fd, pw_arena_put(pw_seg, target, (size_t)n), 0);
+	}
+}
+
+/* Sets up this process's segment and connection; leaves the preload passive on any failure. */
+static void session_start(void)
+{
+	char sock[3200], name[PW_SHM_NAME_MAX];
+	int shm_fd = -1;
+	if (!pw_cfg.follow_fork && pw_cfg.root_pid > 0 && pw_cfg.root_pid != getpid())
+		return;
+	enum pw_clock_kind clock = pw_clock_init(pw_cfg.clock);
+	if (pw_session_path(pw_cfg.session_dir, "sock", sock, sizeof sock)) {
+		say_passive("session path too long");
+		return;
+	}
+	struct pw_seg_header *h = segment_create(name, sizeof name, &shm_fd);
+	if (!h)
+		return;
+	pw_seg = h;
+	describe_process(h, clock);
+	int fd = connect_or_start_collector(sock);
+	if (fd < 0 || send_hello(fd, name, shm_fd) < 0) {
+		if (fd >= 0)
+			close(fd);
+		close(shm_fd);
+		munmap(h, h->segment_size);
+		shm_unlink(name);
+		pw_seg = NULL;
+		say_passive("no collector is listening");
+		return;
+	}
+	close(shm_fd);
+	collector_fd = fd;
+	pw_recording = pw_cfg.domain_mask;
+	note_inherited_fds();
+}
+
+static void lane_release(void *unused)
+{
+	(void)unused;
+	struct pw_thread *t = &pw_self;
+	if (t->lane && !t->shared)
+		atomic_store_explicit(&t->lane->owner, 0, memory_order_release);
+	t->lane = NULL;
+}
+
+int pw_thread_attach(struct pw_thread *t)
+{
+	struct pw_seg_header *h = pw_seg;
+	if (!h)
+		return -1;
+	if (!t->tid)
+		t->tid = (uint32_t)syscall(SYS_gettid);
+	struct pw_lane *lanes = pw_seg_lanes(h);
+	uint32_t shared = h->lane_count - 1;
+	for (uint32_t i = 0; i < shared; i++) {
+		uint32_t free_owner = 0;
+		if (atomic_load_explicit(&lanes[i].owner, memory_order_relaxed) == 0 &&
+		    atomic_compare_exchange_strong_explicit(&lanes[i].owner, &free_owner, t->tid,
+							    memory_order_acquire, memory_order_relaxed)) {
+			t->lane = &lanes[i];
+			t->data = pw_seg_lane_data(h, i);
+			t->shared = 0;
+			pthread_setspecific(lane_key, (void *)1);
+			return 0;
+		}
+	}
+	t->lane = &lanes[shared];
+	t->data = pw_seg_lane_data(h, shared);
+	t->shared = 1;
+	return 0;
+}
+
+pw_strref pw_intern_path(const char *path)
+{
+	return path && pw_seg ? pw_arena_put(pw_seg, path, strlen(path)) : 0;
+}
+
+void pw_note_exit(int status)
+{
+	struct pw_seg_header *h = pw_seg;
+	if (!h)
+		return;
+	char buf[1024];
+	ssize_t len;
+	if (read_small_file("/proc/self/io", buf, sizeof buf - 1, &len) && len > 0) {
+		buf[len] = 0;
+		char *r = strstr(buf, "rchar: "), *w = strstr(buf, "wchar: ");
+		if (r && w) {
+			h->io_rchar = strtoull(r + 7, NULL, 10);
+			h->io_wchar = strtoull(w + 7, NULL, 10);
+			h->io_valid = 1;
+		}
+	}
+	h->exit_status = status;
+	h->end_ticks = pw_clock_ticks();
+	atomic_store_explicit(&h->state, PW_STATE_EXITED, memory_order_release);
+}
+
+/* Child side of fork: never write into the parent's segment or keep its connection open (the collector
+ * would not see the parent end). A followed child starts its own session; the thread that forked is the
+ * child's only thread, so resetting its state is enough. */
+void pw_after_fork_child(void)
+{
+	uint8_t guard = pw_self.guard;
+	pw_self.guard = 1;
+	pw_recording = 0;
+	if (pw_seg)
+		munmap(pw_seg, pw_seg->segment_size);
+	pw_seg = NULL;
+	if (collector_fd >= 0)
+		close(collector_fd);
+	collector_fd = -1;
+	memset(&pw_self, 0, sizeof pw_self);
+	if (pw_cfg.follow_fork)
+		session_start();
+	pw_self.guard = guard;
+}
+
+__attribute__((constructor)) static void pw_init(int argc, char **argv)
+{
+	pw_self.guard = 1;
+	start_argc = argc;
+	start_argv = argv;
+	if (config_load() == 0) {
+		pthread_key_create(&lane_key, lane_release);
+		pthread_atfork(NULL, NULL, pw_after_fork_child);
+		session_start();
+	}
+	pw_self.guard = 0;
+}

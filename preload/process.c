@@ -1,0 +1,284 @@
+/* Process life: fork, spawn, exec, exit, and the parent's waits (how the report learns how a child ended). */
+#define _GNU_SOURCE
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "pw_preload.h"
+
+/* fork: only the parent records; the child's state is reset by pw_after_fork_child() (pthread_atfork). */
+PW_REAL(pid_t, fork, (void));
+PW_EXPORT pid_t fork(void)
+{
+	PW_RESOLVE(fork);
+	if (!pw_should_record(PW_DOM_PROCESS))
+		return real_fork();
+	PW_BEGIN();
+	pid_t pid = real_fork();
+	if (pid == 0) {
+		pw_self.guard = 0;
+		return 0;
+	}
+	PW_END(FORK, pid, pid, 0, pid < 0);
+	return pid;
+}
+
+/* vfork is served by fork: a wrapper cannot return twice into a shared stack, and a correct vfork child
+ * (exec or _exit only) behaves the same in a forked copy. */
+PW_EXPORT pid_t vfork(void)
+{
+	PW_RESOLVE(fork);
+	if (!pw_should_record(PW_DOM_PROCESS))
+		return real_fork();
+	PW_BEGIN();
+	pid_t pid = real_fork();
+	if (pid == 0) {
+		pw_self.guard = 0;
+		return 0;
+	}
+	PW_END(VFORK, pid, pid, 0, pid < 0);
+	return pid;
+}
+
+/* posix_spawn reports failure in its return value, not errno. */
+#define PW_SPAWN_WRAP(ev, name)                                                                              \
+	PW_REAL(int, name, (pid_t *, const char *, const posix_spawn_file_actions_t *,                    \
+			    const posix_spawnattr_t *, char *const[], char *const[]));                   \
+	PW_EXPORT int name(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,           \
+			   const posix_spawnattr_t *attr, char *const argv[], char *const envp[])          \
+	{                                                                                               \
+		PW_RESOLVE(name);                                                                       \
+		if (!pw_should_record(PW_DOM_PROCESS))                                                  \
+			return real_##name(pid, path, fa, attr, argv, envp);                            \
+		pid_t child = 0;                                                                        \
+		pw_self.guard = 1;                                                                      \
+		uint64_t t0 = pw_clock_ticks();                                                         \
+		int rc = real_##name(&child, path, fa, attr, argv, envp);                               \
+		uint64_t t1 = pw_clock_ticks();                                                         \
+		int saved = errno;                                                                      \
+		if (pid)                                                                                \
+			*pid = child;                                                                   \
+		pw_emit_call(PW_EV_##ev, t0, t1, rc, (uint64_t)(rc == 0 ? child : -1), pw_intern_path(path), rc); \
+		pw_self.guard = 0;                                                                      \
+		errno = saved;                                                                          \
+		return rc;                                                                              \
+	}
+PW_SPAWN_WRAP(POSIX_SPAWN, posix_spawn)
+PW_SPAWN_WRAP(POSIX_SPAWNP, posix_spawnp)
+
+/* exec: mark the segment so that its end reads as "replaced by path"; only a failed exec returns. */
+static void exec_begin(const char *path)
+{
+	if (!pw_seg)
+		return;
+	pw_seg->exec_ref = pw_intern_path(path);
+	pw_seg->end_ticks = pw_clock_ticks();
+	atomic_store_explicit(&pw_seg->state, PW_STATE_EXECING, memory_order_release);
+}
+
+static void exec_failed(uint64_t t0, const char *path)
+{
+	int saved = errno;
+	if (pw_seg)
+		atomic_store_explicit(&pw_seg->state, PW_STATE_RUNNING, memory_order_release);
+	pw_emit_call(PW_EV_EXECVE, t0, pw_clock_ticks(), -1, 0, pw_intern_path(path), saved);
+	pw_self.guard = 0;
+	errno = saved;
+}
+
+#define PW_EXEC_WRAP(name, params, args, path)                  \
+	PW_REAL(int, name, params);                             \
+	PW_EXPORT int name params                               \
+	{                                                       \
+		PW_RESOLVE(name);                               \
+		if (!pw_should_record(PW_DOM_PROCESS))          \
+			return real_##name args;                \
+		pw_self.guard = 1;                              \
+		uint64_t t0 = pw_clock_ticks();                 \
+		exec_begin(path);                               \
+		int rc = real_##name args;                      \
+		exec_failed(t0, path);                          \
+		return rc;                                      \
+	}
+
+PW_EXEC_WRAP(execve, (const char *path, char *const argv[], char *const envp[]), (path, argv, envp), path)
+PW_EXEC_WRAP(execv, (const char *path, char *const argv[]), (path, argv), path)
+PW_EXEC_WRAP(execvp, (const char *file, char *const argv[]), (file, argv), file)
+PW_EXEC_WRAP(execvpe, (const char *file, char *const argv[], char *const envp[]), (file, argv, envp), file)
+PW_EXEC_WRAP(fexecve, (int fd, char *const argv[], char *const envp[]), (fd, argv, envp), "(fexecve)")
+
+/* The execl family takes its arguments as a list: gather them on the stack and go through the vector
+ * wrappers above, which record. */
+#define PW_GATHER_ARGS(arg, ap, argv)                               \
+	size_t n_ = 1;                                              \
+	va_start(ap, arg);                                          \
+	while (va_arg(ap, const char *))                            \
+		n_++;                                               \
+	va_end(ap);                                                 \
+	const char *argv[n_ + 1];                                   \
+	argv[0] = arg;                                              \
+	va_start(ap, arg);                                          \
+	for (size_t i_ = 1; i_ <= n_; i_++)                         \
+		argv[i_] = va_arg(ap, const char *)
+
+PW_EXPORT int execl(const char *path, const char *arg, ...)
+{
+	va_list ap;
+	PW_GATHER_ARGS(arg, ap, argv);
+	va_end(ap);
+	return execv(path, (char *const *)argv);
+}
+
+PW_EXPORT int execlp(const char *file, const char *arg, ...)
+{
+	va_list ap;
+	PW_GATHER_ARGS(arg, ap, argv);
+	va_end(ap);
+	return execvp(file, (char *const *)argv);
+}
+
+PW_EXPORT int execle(const char *path, const char *arg, ...)
+{
+	va_list ap;
+	PW_GATHER_ARGS(arg, ap, argv);
+	char *const *envp = va_arg(ap, char *const *);
+	va_end(ap);
+	return execve(path, (char *const *)argv, envp);
+}
+
+/* Exits: an instant record, then the status and /proc/self/io into the segment header. */
+#define PW_EXIT_WRAP(ev, name)                                                   \
+	PW_REAL(void, name, (int));                                              \
+	PW_EXPORT __attribute__((noreturn)) void name(int status)                \
+	{                                                                        \
+		PW_RESOLVE(name);                                                \
+		if (pw_should_record(PW_DOM_PROCESS)) {                          \
+			pw_self.guard = 1;                                       \
+			uint64_t now = pw_clock_ticks();                         \
+			pw_emit_call(PW_EV_##ev, now, now, 0, (uint64_t)status, 0, 0); \
+			pw_note_exit(status);                                    \
+		}                                                                \
+		real_##name(status);                                             \
+		__builtin_unreachable();                                         \
+	}
+PW_EXIT_WRAP(EXIT, exit)
+PW_EXIT_WRAP(EXIT_NOW, _exit)
+PW_EXIT_WRAP(EXIT_NOW, _Exit)
+
+/* Waits: the status is recorded even when the caller passed NULL for it. */
+PW_REAL(pid_t, waitpid, (pid_t, int *, int));
+PW_EXPORT pid_t waitpid(pid_t pid, int *status, int options)
+{
+	PW_RESOLVE(waitpid);
+	if (!pw_should_record(PW_DOM_PROCESS))
+		return real_waitpid(pid, status, options);
+	int st = 0;
+	PW_BEGIN();
+	pid_t ret = real_waitpid(pid, &st, options);
+	if (status && ret > 0)
+		*status = st;
+	PW_END(WAITPID, ret, ret, ret > 0 ? st : 0, ret < 0);
+	return ret;
+}
+
+PW_REAL(pid_t, wait, (int *));
+PW_EXPORT pid_t wait(int *status)
+{
+	PW_RESOLVE(wait);
+	if (!pw_should_record(PW_DOM_PROCESS))
+		return real_wait(status);
+	int st = 0;
+	PW_BEGIN();
+	pid_t ret = real_wait(&st);
+	if (status && ret > 0)
+		*status = st;
+	PW_END(WAIT, ret, ret, ret > 0 ? st : 0, ret < 0);
+	return ret;
+}
+
+PW_REAL(pid_t, wait3, (int *, int, struct rusage *));
+PW_EXPORT pid_t wait3(int *status, int options, struct rusage *ru)
+{
+	PW_RESOLVE(wait3);
+	if (!pw_should_record(PW_DOM_PROCESS))
+		return real_wait3(status, options, ru);
+	int st = 0;
+	PW_BEGIN();
+	pid_t ret = real_wait3(&st, options, ru);
+	if (status && ret > 0)
+		*status = st;
+	PW_END(WAIT3, ret, ret, ret > 0 ? st : 0, ret < 0);
+	return ret;
+}
+
+PW_REAL(pid_t, wait4, (pid_t, int *, int, struct rusage *));
+PW_EXPORT pid_t wait4(pid_t pid, int *status, int options, struct rusage *ru)
+{
+	PW_RESOLVE(wait4);
+	if (!pw_should_record(PW_DOM_PROCESS))
+		return real_wait4(pid, status, options, ru);
+	int st = 0;
+	PW_BEGIN();
+	pid_t ret = real_wait4(pid, &st, options, ru);
+	if (status && ret > 0)
+		*status = st;
+	PW_END(WAIT4, ret, ret, ret > 0 ? st : 0, ret < 0);
+	return ret;
+}
+
+/* waitid reports through siginfo: turned into the waitpid() status form the other waits record. */
+static int siginfo_status(const siginfo_t *si)
+{
+	switch (si->si_code) {
+	case CLD_EXITED:
+		return (si->si_status & 0xff) << 8;
+	case CLD_KILLED:
+		return si->si_status & 0x7f;
+	case CLD_DUMPED:
+		return (si->si_status & 0x7f) | 0x80;
+	default:
+		return 0;
+	}
+}
+
+PW_REAL(int, waitid, (idtype_t, id_t, siginfo_t *, int));
+PW_EXPORT int waitid(idtype_t idtype, id_t id, siginfo_t *info, int options)
+{
+	PW_RESOLVE(waitid);
+	if (!pw_should_record(PW_DOM_PROCESS) || !info)
+		return real_waitid(idtype, id, info, options);
+	info->si_pid = 0;
+	PW_BEGIN();
+	int ret = real_waitid(idtype, id, info, options);
+	int reaped = ret == 0 && info->si_pid > 0 && !(options & WNOWAIT);
+	PW_END(WAITID, ret, reaped ? info->si_pid : 0, reaped ? siginfo_status(info) : 0, ret < 0);
+	return ret;
+}
+
+/* Return from main is an exit the exit() wrapper does not see (libc calls its own exit): wrap main. */
+typedef int (*pw_main_fn)(int, char **, char **);
+static pw_main_fn real_main;
+
+static int pw_main(int argc, char **argv, char **envp)
+{
+	int status = real_main(argc, argv, envp);
+	if (pw_seg) {
+		uint8_t guard = pw_self.guard;
+		pw_self.guard = 1;
+		pw_note_exit(status);
+		pw_self.guard = guard;
+	}
+	return status;
+}
+
+PW_REAL(int, __libc_start_main, (pw_main_fn, int, char **, void (*)(void), void (*)(void), void (*)(void), void *));
+PW_EXPORT int __libc_start_main(pw_main_fn main_fn, int argc, char **argv, void (*init)(void), void (*fini)(void),
+				void (*rtld_fini)(void), void *stack_end)
+{
+	PW_RESOLVE(__libc_start_main);
+	real_main = main_fn;
+	return real___libc_start_main(pw_main, argc, argv, init, fini, rtld_fini, stack_end);
+}

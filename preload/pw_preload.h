@@ -1,0 +1,161 @@
+/* Internal interface of libprofwrap.so: configuration, per-thread state, the re-entrancy guard, the
+ * record emitters, and the wrapper macros every interposed library uses. */
+#ifndef PW_PRELOAD_H
+#define PW_PRELOAD_H
+
+#include <errno.h>
+#include <stdint.h>
+
+#include "../common/pw_clock.h"
+#include "../common/pw_record.h"
+#include "../common/pw_ring.h"
+
+#define PW_EXPORT __attribute__((visibility("default")))
+#define PW_LIKELY(x) __builtin_expect(!!(x), 1)
+#define PW_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* Configuration, parsed once from the environment by pw_config_load(). */
+struct pw_config {
+	char output[4096];      /* PROFWRAP_OUTPUT, absolute or as given */
+	char session_dir[3072]; /* PROFWRAP_SESSION_DIR, or derived from output in preload-only mode */
+	int preload_only;       /* no CLI: this process may have to start the collector */
+	uint64_t lane_size;
+	uint32_t lanes;
+	uint64_t arena_size;
+	uint32_t domain_mask;
+	int follow_fork;
+	int root_pid; /* with follow_fork off, only this process records */
+	int quiet;
+	const char *clock;
+};
+
+/* Per-thread state. initial-exec TLS: the library is preloaded, so this costs one fs-relative load. */
+struct pw_thread {
+	struct pw_lane *lane; /* NULL until the thread's first record */
+	uint8_t *data;
+	uint32_t tid;
+	uint8_t guard;  /* 1 while this thread is inside the profiler: wrapped calls go straight through */
+	uint8_t shared; /* lane is the shared one */
+};
+
+extern __thread struct pw_thread pw_self __attribute__((tls_model("initial-exec")));
+
+/* Domains being recorded, 0 while the preload is passive: one load decides whether a wrapper records. */
+extern uint32_t pw_recording;
+extern struct pw_seg_header *pw_seg;
+extern struct pw_config pw_cfg;
+
+/* Claims a lane for the calling thread (slow path, once per thread). Returns 0, or -1 if recording stopped. */
+int pw_thread_attach(struct pw_thread *t);
+
+/* Resolves the next definition of name after this library: RTLD_NEXT, then the versioned symbol when
+ * version is not NULL. Never returns NULL for a symbol libc defines; aborts with a message otherwise, since
+ * the wrapper would have nothing to call. */
+void *pw_resolve(const char *name, const char *version);
+
+/* Records a timed call. Called with the guard held. */
+static inline void pw_emit_call(uint16_t ev, uint64_t t0, uint64_t t1, int64_t ret, uint64_t a0, uint64_t a1,
+				int err)
+{
+	struct pw_thread *t = &pw_self;
+	if (PW_UNLIKELY(!t->lane) && pw_thread_attach(t) < 0)
+		return;
+	struct pw_reservation r;
+	int rc = t->shared ? pw_shared_lane_reserve(pw_seg, t->lane, t->data, sizeof(struct pw_rec_call), &r)
+			   : pw_lane_reserve(pw_seg, t->lane, t->data, sizeof(struct pw_rec_call), &r);
+	if (rc < 0)
+		return;
+	struct pw_rec_call *c = (struct pw_rec_call *)r.rec;
+	c->h.type = ev;
+	c->h.size8 = sizeof *c / 8;
+	c->h.err = (uint8_t)(err > 255 ? 255 : err);
+	c->h.tid = t->tid;
+	c->t0 = t0;
+	c->t1 = t1;
+	c->ret = ret;
+	c->arg0 = a0;
+	c->arg1 = a1;
+	if (t->shared)
+		pw_shared_lane_commit(t->lane, &r);
+	else
+		pw_lane_commit(t->lane, &r);
+}
+
+/* Whether a call in domain dom is to be recorded on this thread now. */
+static inline int pw_should_record(enum pw_domain dom)
+{
+	return PW_UNLIKELY((pw_recording >> dom) & 1) && !pw_self.guard;
+}
+
+/* Copies a path into the arena; returns its reference, 0 for NULL or a full arena. Guard held. */
+pw_strref pw_intern_path(const char *path);
+
+/* Called in the child after fork by the process module: a fresh segment and connection, or passive. */
+void pw_after_fork_child(void);
+/* exit/_exit/return from main: the status to report, and /proc/self/io for the coverage check. */
+void pw_note_exit(int status);
+
+#define PW_REAL(ret_t, name, params) static ret_t(*real_##name) params
+
+#define PW_RESOLVE(name)                                                      \
+	do {                                                                  \
+		if (PW_UNLIKELY(!real_##name))                                \
+			real_##name = (__typeof__(real_##name))pw_resolve(#name, NULL); \
+	} while (0)
+
+/* The generic wrapper: resolve, time, call, time, record, return. a0/a1 are expressions of the parameters
+ * and of `ret` (the result); failed is an expression of `ret` that is true when errno holds the cause. */
+#define PW_WRAP(dom, ev, ret_t, name, params, args, a0, a1, failed)                                       \
+	PW_REAL(ret_t, name, params);                                                                     \
+	PW_EXPORT ret_t name params                                                                       \
+	{                                                                                                 \
+		PW_RESOLVE(name);                                                                         \
+		if (!pw_should_record(PW_DOM_##dom))                                                      \
+			return real_##name args;                                                          \
+		pw_self.guard = 1;                                                                        \
+		uint64_t t0_ = pw_clock_ticks();                                                          \
+		ret_t ret = real_##name args;                                                             \
+		uint64_t t1_ = pw_clock_ticks();                                                          \
+		int errno_ = errno;                                                                       \
+		pw_emit_call(PW_EV_##ev, t0_, t1_, (int64_t)(intptr_t)(ret), (uint64_t)(uintptr_t)(a0),   \
+			     (uint64_t)(uintptr_t)(a1), (failed) ? errno_ : 0);                           \
+		pw_self.guard = 0;                                                                        \
+		errno = errno_;                                                                           \
+		return ret;                                                                               \
+	}
+
+/* Same, for calls that return nothing. */
+#define PW_WRAP_VOID(dom, ev, name, params, args, a0, a1)                                                 \
+	PW_REAL(void, name, params);                                                                      \
+	PW_EXPORT void name params                                                                        \
+	{                                                                                                 \
+		PW_RESOLVE(name);                                                                         \
+		if (!pw_should_record(PW_DOM_##dom)) {                                                    \
+			real_##name args;                                                                 \
+			return;                                                                           \
+		}                                                                                         \
+		pw_self.guard = 1;                                                                        \
+		uint64_t t0_ = pw_clock_ticks();                                                          \
+		real_##name args;                                                                         \
+		uint64_t t1_ = pw_clock_ticks();                                                          \
+		int errno_ = errno;                                                                       \
+		pw_emit_call(PW_EV_##ev, t0_, t1_, 0, (uint64_t)(uintptr_t)(a0), (uint64_t)(uintptr_t)(a1), 0); \
+		pw_self.guard = 0;                                                                        \
+		errno = errno_;                                                                           \
+	}
+
+/* For hand-written wrappers: open and close a recorded section around the real call. */
+#define PW_BEGIN()                          \
+	pw_self.guard = 1;                  \
+	uint64_t t0_ = pw_clock_ticks()
+#define PW_END(ev, ret, a0, a1, failed)                                                                   \
+	do {                                                                                              \
+		uint64_t t1_ = pw_clock_ticks();                                                          \
+		int errno_ = errno;                                                                       \
+		pw_emit_call(PW_EV_##ev, t0_, t1_, (int64_t)(intptr_t)(ret), (uint64_t)(uintptr_t)(a0),   \
+			     (uint64_t)(uintptr_t)(a1), (failed) ? errno_ : 0);                           \
+		pw_self.guard = 0;                                                                        \
+		errno = errno_;                                                                           \
+	} while (0)
+
+#endif

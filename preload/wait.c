@@ -1,0 +1,60 @@
+/* Where a thread waits: sleeps, readiness waits, condition variables, joins and semaphores. */
+#define _GNU_SOURCE
+#include <poll.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <sys/epoll.h>
+#include <sys/select.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pw_preload.h"
+
+PW_WRAP(WAIT, NANOSLEEP, int, nanosleep, (const struct timespec *req, struct timespec *rem), (req, rem), 0, 0,
+	ret < 0)
+PW_WRAP(WAIT, CLOCK_NANOSLEEP, int, clock_nanosleep,
+	(clockid_t clk, int flags, const struct timespec *req, struct timespec *rem), (clk, flags, req, rem), clk, 0,
+	ret != 0)
+PW_WRAP(WAIT, USLEEP, int, usleep, (useconds_t us), (us), us, 0, ret < 0)
+PW_WRAP(WAIT, SLEEP, unsigned int, sleep, (unsigned int s), (s), s, 0, 0)
+PW_WRAP(WAIT, POLL, int, poll, (struct pollfd *fds, nfds_t n, int timeout), (fds, n, timeout), n, ret, ret < 0)
+PW_WRAP(WAIT, SELECT, int, select, (int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv), (n, r, w, e, tv), n,
+	ret, ret < 0)
+PW_WRAP(WAIT, EPOLL_WAIT, int, epoll_wait, (int epfd, struct epoll_event *ev, int max, int timeout),
+	(epfd, ev, max, timeout), epfd, ret, ret < 0)
+PW_WRAP(WAIT, PTHREAD_JOIN, int, pthread_join, (pthread_t th, void **ret_val), (th, ret_val), 0, 0, 0)
+PW_WRAP(WAIT, SEM_WAIT, int, sem_wait, (sem_t *sem), (sem), 0, 0, ret < 0)
+PW_WRAP(WAIT, SEM_TIMEDWAIT, int, sem_timedwait, (sem_t *sem, const struct timespec *abs), (sem, abs), 0, 0,
+	ret < 0)
+
+/* dlsym(RTLD_NEXT) finds the GLIBC_2.2.5 compatibility versions of the condition-variable calls, which
+ * expect the old object layout: ask for the current version by name. */
+#define PW_COND_RESOLVE(name)                                                                 \
+	do {                                                                                  \
+		if (PW_UNLIKELY(!real_##name))                                                \
+			real_##name = (__typeof__(real_##name))pw_resolve(#name, "GLIBC_2.3.2"); \
+	} while (0)
+
+PW_REAL(int, pthread_cond_wait, (pthread_cond_t *, pthread_mutex_t *));
+PW_EXPORT int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
+{
+	PW_COND_RESOLVE(pthread_cond_wait);
+	if (!pw_should_record(PW_DOM_WAIT))
+		return real_pthread_cond_wait(c, m);
+	PW_BEGIN();
+	int ret = real_pthread_cond_wait(c, m);
+	PW_END(COND_WAIT, ret, 0, 0, 0);
+	return ret;
+}
+
+PW_REAL(int, pthread_cond_timedwait, (pthread_cond_t *, pthread_mutex_t *, const struct timespec *));
+PW_EXPORT int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *abs)
+{
+	PW_COND_RESOLVE(pthread_cond_timedwait);
+	if (!pw_should_record(PW_DOM_WAIT))
+		return real_pthread_cond_timedwait(c, m, abs);
+	PW_BEGIN();
+	int ret = real_pthread_cond_timedwait(c, m, abs);
+	PW_END(COND_TIMEDWAIT, ret, 0, ret, 0);
+	return ret;
+}
