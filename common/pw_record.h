@@ -44,6 +44,7 @@ enum pw_event_kind {
 	PW_K_DLOPEN, /* arg1 = path string ref; the duration is the load time */
 	PW_K_SLEEP,  /* the thread waits: on time, I/O readiness or another thread */
 	PW_K_EXEC,   /* an exec that failed: arg1 = path string ref (one that succeeds ends the segment) */
+	PW_K_DUP,    /* arg0 = new fd (-1 on failure), arg1 = the fd it duplicates */
 };
 
 /* X(ID, domain, "name", kind). Append only: ids are stored in raw traces. */
@@ -105,7 +106,11 @@ enum pw_event_kind {
 	X(WAIT4, PROCESS, "wait4", PW_K_WAIT)             \
 	X(POSIX_SPAWNP, PROCESS, "posix_spawnp", PW_K_FORK) \
 	X(SEM_TIMEDWAIT, WAIT, "sem_timedwait", PW_K_SLEEP) \
-	X(FD_INFO, IO, "fd-info", PW_K_FDINFO)
+	X(FD_INFO, IO, "fd-info", PW_K_FDINFO)            \
+	X(DUP, IO, "dup", PW_K_DUP)                       \
+	X(DUP2, IO, "dup2", PW_K_DUP)                     \
+	X(DUP3, IO, "dup3", PW_K_DUP)                     \
+	X(FCNTL_DUPFD, IO, "fcntl(F_DUPFD)", PW_K_DUP)
 
 enum pw_event {
 #define PW_X(id, dom, name, kind) PW_EV_##id,

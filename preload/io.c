@@ -68,6 +68,32 @@ PW_WRAP(IO, CREAT, int, creat, (const char *path, mode_t mode), (path, mode), re
 PW_WRAP(IO, CREAT, int, creat64, (const char *path, mode_t mode), (path, mode), ret, pw_intern_path(path), ret < 0)
 PW_WRAP(IO, CLOSE, int, close, (int fd), (fd), fd, 0, ret < 0)
 
+/* Duplicates carry the file's name to the new descriptor (dd reads its input through a dup2'd stdin). */
+PW_WRAP(IO, DUP, int, dup, (int fd), (fd), ret, fd, ret < 0)
+PW_WRAP(IO, DUP2, int, dup2, (int fd, int fd2), (fd, fd2), ret, fd, ret < 0)
+PW_WRAP(IO, DUP3, int, dup3, (int fd, int fd2, int flags), (fd, fd2, flags), ret, fd, ret < 0)
+
+/* fcntl is recorded only when it duplicates; every other command passes straight through. The third
+ * argument is read as the pointer-sized word it occupies for every command. */
+#define PW_FCNTL_WRAP(name)                                                              \
+	PW_REAL(int, name, (int, int, ...));                                             \
+	PW_EXPORT int name(int fd, int cmd, ...)                                         \
+	{                                                                                \
+		va_list ap;                                                              \
+		va_start(ap, cmd);                                                       \
+		void *arg = va_arg(ap, void *);                                          \
+		va_end(ap);                                                              \
+		PW_RESOLVE(name);                                                        \
+		if ((cmd != F_DUPFD && cmd != F_DUPFD_CLOEXEC) || !pw_should_record(PW_DOM_IO)) \
+			return real_##name(fd, cmd, arg);                                \
+		PW_BEGIN();                                                              \
+		int ret = real_##name(fd, cmd, arg);                                     \
+		PW_END(FCNTL_DUPFD, ret, ret, fd, ret < 0);                              \
+		return ret;                                                              \
+	}
+PW_FCNTL_WRAP(fcntl)
+PW_FCNTL_WRAP(fcntl64)
+
 PW_WRAP(IO, READ, ssize_t, read, (int fd, void *buf, size_t n), (fd, buf, n), fd, MOVED(ret), ret < 0)
 PW_WRAP(IO, READ, ssize_t, __read_chk, (int fd, void *buf, size_t n, size_t buflen), (fd, buf, n, buflen), fd,
 	MOVED(ret), ret < 0)

@@ -1,0 +1,162 @@
+/* profwrap [options] [--] COMMAND [ARGS...] | profwrap report DIR */
+#define _GNU_SOURCE
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../common/pw_record.h"
+#include "cli.h"
+
+#define PW_VERSION "0.1.0"
+
+static void usage(FILE *f)
+{
+	fputs("usage: profwrap [options] [--] COMMAND [ARGS...]\n"
+	      "       profwrap report DIR\n"
+	      "\n"
+	      "Profiles COMMAND and every process it starts, with no change to them; writes per-rank reports\n"
+	      "(rank<R>.txt, .json, .trace.json) and summary.txt/.json into the output directory.\n"
+	      "\n"
+	      "  -o, --output DIR      output directory (default ./profwrap-out)\n"
+	      "  -f, --force           write into a non-empty output directory, replacing its reports\n"
+	      "      --trace LIST      domains to record, comma-separated (default all):\n"
+	      "                        io, stdio, process, dl, wait\n"
+	      "      --no-follow-fork  record only COMMAND's own process, not its children\n"
+	      "      --ring-size BYTES per-thread ring size, a power of two >= 4096; K, M, G suffixes\n"
+	      "                        (default 1M)\n"
+	      "  -q, --quiet           no status line or closing message on stderr\n"
+	      "  -h, --help            this help\n"
+	      "  -V, --version         print the version\n"
+	      "\n"
+	      "profwrap exits with COMMAND's exit status (128+N when signal N ended it).\n"
+	      "report DIR: write the reports of DIR again from DIR/raw.\n",
+	      f);
+}
+
+static int fail(const char *fmt, const char *arg)
+{
+	fputs("profwrap: ", stderr);
+	fprintf(stderr, fmt, arg);
+	fputc('\n', stderr);
+	return 2;
+}
+
+/* BYTES with an optional K/M/G suffix; 0 when malformed. */
+static uint64_t parse_size(const char *s)
+{
+	char *end;
+	if (!s || *s < '0' || *s > '9')
+		return 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	int shift = 0;
+	if (*end == 'K' || *end == 'k')
+		shift = 10;
+	else if (*end == 'M' || *end == 'm')
+		shift = 20;
+	else if (*end == 'G' || *end == 'g')
+		shift = 30;
+	if (shift)
+		end++;
+	if (*end || v > (1ull << (40 - shift)))
+		return 0;
+	return (uint64_t)v << shift;
+}
+
+/* Returns NULL when every domain in list is known, else the first unknown one (static buffer). */
+static const char *unknown_domain(const char *list)
+{
+	static char bad[64];
+	if (!*list)
+		return "(empty list)";
+	while (*list) {
+		size_t len = strcspn(list, ",");
+		if (pw_domain_from_name(list, len) < 0 && !(len == 3 && memcmp(list, "all", 3) == 0)) {
+			snprintf(bad, sizeof bad, "%.*s", (int)(len < 60 ? len : 60), list);
+			return bad;
+		}
+		list += len + (list[len] == ',');
+	}
+	return NULL;
+}
+
+static int self_dir(char *buf, size_t size)
+{
+	ssize_t n = readlink("/proc/self/exe", buf, size - 1);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	char *slash = strrchr(buf, '/');
+	if (!slash)
+		return -1;
+	*slash = 0;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	enum { OPT_TRACE = 256, OPT_NO_FOLLOW, OPT_RING };
+	static const struct option opts[] = {
+		{"output", required_argument, 0, 'o'}, {"force", no_argument, 0, 'f'},
+		{"trace", required_argument, 0, OPT_TRACE}, {"no-follow-fork", no_argument, 0, OPT_NO_FOLLOW},
+		{"ring-size", required_argument, 0, OPT_RING}, {"quiet", no_argument, 0, 'q'},
+		{"help", no_argument, 0, 'h'}, {"version", no_argument, 0, 'V'}, {0, 0, 0, 0},
+	};
+	struct pw_cli_opts o = {.output = "profwrap-out", .follow_fork = 1, .ring_size = 1u << 20};
+	int c;
+	if (argc >= 2 && strcmp(argv[1], "report") == 0) {
+		if (argc != 3)
+			return fail("%s", "usage: profwrap report DIR");
+		return pw_cli_report(argv[2]);
+	}
+	while ((c = getopt_long(argc, argv, "+o:fqhV", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			o.output = optarg;
+			break;
+		case 'f':
+			o.force = 1;
+			break;
+		case 'q':
+			o.quiet = 1;
+			break;
+		case OPT_TRACE: {
+			const char *bad = unknown_domain(optarg);
+			if (bad)
+				return fail("unknown domain '%s' in --trace (known: io, stdio, process, dl, wait)", bad);
+			o.trace = optarg;
+			break;
+		}
+		case OPT_NO_FOLLOW:
+			o.follow_fork = 0;
+			break;
+		case OPT_RING:
+			o.ring_size = parse_size(optarg);
+			if (o.ring_size < 4096 || (o.ring_size & (o.ring_size - 1)))
+				return fail("--ring-size must be a power of two of at least 4096 bytes, not '%s'", optarg);
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			puts("profwrap " PW_VERSION);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind >= argc) {
+		usage(stderr);
+		return 2;
+	}
+	if (!*o.output)
+		return fail("%s", "--output must not be empty");
+	o.command = argv + optind;
+	char dir[PATH_MAX];
+	if (self_dir(dir, sizeof dir) < 0)
+		return fail("%s", "cannot find where profwrap is installed (/proc/self/exe)");
+	return pw_cli_run(&o, dir);
+}

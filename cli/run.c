@@ -1,0 +1,420 @@
+/* One profiled run: output directory, session directory, collector, target, exit status. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../collector/analysis.h"
+#include "../collector/serve.h"
+#include "../common/pw_clock.h"
+#include "../common/pw_session.h"
+#include "cli.h"
+
+#define STATUS_EVERY_MS 500
+
+extern char **environ;
+
+static int say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int say(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("profwrap: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	return 1;
+}
+
+static int exists_exec(const char *path)
+{
+	return access(path, X_OK) == 0;
+}
+
+/* The preload and collector beside the binary (build tree) or in ../lib and the same bin/ (installed). */
+static int find_parts(const char *dir, char *lib, size_t lsize, char *collector, size_t csize)
+{
+	snprintf(collector, csize, "%s/profwrap-collector", dir);
+	if (!exists_exec(collector))
+		return say("cannot find profwrap-collector beside %s/profwrap", dir);
+	snprintf(lib, lsize, "%s/libprofwrap.so", dir);
+	if (access(lib, R_OK) == 0)
+		return 0;
+	snprintf(lib, lsize, "%s/../lib/libprofwrap.so", dir);
+	if (access(lib, R_OK) == 0)
+		return 0;
+	return say("cannot find libprofwrap.so in %s or %s/../lib", dir, dir);
+}
+
+static int is_report_output(const char *name)
+{
+	size_t len = strlen(name);
+	return (strncmp(name, "rank", 4) == 0 && len > 5 && strcmp(name + len - 5, ".json") == 0) ||
+	       (strncmp(name, "rank", 4) == 0 && len > 4 && strcmp(name + len - 4, ".txt") == 0) ||
+	       strcmp(name, "summary.txt") == 0 || strcmp(name, "summary.json") == 0;
+}
+
+/* Removes what an earlier run wrote: reports and raw traces. Other files are the user's and stay. */
+static int clear_previous(const char *out)
+{
+	char path[4352];
+	const char *dirs[2] = {out, NULL};
+	snprintf(path, sizeof path, "%s/raw", out);
+	dirs[1] = path;
+	for (int i = 0; i < 2; i++) {
+		DIR *d = opendir(dirs[i]);
+		if (!d)
+			continue;
+		struct dirent *de;
+		while ((de = readdir(d))) {
+			size_t len = strlen(de->d_name);
+			int ours = i == 0 ? is_report_output(de->d_name)
+					  : (len > 4 && strcmp(de->d_name + len - 4, ".pwt") == 0) ||
+						    strcmp(de->d_name, "session.txt") == 0;
+			if (ours && unlinkat(dirfd(d), de->d_name, 0) < 0) {
+				closedir(d);
+				return say("cannot remove %s/%s: %s", dirs[i], de->d_name, strerror(errno));
+			}
+		}
+		closedir(d);
+	}
+	return 0;
+}
+
+static int dir_is_empty(const char *path)
+{
+	DIR *d = opendir(path);
+	if (!d)
+		return 1;
+	struct dirent *de;
+	int empty = 1;
+	while (empty && (de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			empty = 0;
+	closedir(d);
+	return empty;
+}
+
+/* Output directory: created if missing; a non-empty one only with --force. Checked before the target runs. */
+static int prepare_output(const struct pw_cli_opts *o, char *abs, size_t size)
+{
+	if (mkdir(o->output, 0777) < 0 && errno != EEXIST)
+		return say("cannot create output directory %s: %s", o->output, strerror(errno));
+	if (!realpath(o->output, abs))
+		return say("cannot use output directory %s: %s", o->output, strerror(errno));
+	(void)size;
+	struct stat st;
+	if (stat(abs, &st) < 0 || !S_ISDIR(st.st_mode))
+		return say("output %s is not a directory", o->output);
+	if (access(abs, W_OK) < 0)
+		return say("output directory %s is not writable", o->output);
+	if (!dir_is_empty(abs)) {
+		if (!o->force)
+			return say("output directory %s is not empty; use -f to replace its reports, or -o another", o->output);
+		return clear_previous(abs);
+	}
+	return 0;
+}
+
+static int private_dir(const char *path)
+{
+	struct stat st;
+	if (mkdir(path, 0700) < 0 && errno != EEXIST)
+		return say("cannot create %s: %s", path, strerror(errno));
+	if (lstat(path, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 077))
+		return say("%s is not a private directory of this user; remove it", path);
+	return 0;
+}
+
+static void remove_session_dir(const char *sdir)
+{
+	char path[3200];
+	static const char *const leaves[] = {"sock", "status", "lock"};
+	for (size_t i = 0; i < sizeof leaves / sizeof leaves[0]; i++)
+		if (pw_session_path(sdir, leaves[i], path, sizeof path) == 0)
+			unlink(path);
+	rmdir(sdir);
+}
+
+/* An environment for children: the parent's without LD_PRELOAD (collector), or with our library first in
+ * LD_PRELOAD and the session variables set (target). */
+static char **child_env(const char *lib, char **extra, char **preload)
+{
+	size_t n = 0, k = 0, nextra = 0;
+	while (environ[n])
+		n++;
+	while (extra && extra[nextra])
+		nextra++;
+	char **env = calloc(n + nextra + 2, sizeof *env);
+	if (!env)
+		return NULL;
+	const char *old_preload = NULL;
+	for (size_t i = 0; i < n; i++) {
+		if (strncmp(environ[i], "LD_PRELOAD=", 11) == 0) {
+			old_preload = environ[i] + 11;
+			continue;
+		}
+		int replaced = 0;
+		for (size_t j = 0; j < nextra; j++) {
+			size_t eq = strcspn(extra[j], "=");
+			if (strncmp(environ[i], extra[j], eq + 1) == 0)
+				replaced = 1;
+		}
+		if (!replaced)
+			env[k++] = environ[i];
+	}
+	for (size_t j = 0; j < nextra; j++)
+		env[k++] = extra[j];
+	if (lib) {
+		char *p = NULL;
+		if (asprintf(&p, "LD_PRELOAD=%s%s%s", lib, old_preload && *old_preload ? ":" : "",
+			     old_preload ? old_preload : "") < 0)
+			return NULL;
+		env[k++] = p;
+		*preload = p;
+	}
+	return env;
+}
+
+static pid_t start_collector(const char *collector, const char *sdir, const char *out, int quiet, int *control_wr)
+{
+	int ctl[2], ready[2];
+	if (pipe2(ctl, O_CLOEXEC) < 0 || pipe2(ready, O_CLOEXEC) < 0) {
+		say("cannot create pipes: %s", strerror(errno));
+		return -1;
+	}
+	char **env = child_env(NULL, NULL, NULL);
+	pid_t pid = env ? fork() : -1;
+	if (pid == 0) {
+		char cfd[16], rfd[16];
+		fcntl(ctl[0], F_SETFD, 0);
+		fcntl(ready[1], F_SETFD, 0);
+		snprintf(cfd, sizeof cfd, "%d", ctl[0]);
+		snprintf(rfd, sizeof rfd, "%d", ready[1]);
+		char *argv[] = {(char *)collector, "--serve",	    "--session-dir", (char *)sdir, "--output", (char *)out,
+				"--control-fd",	   cfd,		    "--ready-fd",    rfd,	   quiet ? "--quiet" : NULL, NULL};
+		setpgid(0, 0); /* keep Ctrl-C and job-control signals for the target */
+		execve(collector, argv, env);
+		_exit(127);
+	}
+	free(env);
+	close(ctl[0]);
+	close(ready[1]);
+	if (pid < 0) {
+		close(ctl[1]);
+		close(ready[0]);
+		say("cannot start the collector: %s", strerror(errno));
+		return -1;
+	}
+	char b;
+	ssize_t r = read(ready[0], &b, 1); /* the collector writes once it listens, or exits */
+	close(ready[0]);
+	if (r != 1) {
+		close(ctl[1]);
+		waitpid(pid, NULL, 0);
+		say("the collector did not start; the command was not run");
+		return -1;
+	}
+	*control_wr = ctl[1];
+	return pid;
+}
+
+static void write_session_file(const char *out, char **command, pid_t target, int status)
+{
+	char path[4352];
+	snprintf(path, sizeof path, "%s/raw/session.txt", out);
+	FILE *f = fopen(path, "we");
+	if (!f)
+		return;
+	fputs("command=", f);
+	for (int i = 0; command[i]; i++)
+		fprintf(f, "%s%s", i ? " " : "", command[i]);
+	fprintf(f, "\ntarget_pid=%d\ntarget_status=%d\n", (int)target, status);
+	fclose(f);
+}
+
+static volatile sig_atomic_t forward_to;
+
+static void forward_signal(int sig)
+{
+	if (forward_to > 0)
+		kill(forward_to, sig);
+}
+
+static const struct pw_live_status *map_live(const char *sdir)
+{
+	char path[3200];
+	if (pw_session_path(sdir, "status", path, sizeof path))
+		return NULL;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	void *m = mmap(NULL, sizeof(struct pw_live_status), PROT_READ, MAP_SHARED, fd, 0);
+	close(fd);
+	return m == MAP_FAILED ? NULL : m;
+}
+
+/* Waits for the target; on a terminal, keeps a status line on stderr meanwhile. */
+static int wait_target(pid_t pid, const char *sdir, int status_line)
+{
+	int st = 0;
+	if (!status_line) {
+		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+			;
+		return st;
+	}
+	const struct pw_live_status *live = map_live(sdir);
+	uint64_t start = pw_clock_mono_ns(), last_events = 0, last_ns = start, next = start;
+	for (;;) {
+		pid_t r = waitpid(pid, &st, WNOHANG);
+		if (r == pid || (r < 0 && errno != EINTR))
+			break;
+		uint64_t now = pw_clock_mono_ns();
+		if (now >= next && live && live->magic == PW_LIVE_MAGIC) {
+			uint64_t ev = live->events;
+			double rate = now > last_ns ? (double)(ev - last_events) * 1e9 / (double)(now - last_ns) : 0;
+			fprintf(stderr, "\rprofwrap: %.1fs  %llu events  %.0f/s  %llu dropped  %llu processes\033[K",
+				(double)(now - start) / 1e9, (unsigned long long)ev, rate,
+				(unsigned long long)live->dropped, (unsigned long long)live->processes);
+			last_events = ev;
+			last_ns = now;
+			next = now + STATUS_EVERY_MS * 1000000ull;
+		}
+		struct timespec ts = {0, 50000000};
+		nanosleep(&ts, NULL);
+	}
+	fputs("\r\033[K", stderr);
+	if (live)
+		munmap((void *)live, sizeof *live);
+	return st;
+}
+
+int pw_cli_run(const struct pw_cli_opts *o, const char *self_dir)
+{
+	char lib[4352], collector[4352], out[4096], sdir[3072], base[3072];
+	if (find_parts(self_dir, lib, sizeof lib, collector, sizeof collector) ||
+	    prepare_output(o, out, sizeof out))
+		return 1;
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	if (pw_session_base(base, sizeof base) || private_dir(base) ||
+	    pw_session_dir_for_cli((int)getpid(), (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20), sdir, sizeof sdir) ||
+	    private_dir(sdir))
+		return 1;
+
+	int control = -1;
+	pid_t cpid = start_collector(collector, sdir, out, o->quiet, &control);
+	if (cpid < 0) {
+		remove_session_dir(sdir);
+		return 1;
+	}
+
+	char ring[64], *extra[8];
+	int ne = 0;
+	char *e_sdir = NULL, *e_out = NULL, *e_trace = NULL;
+	snprintf(ring, sizeof ring, "PROFWRAP_RING_SIZE=%llu", (unsigned long long)o->ring_size);
+	if (asprintf(&e_sdir, "%s=%s", PW_ENV_SESSION_DIR, sdir) < 0 || asprintf(&e_out, "%s=%s", PW_ENV_OUTPUT, out) < 0 ||
+	    asprintf(&e_trace, "%s=%s", PW_ENV_TRACE, o->trace ? o->trace : "all") < 0)
+		return say("out of memory");
+	extra[ne++] = e_sdir;
+	extra[ne++] = e_out;
+	extra[ne++] = e_trace;
+	extra[ne++] = ring;
+	extra[ne++] = o->follow_fork ? "PROFWRAP_FOLLOW_FORK=1" : "PROFWRAP_FOLLOW_FORK=0";
+	if (o->quiet)
+		extra[ne++] = "PROFWRAP_QUIET=1";
+	extra[ne] = NULL;
+	char *preload = NULL;
+	char **env = child_env(lib, extra, &preload);
+	if (!env)
+		return say("out of memory");
+
+	int sync_pipe[2];
+	if (pipe2(sync_pipe, O_CLOEXEC) < 0)
+		return say("cannot create a pipe: %s", strerror(errno));
+	pid_t target = fork();
+	if (target == 0) {
+		/* PROFWRAP_ROOT_PID lets --no-follow-fork tell the target from its children. */
+		char root[48];
+		snprintf(root, sizeof root, "PROFWRAP_ROOT_PID=%d", (int)getpid());
+		size_t n = 0;
+		while (env[n])
+			n++;
+		char **full = calloc(n + 2, sizeof *full);
+		if (full) {
+			memcpy(full, env, n * sizeof *full);
+			full[n] = root;
+			environ = full;
+			execvp(o->command[0], o->command);
+		}
+		int err = errno;
+		(void)!write(sync_pipe[1], &err, sizeof err);
+		_exit(127);
+	}
+	close(sync_pipe[1]);
+	int exec_err = 0, status = 0, rc;
+	if (target < 0) {
+		say("cannot fork: %s", strerror(errno));
+		rc = 1;
+	} else {
+		forward_to = target;
+		struct sigaction fwd = {.sa_handler = forward_signal}, ign = {.sa_handler = SIG_IGN};
+		sigaction(SIGTERM, &fwd, NULL);
+		sigaction(SIGHUP, &fwd, NULL);
+		sigaction(SIGINT, &ign, NULL); /* the terminal sends it to the target too */
+		sigaction(SIGQUIT, &ign, NULL);
+		if (read(sync_pipe[0], &exec_err, sizeof exec_err) != (ssize_t)sizeof exec_err)
+			exec_err = 0;
+		status = wait_target(target, sdir, !o->quiet && isatty(2));
+		if (exec_err) {
+			say("cannot run %s: %s", o->command[0], strerror(exec_err));
+			rc = 127;
+		} else {
+			rc = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+		}
+		write_session_file(out, o->command, target, status);
+	}
+	close(sync_pipe[0]);
+	close(control); /* tells the collector the target has ended */
+	int cst = 0;
+	while (waitpid(cpid, &cst, 0) < 0 && errno == EINTR)
+		;
+	remove_session_dir(sdir);
+	free(env);
+	free(preload);
+	free(e_sdir);
+	free(e_out);
+	free(e_trace);
+	if (!WIFEXITED(cst) || WEXITSTATUS(cst) != 0) {
+		if (!exec_err)
+			say("the collector failed; raw traces in %s/raw (profwrap report %s renders what they hold)", out, out);
+	} else if (!o->quiet && !exec_err) {
+		say("reports in %s (rank<R>.txt, .json, .trace.json, summary.txt)", out);
+	}
+	return rc;
+}
+
+int pw_cli_report(const char *dir)
+{
+	struct pw_analysis a;
+	char err[1024];
+	if (pw_analyze(dir, &a, err, sizeof err) < 0)
+		return say("%s", err);
+	int rc = pw_write_reports(&a, err, sizeof err);
+	if (rc < 0)
+		say("%s", err);
+	else
+		say("wrote reports for %zu rank%s in %s", a.nranks, a.nranks == 1 ? "" : "s", dir);
+	pw_analysis_free(&a);
+	return rc < 0 ? 1 : 0;
+}

@@ -1,0 +1,627 @@
+#define _GNU_SOURCE
+#include "analysis.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#define ERR(...) (snprintf(err, errlen, __VA_ARGS__), -1)
+#define FD_TABLE_MAX (1u << 20)
+
+/* path -> index into an array, open addressing over string hashes. */
+struct name_index {
+	uint64_t *hashes;
+	size_t *idx;
+	size_t cap;
+	size_t used;
+};
+
+static uint64_t hash_str(const char *s, size_t len)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
+	return h | 1;
+}
+
+/* Finds the element of arr (elements of stride bytes that start with their name) named s; returns its
+ * position or (size_t)-1. */
+static size_t index_find(const struct name_index *ix, const void *arr, size_t stride, const char *s, size_t len,
+			 uint64_t h)
+{
+	if (!ix->cap)
+		return (size_t)-1;
+	for (size_t i = h & (ix->cap - 1); ix->hashes[i]; i = (i + 1) & (ix->cap - 1)) {
+		if (ix->hashes[i] != h)
+			continue;
+		const char *cand = *(char *const *)((const char *)arr + ix->idx[i] * stride);
+		if (strlen(cand) == len && memcmp(cand, s, len) == 0)
+			return ix->idx[i];
+	}
+	return (size_t)-1;
+}
+
+static int index_add(struct name_index *ix, uint64_t h, size_t pos)
+{
+	if ((ix->used + 1) * 2 > ix->cap) {
+		size_t ncap = ix->cap ? ix->cap * 2 : 64;
+		struct name_index n = {calloc(ncap, sizeof *n.hashes), calloc(ncap, sizeof *n.idx), ncap, 0};
+		if (!n.hashes || !n.idx) {
+			free(n.hashes);
+			free(n.idx);
+			return -1;
+		}
+		for (size_t i = 0; i < ix->cap; i++)
+			if (ix->hashes[i])
+				index_add(&n, ix->hashes[i], ix->idx[i]);
+		free(ix->hashes);
+		free(ix->idx);
+		*ix = n;
+	}
+	size_t i = h & (ix->cap - 1);
+	while (ix->hashes[i])
+		i = (i + 1) & (ix->cap - 1);
+	ix->hashes[i] = h;
+	ix->idx[i] = pos;
+	ix->used++;
+	return 0;
+}
+
+static void *grow(void *arr, size_t *cap, size_t need, size_t elem)
+{
+	if (need <= *cap)
+		return arr;
+	size_t ncap = *cap ? *cap : 16;
+	while (ncap < need)
+		ncap *= 2;
+	void *n = realloc(arr, ncap * elem);
+	if (!n)
+		return NULL;
+	memset((char *)n + *cap * elem, 0, (ncap - *cap) * elem);
+	*cap = ncap;
+	return n;
+}
+
+/* A NUL-terminated copy of len bytes that may themselves hold NULs (argv). */
+static char *dup_bytes(const char *s, size_t len)
+{
+	char *d = malloc(len + 1);
+	if (d) {
+		memcpy(d, s, len);
+		d[len] = 0;
+	}
+	return d;
+}
+
+struct rank_state {
+	struct pw_rank_report r;
+	size_t procs_cap, files_cap, libs_cap;
+	struct name_index files_ix, libs_ix;
+};
+
+struct reaped {
+	int pid;
+	int status;
+};
+
+/* State while one raw file is read. */
+struct file_ctx {
+	struct analysis_state *as;
+	struct rank_state *rs;
+	struct pw_proc *proc; /* re-fetched through proc_index: the array may move */
+	size_t proc_index;
+	int32_t *fd_file; /* fd -> file index + 1, 0 when unknown */
+	size_t fd_cap;
+	uint32_t *tids;
+	size_t ntids, tids_cap;
+	uint64_t lost[1024];
+	uint64_t last_ns;
+	int oom;
+};
+
+struct analysis_state {
+	struct rank_state *ranks;
+	size_t nranks, ranks_cap;
+	struct reaped *reaped;
+	size_t nreaped, reaped_cap;
+};
+
+static struct rank_state *rank_get(struct analysis_state *as, int rank)
+{
+	for (size_t i = 0; i < as->nranks; i++)
+		if (as->ranks[i].r.rank == rank)
+			return &as->ranks[i];
+	struct rank_state *n = grow(as->ranks, &as->ranks_cap, as->nranks + 1, sizeof *n);
+	if (!n)
+		return NULL;
+	as->ranks = n;
+	struct rank_state *rs = &as->ranks[as->nranks++];
+	memset(rs, 0, sizeof *rs);
+	rs->r.rank = rank;
+	rs->r.start_ns = UINT64_MAX;
+	for (int e = 0; e < PW_EV_COUNT; e++)
+		rs->r.calls[e].min_ns = UINT64_MAX;
+	return rs;
+}
+
+static size_t file_index(struct file_ctx *c, const char *path, size_t len)
+{
+	struct rank_state *rs = c->rs;
+	uint64_t h = hash_str(path, len);
+	size_t i = index_find(&rs->files_ix, rs->r.files, sizeof(struct pw_file_stat), path, len, h);
+	if (i != (size_t)-1)
+		return i;
+	struct pw_file_stat *n = grow(rs->r.files, &rs->files_cap, rs->r.nfiles + 1, sizeof *n);
+	char *copy = strndup(path, len);
+	if (!n || !copy || index_add(&rs->files_ix, h, rs->r.nfiles) < 0) {
+		if (n)
+			rs->r.files = n;
+		free(copy);
+		c->oom = 1;
+		return (size_t)-1;
+	}
+	rs->r.files = n;
+	rs->r.files[rs->r.nfiles].path = copy;
+	return rs->r.nfiles++;
+}
+
+static struct pw_file_stat *file_of_fd(struct file_ctx *c, int64_t fd)
+{
+	if (fd < 0 || (uint64_t)fd >= c->fd_cap || !c->fd_file[fd])
+		return NULL;
+	return &c->rs->r.files[c->fd_file[fd] - 1];
+}
+
+static void fd_bind(struct file_ctx *c, int64_t fd, size_t file)
+{
+	if (fd < 0 || fd >= FD_TABLE_MAX || file == (size_t)-1)
+		return;
+	int32_t *n = grow(c->fd_file, &c->fd_cap, (size_t)fd + 1, sizeof *n);
+	if (!n) {
+		c->oom = 1;
+		return;
+	}
+	c->fd_file = n;
+	c->fd_file[fd] = (int32_t)file + 1;
+}
+
+static void on_proc(void *ctx, const struct pw_raw_proc_view *v)
+{
+	struct file_ctx *c = ctx;
+	c->rs = rank_get(c->as, v->proc->rank);
+	if (!c->rs) {
+		c->oom = 1;
+		return;
+	}
+	struct rank_state *rs = c->rs;
+	struct pw_proc *n = grow(rs->r.procs, &rs->procs_cap, rs->r.nprocs + 1, sizeof *n);
+	if (!n) {
+		c->oom = 1;
+		c->rs = NULL;
+		return;
+	}
+	rs->r.procs = n;
+	c->proc_index = rs->r.nprocs++;
+	struct pw_proc *p = &rs->r.procs[c->proc_index];
+	p->pid = v->proc->pid;
+	p->ppid = v->proc->ppid;
+	p->rank = v->proc->rank;
+	p->image = v->proc->image;
+	p->argv = dup_bytes(v->argv, v->proc->argv_len);
+	for (uint32_t i = 0; p->argv && i < v->proc->argv_len; i++)
+		if (p->argv[i] == 0)
+			p->argv[i] = ' ';
+	p->exe = strndup(v->exe, v->proc->exe_len);
+	p->start_ns = v->start_ns;
+	p->exit_code = -1;
+	c->last_ns = v->start_ns;
+	if (v->proc->world_size > rs->r.world_size)
+		rs->r.world_size = v->proc->world_size;
+	if (!rs->r.host && v->proc->host_len)
+		rs->r.host = strndup(v->host, v->proc->host_len);
+	if (v->start_ns < rs->r.start_ns) {
+		rs->r.start_ns = v->start_ns;
+		rs->r.start_realtime_ns = v->proc->start_realtime_ns;
+	}
+}
+
+static void note_tid(struct file_ctx *c, uint32_t tid)
+{
+	for (size_t i = c->ntids; i-- > 0;)
+		if (c->tids[i] == tid)
+			return;
+	uint32_t *n = grow(c->tids, &c->tids_cap, c->ntids + 1, sizeof *n);
+	if (!n)
+		return;
+	c->tids = n;
+	c->tids[c->ntids++] = tid;
+}
+
+static void on_event(void *ctx, const struct pw_raw_event *e)
+{
+	struct file_ctx *c = ctx;
+	if (!c->rs)
+		return;
+	const struct pw_rec_call *rec = e->rec;
+	enum pw_event ev = rec->h.type;
+	enum pw_event_kind kind = pw_events[ev].kind;
+	struct pw_proc *p = &c->rs->r.procs[c->proc_index];
+	uint64_t dur = e->t1_ns > e->t0_ns ? e->t1_ns - e->t0_ns : 0;
+	if (e->t1_ns > c->last_ns)
+		c->last_ns = e->t1_ns;
+	if (c->ntids == 0 || c->tids[c->ntids - 1] != rec->h.tid)
+		note_tid(c, rec->h.tid);
+
+	if (kind == PW_K_FDINFO) {
+		if (e->str)
+			fd_bind(c, (int64_t)rec->arg0, file_index(c, e->str, e->str_len));
+		return;
+	}
+	p->events++;
+	struct pw_call_stat *cs = &c->rs->r.calls[ev];
+	cs->count++;
+	cs->total_ns += dur;
+	if (dur < cs->min_ns)
+		cs->min_ns = dur;
+	if (dur > cs->max_ns)
+		cs->max_ns = dur;
+	if (rec->h.err)
+		cs->errors++;
+
+	struct pw_file_stat *f;
+	switch (kind) {
+	case PW_K_OPEN:
+		if (!rec->h.err && (int64_t)rec->arg0 >= 0) {
+			size_t fi = e->str ? file_index(c, e->str, e->str_len) : (size_t)-1;
+			fd_bind(c, (int64_t)rec->arg0, fi);
+			if (fi != (size_t)-1) {
+				c->rs->r.files[fi].opens++;
+				c->rs->r.files[fi].time_ns += dur;
+			}
+		}
+		break;
+	case PW_K_DUP:
+		if (!rec->h.err && (int64_t)rec->arg0 >= 0 && rec->arg0 != rec->arg1) {
+			struct pw_file_stat *src = file_of_fd(c, (int64_t)rec->arg1);
+			if (src)
+				fd_bind(c, (int64_t)rec->arg0, (size_t)(src - c->rs->r.files));
+			else if ((uint64_t)rec->arg0 < c->fd_cap)
+				c->fd_file[rec->arg0] = 0;
+		}
+		break;
+	case PW_K_READ:
+		cs->bytes += rec->arg1;
+		p->seen_read_bytes += rec->arg1;
+		if ((f = file_of_fd(c, (int64_t)rec->arg0))) {
+			f->reads++;
+			f->read_bytes += rec->arg1;
+			f->time_ns += dur;
+		}
+		break;
+	case PW_K_WRITE:
+		cs->bytes += rec->arg1;
+		p->seen_write_bytes += rec->arg1;
+		if ((f = file_of_fd(c, (int64_t)rec->arg0))) {
+			f->writes++;
+			f->write_bytes += rec->arg1;
+			f->time_ns += dur;
+		}
+		break;
+	case PW_K_MMAP:
+		cs->bytes += rec->arg1;
+		if ((f = file_of_fd(c, (int64_t)rec->arg0)))
+			f->time_ns += dur;
+		break;
+	case PW_K_CLOSE:
+		if ((f = file_of_fd(c, (int64_t)rec->arg0))) {
+			f->time_ns += dur;
+			if (!rec->h.err)
+				c->fd_file[rec->arg0] = 0;
+		}
+		break;
+	case PW_K_PLAIN:
+		if ((pw_events[ev].domain == PW_DOM_IO) && (f = file_of_fd(c, (int64_t)rec->arg0)))
+			f->time_ns += dur;
+		break;
+	case PW_K_WAIT:
+		if ((int64_t)rec->arg0 > 0) {
+			struct reaped *n = grow(c->as->reaped, &c->as->reaped_cap, c->as->nreaped + 1, sizeof *n);
+			if (n) {
+				c->as->reaped = n;
+				c->as->reaped[c->as->nreaped++] = (struct reaped){(int)rec->arg0, (int)rec->arg1};
+			}
+		}
+		break;
+	case PW_K_DLOPEN: {
+		const char *path = e->str ? e->str : "(main program)";
+		size_t len = e->str ? e->str_len : strlen(path);
+		struct rank_state *rs = c->rs;
+		uint64_t h = hash_str(path, len);
+		size_t i = index_find(&rs->libs_ix, rs->r.libs, sizeof(struct pw_lib_stat), path, len, h);
+		if (i == (size_t)-1) {
+			struct pw_lib_stat *n = grow(rs->r.libs, &rs->libs_cap, rs->r.nlibs + 1, sizeof *n);
+			char *copy = strndup(path, len);
+			if (!n || !copy || index_add(&rs->libs_ix, h, rs->r.nlibs) < 0) {
+				if (n)
+					rs->r.libs = n;
+				free(copy);
+				break;
+			}
+			rs->r.libs = n;
+			rs->r.libs[rs->r.nlibs].path = copy;
+			i = rs->r.nlibs++;
+		}
+		rs->r.libs[i].loads++;
+		rs->r.libs[i].load_ns += dur;
+		if (rec->h.err || !rec->ret)
+			rs->r.libs[i].failures++;
+		break;
+	}
+	default:
+		break;
+	}
+}
+
+static void on_lost(void *ctx, uint32_t lane, uint64_t total)
+{
+	struct file_ctx *c = ctx;
+	if (lane < sizeof c->lost / sizeof c->lost[0] && total > c->lost[lane])
+		c->lost[lane] = total;
+}
+
+static void on_end(void *ctx, const struct pw_raw_end *end, uint64_t end_ns, const char *exec_path)
+{
+	struct file_ctx *c = ctx;
+	if (!c->rs)
+		return;
+	struct pw_proc *p = &c->rs->r.procs[c->proc_index];
+	p->how = (int)end->how;
+	if (end->how == PW_END_EXITED)
+		p->exit_code = end->exit_status & 0xff;
+	if (end_ns)
+		p->end_ns = end_ns;
+	if (exec_path && !p->exec_path)
+		p->exec_path = strdup(exec_path);
+	p->io_rchar = end->io_rchar;
+	p->io_wchar = end->io_wchar;
+	p->io_valid = end->io_valid == 1;
+	p->skipped += end->bad_records;
+	c->rs->r.strings_dropped += end->arena_dropped;
+}
+
+static int read_one(struct analysis_state *as, const char *path, char *err, size_t errlen)
+{
+	struct file_ctx c = {.as = as};
+	static const struct pw_raw_visitor v = {on_proc, on_event, on_lost, on_end};
+	uint64_t skipped = 0;
+	int rc = pw_raw_read(path, &v, &c, &skipped, err, errlen);
+	if (rc == 0 && c.rs) {
+		struct pw_proc *p = &c.rs->r.procs[c.proc_index];
+		p->raw_path = strdup(path);
+		p->skipped += skipped;
+		for (size_t i = 0; i < sizeof c.lost / sizeof c.lost[0]; i++)
+			p->dropped += c.lost[i];
+		if (!p->end_ns)
+			p->end_ns = c.last_ns;
+		p->threads = c.ntids;
+	}
+	free(c.fd_file);
+	free(c.tids);
+	if (rc == 0 && c.oom)
+		return ERR("out of memory reading %s", path);
+	return rc;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int cmp_rank(const void *a, const void *b)
+{
+	const struct pw_rank_report *x = a, *y = b;
+	return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+static int cmp_proc(const void *a, const void *b)
+{
+	const struct pw_proc *x = a, *y = b;
+	if (x->start_ns != y->start_ns)
+		return x->start_ns < y->start_ns ? -1 : 1;
+	return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+static void read_session(struct pw_analysis *a, const char *out_dir)
+{
+	char path[4352], line[8192];
+	snprintf(path, sizeof path, "%s/raw/session.txt", out_dir);
+	FILE *f = fopen(path, "re");
+	a->target_status = -1;
+	if (!f)
+		return;
+	while (fgets(line, sizeof line, f)) {
+		line[strcspn(line, "\n")] = 0;
+		if (strncmp(line, "command=", 8) == 0 && !a->command)
+			a->command = strdup(line + 8);
+		else if (strncmp(line, "target_pid=", 11) == 0)
+			a->target_pid = atoi(line + 11);
+		else if (strncmp(line, "target_status=", 14) == 0)
+			a->target_status = atoi(line + 14);
+	}
+	fclose(f);
+}
+
+/* A parent's wait (or the CLI's) says how a child ended: the signal that killed it, or its exit code when the
+ * child's own record has none. Applied to the pid's last image. */
+static void apply_status(struct pw_analysis *a, int pid, int status)
+{
+	struct pw_proc *last = NULL;
+	for (size_t r = 0; r < a->nranks; r++)
+		for (size_t i = 0; i < a->ranks[r].nprocs; i++) {
+			struct pw_proc *p = &a->ranks[r].procs[i];
+			if (p->pid == pid && (!last || p->image > last->image))
+				last = p;
+		}
+	if (!last)
+		return;
+	if (WIFSIGNALED(status)) {
+		last->signal = WTERMSIG(status);
+		last->exit_code = -1;
+	} else if (WIFEXITED(status) && last->exit_code < 0) {
+		last->exit_code = WEXITSTATUS(status);
+	}
+}
+
+static void finish_rank(struct pw_analysis *a, struct pw_rank_report *r)
+{
+	qsort(r->procs, r->nprocs, sizeof *r->procs, cmp_proc);
+	r->end_ns = 0;
+	for (size_t i = 0; i < r->nprocs; i++) {
+		struct pw_proc *p = &r->procs[i];
+		if (p->end_ns > r->end_ns)
+			r->end_ns = p->end_ns;
+		r->events += p->events;
+		r->dropped += p->dropped;
+		r->skipped += p->skipped;
+		if (p->io_valid) {
+			r->kernel_bytes += p->io_rchar + p->io_wchar;
+			r->seen_bytes += p->seen_read_bytes + p->seen_write_bytes;
+		}
+		if (!r->command && p->argv)
+			r->command = strdup(a->command && a->target_pid == p->pid ? a->command : p->argv);
+	}
+	if (r->start_ns == UINT64_MAX)
+		r->start_ns = r->end_ns;
+	r->wall_ns = r->end_ns > r->start_ns ? r->end_ns - r->start_ns : 0;
+	r->coverage = r->kernel_bytes ? (double)r->seen_bytes / (double)r->kernel_bytes : 1.0;
+	if (r->world_size < 1)
+		r->world_size = 1;
+	for (int e = 0; e < PW_EV_COUNT; e++)
+		if (!r->calls[e].count)
+			r->calls[e].min_ns = 0;
+}
+
+int pw_analyze(const char *out_dir, struct pw_analysis *a, char *err, size_t errlen)
+{
+	memset(a, 0, sizeof *a);
+	char raw[4352];
+	snprintf(raw, sizeof raw, "%s/raw", out_dir);
+	DIR *d = opendir(raw);
+	if (!d)
+		return ERR("cannot read %s: %s (is %s a profwrap output directory?)", raw, strerror(errno), out_dir);
+	char **names = NULL;
+	size_t n = 0, cap = 0;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		size_t len = strlen(de->d_name);
+		if (len < 5 || strcmp(de->d_name + len - 4, ".pwt") != 0)
+			continue;
+		char **nn = grow(names, &cap, n + 1, sizeof *nn);
+		if (!nn)
+			break;
+		names = nn;
+		names[n++] = strdup(de->d_name);
+	}
+	closedir(d);
+	if (!n) {
+		free(names);
+		return ERR("no raw traces in %s: nothing was recorded", raw);
+	}
+	qsort(names, n, sizeof *names, cmp_str);
+
+	struct analysis_state as = {0};
+	int rc = 0;
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		char path[4608];
+		snprintf(path, sizeof path, "%s/%s", raw, names[i] ? names[i] : "");
+		char ferr[512];
+		if (!names[i] || read_one(&as, path, ferr, sizeof ferr) < 0) {
+			/* One unreadable file does not hide the others: say it, go on. */
+			fprintf(stderr, "profwrap: %s\n", names[i] ? ferr : "out of memory");
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+
+	a->out_dir = strdup(out_dir);
+	a->nranks = as.nranks;
+	a->ranks = calloc(as.nranks ? as.nranks : 1, sizeof *a->ranks);
+	if (!a->ranks || !a->out_dir) {
+		free(as.reaped);
+		return ERR("out of memory");
+	}
+	for (size_t i = 0; i < as.nranks; i++) {
+		a->ranks[i] = as.ranks[i].r;
+		free(as.ranks[i].files_ix.hashes);
+		free(as.ranks[i].files_ix.idx);
+		free(as.ranks[i].libs_ix.hashes);
+		free(as.ranks[i].libs_ix.idx);
+	}
+	free(as.ranks);
+	if (!a->nranks) {
+		free(as.reaped);
+		pw_analysis_free(a);
+		return ERR("no readable raw trace in %s", raw);
+	}
+	qsort(a->ranks, a->nranks, sizeof *a->ranks, cmp_rank);
+	read_session(a, out_dir);
+	for (size_t i = 0; i < as.nreaped; i++)
+		apply_status(a, as.reaped[i].pid, as.reaped[i].status);
+	if (a->target_pid > 0 && a->target_status >= 0)
+		apply_status(a, a->target_pid, a->target_status);
+	free(as.reaped);
+	for (size_t i = 0; i < a->nranks; i++)
+		finish_rank(a, &a->ranks[i]);
+	return rc;
+}
+
+void pw_analysis_free(struct pw_analysis *a)
+{
+	for (size_t r = 0; r < a->nranks; r++) {
+		struct pw_rank_report *rr = &a->ranks[r];
+		for (size_t i = 0; i < rr->nprocs; i++) {
+			free(rr->procs[i].argv);
+			free(rr->procs[i].exe);
+			free(rr->procs[i].raw_path);
+			free(rr->procs[i].exec_path);
+		}
+		for (size_t i = 0; i < rr->nfiles; i++)
+			free(rr->files[i].path);
+		for (size_t i = 0; i < rr->nlibs; i++)
+			free(rr->libs[i].path);
+		free(rr->procs);
+		free(rr->files);
+		free(rr->libs);
+		free(rr->host);
+		free(rr->command);
+	}
+	free(a->ranks);
+	free(a->out_dir);
+	free(a->command);
+	memset(a, 0, sizeof *a);
+}
+
+int pw_write_reports(const struct pw_analysis *a, char *err, size_t errlen)
+{
+	char path[4352];
+	for (size_t i = 0; i < a->nranks; i++) {
+		const struct pw_rank_report *r = &a->ranks[i];
+		snprintf(path, sizeof path, "%s/rank%d.txt", a->out_dir, r->rank);
+		if (pw_write_rank_text(a, r, path, err, errlen) < 0)
+			return -1;
+		snprintf(path, sizeof path, "%s/rank%d.json", a->out_dir, r->rank);
+		if (pw_write_rank_json(a, r, path, err, errlen) < 0)
+			return -1;
+		snprintf(path, sizeof path, "%s/rank%d.trace.json", a->out_dir, r->rank);
+		if (pw_write_rank_trace(a, r, path, err, errlen) < 0)
+			return -1;
+	}
+	char json[4352];
+	snprintf(path, sizeof path, "%s/summary.txt", a->out_dir);
+	snprintf(json, sizeof json, "%s/summary.json", a->out_dir);
+	return pw_write_summary(a, path, json, err, errlen);
+}

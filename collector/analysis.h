@@ -1,0 +1,120 @@
+/* Analysis: turns the raw traces of an output directory into one model per rank, which the report writers
+ * render. Everything here is derived from OUT/raw only, so any run can be re-rendered. */
+#ifndef PW_ANALYSIS_H
+#define PW_ANALYSIS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../common/pw_record.h"
+#include "rawfile.h"
+
+struct pw_call_stat {
+	uint64_t count;
+	uint64_t total_ns;
+	uint64_t min_ns;
+	uint64_t max_ns;
+	uint64_t bytes;  /* bytes moved (read/write kinds), from return values */
+	uint64_t errors; /* calls that failed */
+};
+
+struct pw_file_stat {
+	char *path;
+	uint64_t opens;
+	uint64_t reads;
+	uint64_t writes;
+	uint64_t read_bytes;
+	uint64_t write_bytes;
+	uint64_t time_ns; /* time in calls on this file (open, read, write, close, sync, mmap...) */
+};
+
+struct pw_lib_stat {
+	char *path;
+	uint64_t loads;
+	uint64_t load_ns; /* total time in dlopen for this path */
+	uint64_t failures;
+};
+
+/* One process image (a pid that exec'd has one per image). */
+struct pw_proc {
+	int pid;
+	int ppid;
+	int rank;
+	uint32_t image;
+	char *argv; /* arguments joined by spaces */
+	char *exe;
+	char *raw_path;
+	uint64_t start_ns;
+	uint64_t end_ns; /* exit/exec time, else the last record's end */
+	int how;         /* enum pw_end_how, 0 when the file has no END (collector killed) */
+	int exit_code;   /* -1 when unknown */
+	int signal;      /* terminating signal from a parent's wait, 0 if none */
+	char *exec_path; /* for PW_END_EXECED */
+	uint64_t events;
+	uint64_t dropped;
+	uint64_t skipped; /* records refused by the reader */
+	uint64_t threads;
+	uint64_t io_rchar; /* kernel's count at exit (io_valid) */
+	uint64_t io_wchar;
+	int io_valid;
+	uint64_t seen_read_bytes; /* what the wrappers accounted for */
+	uint64_t seen_write_bytes;
+};
+
+struct pw_rank_report {
+	int rank;
+	int world_size;
+	char *host;
+	char *command; /* argv of the rank's first process */
+	uint64_t start_ns;
+	uint64_t end_ns;
+	uint64_t wall_ns;
+	uint64_t start_realtime_ns;
+	struct pw_proc *procs;
+	size_t nprocs;
+	struct pw_call_stat calls[PW_EV_COUNT];
+	struct pw_file_stat *files;
+	size_t nfiles;
+	struct pw_lib_stat *libs;
+	size_t nlibs;
+	uint64_t events;
+	uint64_t dropped;
+	uint64_t skipped;
+	uint64_t strings_dropped;
+	/* coverage self-check: bytes the kernel counted (rchar+wchar) for processes that reported them, and the
+	 * share of those that the wrappers accounted for */
+	uint64_t kernel_bytes;
+	uint64_t seen_bytes;
+	double coverage; /* seen/kernel, 1.0 when the kernel counted nothing */
+};
+
+struct pw_analysis {
+	char *out_dir;
+	struct pw_rank_report *ranks; /* sorted by rank */
+	size_t nranks;
+	/* from OUT/raw/session.txt when the CLI ran the job */
+	char *command;
+	int target_pid;
+	int target_status; /* waitpid() form, -1 if unknown */
+};
+
+/* Reads every .pwt file in OUT/raw. Returns 0, or -1 with a one-line reason in err (no raw directory, no raw file,
+ * a file that cannot be read at all). Damaged files are read as far as they are whole. */
+int pw_analyze(const char *out_dir, struct pw_analysis *a, char *err, size_t errlen);
+void pw_analysis_free(struct pw_analysis *a);
+
+/* Writes OUT/rank<R>.txt, .json, .trace.json for every rank and OUT/summary.txt/.json. Returns 0 or -1 with
+ * the reason in err. */
+int pw_write_reports(const struct pw_analysis *a, char *err, size_t errlen);
+
+/* Individual writers (report_text.c, report_json.c, report_trace.c, summary.c). Each returns 0 or -1 with err. */
+int pw_write_rank_text(const struct pw_analysis *a, const struct pw_rank_report *r, const char *path, char *err,
+		       size_t errlen);
+int pw_write_rank_json(const struct pw_analysis *a, const struct pw_rank_report *r, const char *path, char *err,
+		       size_t errlen);
+int pw_write_rank_trace(const struct pw_analysis *a, const struct pw_rank_report *r, const char *path, char *err,
+			size_t errlen);
+int pw_write_summary(const struct pw_analysis *a, const char *txt_path, const char *json_path, char *err,
+		     size_t errlen);
+
+#endif

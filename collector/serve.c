@@ -1,0 +1,641 @@
+#define _GNU_SOURCE
+#include "serve.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../common/pw_clock.h"
+#include "../common/pw_ring.h"
+#include "../common/pw_session.h"
+#include "analysis.h"
+#include "rawfile.h"
+
+#define MAX_PRODUCERS 4096
+#define DRAIN_MIN_MS 1
+#define DRAIN_MAX_MS 16
+#define CLOCK_EVERY_NS 1000000000ull
+#define DETACHED_IDLE_START_MS 30000
+
+/* A set of string references already written to a producer's raw file. */
+struct refset {
+	uint64_t *slots;
+	size_t cap;
+	size_t used;
+};
+
+struct producer {
+	int sock;
+	pid_t pid;
+	char shm_name[PW_SHM_NAME_MAX];
+	struct pw_seg_header *h;
+	uint64_t map_size;
+	int raw_fd;
+	int write_failed;
+	uint64_t *lost_seen;
+	struct refset strings;
+	uint64_t events;
+	uint64_t dropped;
+	uint64_t bad_records;
+	uint64_t last_clock_ns;
+};
+
+struct pending {
+	int sock;
+	uint64_t since_ns;
+};
+
+struct server {
+	const struct pw_serve_opts *o;
+	char raw_dir[4096];
+	int listen_fd;
+	struct producer *prod[MAX_PRODUCERS];
+	size_t nprod;
+	struct pending pend[64];
+	size_t npend;
+	uint8_t *buf; /* one lane's worth, linearised */
+	uint64_t buf_size;
+	struct pw_clock_pair start_pair;
+	struct pw_live_status *live;
+	uint64_t processes;
+	uint64_t events;
+	uint64_t dropped;
+};
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_stop_signal(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+static uint64_t now_ns(void)
+{
+	return pw_clock_mono_ns();
+}
+
+static int refset_add(struct refset *s, uint64_t ref)
+{
+	if ((s->used + 1) * 2 > s->cap) {
+		size_t ncap = s->cap ? s->cap * 2 : 64;
+		uint64_t *n = calloc(ncap, sizeof *n);
+		if (!n)
+			return -1;
+		for (size_t i = 0; i < s->cap; i++) {
+			if (!s->slots[i])
+				continue;
+			size_t j = (size_t)(s->slots[i] * 0x9e3779b97f4a7c15ull >> 17) & (ncap - 1);
+			while (n[j])
+				j = (j + 1) & (ncap - 1);
+			n[j] = s->slots[i];
+		}
+		free(s->slots);
+		s->slots = n;
+		s->cap = ncap;
+	}
+	size_t i = (size_t)(ref * 0x9e3779b97f4a7c15ull >> 17) & (s->cap - 1);
+	while (s->slots[i]) {
+		if (s->slots[i] == ref)
+			return 0;
+		i = (i + 1) & (s->cap - 1);
+	}
+	s->slots[i] = ref;
+	s->used++;
+	return 1;
+}
+
+static void log_line(const struct server *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void log_line(const struct server *s, const char *fmt, ...)
+{
+	if (s->o->quiet)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("profwrap-collector: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+static void raw_chunk(struct server *s, struct producer *p, uint32_t type, const void *a, size_t alen, const void *b,
+		      size_t blen)
+{
+	if (p->raw_fd < 0 || p->write_failed)
+		return;
+	int rc = pw_raw_write_chunk(p->raw_fd, type, a, alen, b, blen);
+	if (rc < 0) {
+		p->write_failed = 1;
+		log_line(s, "cannot write the raw trace of pid %d: %s; its records stay in shared memory %s", (int)p->pid,
+			 strerror(-rc), p->shm_name);
+	}
+}
+
+static void write_clock(struct server *s, struct producer *p)
+{
+	struct pw_clock_pair pair = pw_clock_pair_now();
+	raw_chunk(s, p, PW_CHUNK_CLOCK, &pair, sizeof pair, NULL, 0);
+	p->last_clock_ns = pair.ns;
+}
+
+static size_t strnlen_bounded(const char *str, uint32_t len)
+{
+	return str ? len : 0;
+}
+
+/* Opens OUT/raw/<rank>-<pid>[.<image>].pwt, never reusing a name: an exec'd image gets the next index. */
+static int open_raw(struct server *s, struct producer *p, uint32_t *image)
+{
+	char path[4352];
+	for (uint32_t k = 0; k < 10000; k++) {
+		if (k == 0)
+			snprintf(path, sizeof path, "%s/%d-%d.pwt", s->raw_dir, p->h->rank, (int)p->pid);
+		else
+			snprintf(path, sizeof path, "%s/%d-%d.%u.pwt", s->raw_dir, p->h->rank, (int)p->pid, k);
+		int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_APPEND, 0600);
+		if (fd >= 0) {
+			*image = k;
+			return fd;
+		}
+		if (errno != EEXIST) {
+			log_line(s, "cannot create %s: %s", path, strerror(errno));
+			return -1;
+		}
+	}
+	return -1;
+}
+
+static void producer_free(struct producer *p)
+{
+	if (p->sock >= 0)
+		close(p->sock);
+	if (p->raw_fd >= 0)
+		close(p->raw_fd);
+	if (p->h)
+		munmap(p->h, p->map_size);
+	free(p->lost_seen);
+	free(p->strings.slots);
+	free(p);
+}
+
+/* Takes a producer from its hello: same user (SO_PEERCRED), the pid it claims, a segment it owns that is
+ * self-consistent. Returns NULL after logging why it was refused. */
+static struct producer *producer_open(struct server *s, int sock)
+{
+	struct pw_hello hello;
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} ctl;
+	struct iovec iov = {&hello, sizeof hello};
+	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf, .msg_controllen = sizeof ctl.buf};
+	ssize_t n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+	int shm_fd = -1;
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm))
+		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS && cm->cmsg_len == CMSG_LEN(sizeof(int)))
+			memcpy(&shm_fd, CMSG_DATA(cm), sizeof(int));
+	struct ucred cred;
+	socklen_t clen = sizeof cred;
+	struct producer *p = NULL;
+	struct stat st;
+	if (n != (ssize_t)sizeof hello || hello.magic != PW_HELLO_MAGIC || hello.version != PW_FORMAT_VERSION ||
+	    shm_fd < 0) {
+		log_line(s, "refused a connection: not a profwrap %u producer", PW_FORMAT_VERSION);
+		goto fail;
+	}
+	hello.shm_name[sizeof hello.shm_name - 1] = 0;
+	if (getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &cred, &clen) < 0 || cred.uid != getuid() ||
+	    cred.pid != hello.pid) {
+		log_line(s, "refused pid %d: not the same user, or not the process it claims to be", hello.pid);
+		goto fail;
+	}
+	if (fstat(shm_fd, &st) < 0 || st.st_uid != getuid() || (st.st_mode & 077) ||
+	    (size_t)st.st_size < sizeof(struct pw_seg_header)) {
+		log_line(s, "refused pid %d: its shared memory is not private to this user", hello.pid);
+		goto fail;
+	}
+	p = calloc(1, sizeof *p);
+	if (!p)
+		goto fail;
+	p->sock = sock;
+	p->raw_fd = -1;
+	p->pid = hello.pid;
+	memcpy(p->shm_name, hello.shm_name, sizeof p->shm_name);
+	p->map_size = (uint64_t)st.st_size;
+	void *m = mmap(NULL, p->map_size, PROT_READ | PROT_WRITE, MAP_SHARED, shm_fd, 0);
+	close(shm_fd);
+	shm_fd = -1;
+	if (m == MAP_FAILED) {
+		log_line(s, "refused pid %d: cannot map its shared memory: %s", hello.pid, strerror(errno));
+		free(p);
+		p = NULL;
+		goto fail;
+	}
+	p->h = m;
+	if (pw_seg_validate(p->h, p->map_size) < 0 || p->h->pid != p->pid) {
+		log_line(s, "refused pid %d: its shared memory header is inconsistent", hello.pid);
+		p->sock = -1;
+		producer_free(p);
+		p = NULL;
+		goto fail;
+	}
+	if (p->h->lane_size > s->buf_size) {
+		uint8_t *nb = realloc(s->buf, p->h->lane_size);
+		if (!nb) {
+			p->sock = -1;
+			producer_free(p);
+			p = NULL;
+			goto fail;
+		}
+		s->buf = nb;
+		s->buf_size = p->h->lane_size;
+	}
+	p->lost_seen = calloc(p->h->lane_count, sizeof *p->lost_seen);
+	uint32_t image = 0;
+	p->raw_fd = open_raw(s, p, &image);
+	if (!p->lost_seen || p->raw_fd < 0 || pw_raw_write_header(p->raw_fd) < 0) {
+		p->sock = -1;
+		producer_free(p);
+		p = NULL;
+		goto fail;
+	}
+	struct pw_raw_proc proc = {p->h->pid, p->h->ppid, p->h->rank, p->h->world_size, p->h->clock_kind,
+				   p->h->domain_mask, p->h->clock0, p->h->start_realtime_ns, 0, 0, 0, image};
+	uint32_t alen = 0, elen = 0, hlen = 0;
+	const char *argv = pw_arena_get(p->h, p->map_size, p->h->argv_ref, &alen);
+	const char *exe = pw_arena_get(p->h, p->map_size, p->h->exe_ref, &elen);
+	const char *host = pw_arena_get(p->h, p->map_size, p->h->host_ref, &hlen);
+	proc.argv_len = (uint32_t)strnlen_bounded(argv, alen);
+	proc.exe_len = (uint32_t)strnlen_bounded(exe, elen);
+	proc.host_len = (uint32_t)strnlen_bounded(host, hlen);
+	size_t slen = (size_t)proc.argv_len + proc.exe_len + proc.host_len;
+	char *strs = malloc(slen + 1);
+	if (!strs) {
+		p->sock = -1;
+		producer_free(p);
+		p = NULL;
+		goto fail;
+	}
+	memcpy(strs, argv ? argv : "", proc.argv_len);
+	memcpy(strs + proc.argv_len, exe ? exe : "", proc.exe_len);
+	memcpy(strs + proc.argv_len + proc.exe_len, host ? host : "", proc.host_len);
+	raw_chunk(s, p, PW_CHUNK_PROC, &proc, sizeof proc, strs, slen);
+	free(strs);
+	raw_chunk(s, p, PW_CHUNK_CLOCK, &s->start_pair, sizeof s->start_pair, NULL, 0);
+	write_clock(s, p);
+	s->processes++;
+	return p;
+fail:
+	if (shm_fd >= 0)
+		close(shm_fd);
+	close(sock);
+	return NULL;
+}
+
+/* Writes one string chunk for ref unless this file already has it. */
+static void emit_string(struct server *s, struct producer *p, uint64_t ref)
+{
+	if (!ref || refset_add(&p->strings, ref) != 1)
+		return;
+	uint32_t len;
+	const char *str = pw_arena_get(p->h, p->map_size, ref, &len);
+	if (!str)
+		return;
+	struct pw_raw_string hdr = {ref, len, 0};
+	raw_chunk(s, p, PW_CHUNK_STRING, &hdr, sizeof hdr, str, len);
+}
+
+/* Drains one lane: copies [tail, head) out of shared memory (so a misbehaving producer cannot change what
+ * was validated), writes the valid records as RECORDS chunks, and frees the space. Returns bytes consumed. */
+static uint64_t drain_lane(struct server *s, struct producer *p, uint32_t lane)
+{
+	struct pw_seg_header *h = p->h;
+	struct pw_lane *l = &pw_seg_lanes(h)[lane];
+	uint64_t size = h->lane_size, tail;
+	uint64_t avail = pw_lane_readable(l, &tail);
+	if (!avail)
+		return 0;
+	if (avail > size) {
+		p->bad_records++;
+		pw_lane_release(l, tail + avail);
+		return 0;
+	}
+	const uint8_t *data = pw_seg_lane_data(h, lane);
+	uint64_t off = tail & (size - 1);
+	uint64_t first = size - off < avail ? size - off : avail;
+	memcpy(s->buf, data + off, first);
+	memcpy(s->buf + first, data, avail - first);
+
+	uint64_t pos = 0, run = 0;
+	while (pos + sizeof(struct pw_rec_hdr) <= avail) {
+		struct pw_rec_hdr rh;
+		memcpy(&rh, s->buf + pos, sizeof rh);
+		if (rh.type == PW_EV_PAD) {
+			if (pos >= first)
+				break; /* a PAD past the lane's end is corrupt */
+			if (pos > run)
+				raw_chunk(s, p, PW_CHUNK_RECORDS, s->buf + run, pos - run, NULL, 0);
+			pos = run = first;
+			continue;
+		}
+		uint64_t rsize = (uint64_t)rh.size8 * 8;
+		if (rsize < sizeof rh || pos + rsize > avail)
+			break;
+		if (rh.type >= PW_EV_COUNT || rsize < sizeof(struct pw_rec_call)) {
+			if (pos > run)
+				raw_chunk(s, p, PW_CHUNK_RECORDS, s->buf + run, pos - run, NULL, 0);
+			p->bad_records++;
+			pos = run = pos + rsize;
+			continue;
+		}
+		if (pw_kind_has_string(pw_events[rh.type].kind)) {
+			struct pw_rec_call rc;
+			memcpy(&rc, s->buf + pos, sizeof rc);
+			emit_string(s, p, rc.arg1);
+		}
+		p->events++;
+		s->events++;
+		pos += rsize;
+	}
+	if (pos > run)
+		raw_chunk(s, p, PW_CHUNK_RECORDS, s->buf + run, pos - run, NULL, 0);
+	if (pos < avail && pos + sizeof(struct pw_rec_hdr) <= avail)
+		p->bad_records++;
+	if (!p->write_failed)
+		pw_lane_release(l, tail + avail);
+	return avail;
+}
+
+static uint64_t drain_producer(struct server *s, struct producer *p)
+{
+	if (p->write_failed)
+		return 0;
+	uint64_t moved = 0;
+	struct pw_lane *lanes = pw_seg_lanes(p->h);
+	for (uint32_t i = 0; i < p->h->lane_count; i++) {
+		moved += drain_lane(s, p, i);
+		uint64_t d = atomic_load_explicit(&lanes[i].dropped, memory_order_relaxed);
+		if (d != p->lost_seen[i]) {
+			struct pw_raw_lost lost = {i, 0, d};
+			raw_chunk(s, p, PW_CHUNK_LOST, &lost, sizeof lost, NULL, 0);
+			s->dropped += d - p->lost_seen[i];
+			p->dropped += d - p->lost_seen[i];
+			p->lost_seen[i] = d;
+		}
+	}
+	if (now_ns() - p->last_clock_ns > CLOCK_EVERY_NS)
+		write_clock(s, p);
+	return moved;
+}
+
+/* The process is gone (or the session is over): last drain, END chunk, and the segment is removed unless
+ * its records could not be written (then it stays for salvage). */
+static void producer_finish(struct server *s, struct producer *p, int still_running)
+{
+	drain_producer(s, p);
+	struct pw_seg_header *h = p->h;
+	uint32_t state = atomic_load_explicit(&h->state, memory_order_acquire);
+	struct pw_raw_end end = {0};
+	end.how = still_running		      ? PW_END_RUNNING
+		  : state == PW_STATE_EXITED  ? PW_END_EXITED
+		  : state == PW_STATE_EXECING ? PW_END_EXECED
+					      : PW_END_VANISHED;
+	end.exit_status = h->exit_status;
+	end.end_ticks = end.how == PW_END_EXITED || end.how == PW_END_EXECED ? h->end_ticks : 0;
+	if (end.how == PW_END_EXECED) {
+		end.exec_ref = h->exec_ref;
+		emit_string(s, p, h->exec_ref);
+	}
+	end.io_rchar = h->io_rchar;
+	end.io_wchar = h->io_wchar;
+	end.io_valid = h->io_valid;
+	end.arena_dropped = atomic_load(&h->arena_dropped);
+	end.guard_skipped = atomic_load(&h->guard_skipped);
+	end.bad_records = p->bad_records;
+	write_clock(s, p);
+	raw_chunk(s, p, PW_CHUNK_END, &end, sizeof end, NULL, 0);
+	if (!p->write_failed && strncmp(p->shm_name, "/profwrap.", 10) == 0)
+		shm_unlink(p->shm_name);
+	producer_free(p);
+}
+
+static int listen_on(struct server *s, const char *path)
+{
+	struct sockaddr_un addr = {.sun_family = AF_UNIX};
+	if (strlen(path) >= sizeof addr.sun_path) {
+		log_line(s, "socket path too long: %s", path);
+		return -1;
+	}
+	strcpy(addr.sun_path, path);
+	unlink(path);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	mode_t old = umask(077);
+	int rc = fd < 0 ? -1 : bind(fd, (struct sockaddr *)&addr, sizeof addr);
+	umask(old);
+	if (rc < 0 || listen(fd, 128) < 0) {
+		log_line(s, "cannot listen on %s: %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int make_dir(const char *path, mode_t mode)
+{
+	struct stat st;
+	if (mkdir(path, mode) == 0 || (errno == EEXIST && stat(path, &st) == 0 && S_ISDIR(st.st_mode)))
+		return 0;
+	return -1;
+}
+
+static void map_live_status(struct server *s)
+{
+	char path[3200];
+	if (pw_session_path(s->o->session_dir, "status", path, sizeof path))
+		return;
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return;
+	if (ftruncate(fd, sizeof *s->live) == 0) {
+		void *m = mmap(NULL, sizeof *s->live, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (m != MAP_FAILED) {
+			s->live = m;
+			s->live->magic = PW_LIVE_MAGIC;
+		}
+	}
+	close(fd);
+}
+
+static void update_live(struct server *s)
+{
+	if (!s->live)
+		return;
+	s->live->events = s->events;
+	s->live->dropped = s->dropped;
+	s->live->producers = s->nprod;
+	s->live->processes = s->processes;
+}
+
+static void accept_all(struct server *s)
+{
+	for (;;) {
+		int fd = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		if (fd < 0)
+			return;
+		if (s->npend == sizeof s->pend / sizeof s->pend[0]) {
+			close(fd);
+			log_line(s, "refused a connection: too many at once");
+			continue;
+		}
+		s->pend[s->npend++] = (struct pending){fd, now_ns()};
+	}
+}
+
+int pw_serve(const struct pw_serve_opts *o)
+{
+	struct server srv = {.o = o, .listen_fd = -1};
+	struct server *s = &srv;
+	char sock_path[3200];
+	int rc = 1;
+
+	signal(SIGPIPE, SIG_IGN);
+	struct sigaction sa = {.sa_handler = on_stop_signal};
+	sigaction(SIGTERM, &sa, NULL);
+	if (o->detached)
+		sigaction(SIGINT, &sa, NULL);
+	else
+		signal(SIGINT, SIG_IGN); /* Ctrl-C is for the target; the CLI ends the session when it has ended */
+	pw_clock_init(getenv(PW_ENV_CLOCK));
+	s->start_pair = pw_clock_pair_now();
+
+	if (snprintf(s->raw_dir, sizeof s->raw_dir, "%s/raw", o->output) >= (int)sizeof s->raw_dir ||
+	    make_dir(o->output, 0777) < 0 || make_dir(s->raw_dir, 0700) < 0) {
+		fprintf(stderr, "profwrap-collector: cannot create %s: %s\n", s->raw_dir, strerror(errno));
+		return 1;
+	}
+	if (pw_session_path(o->session_dir, "sock", sock_path, sizeof sock_path) ||
+	    (s->listen_fd = listen_on(s, sock_path)) < 0)
+		return 1;
+	map_live_status(s);
+	if (o->ready_fd >= 0) {
+		(void)!write(o->ready_fd, "R", 1);
+		close(o->ready_fd);
+	}
+
+	uint64_t end_requested_at = 0, last_producer_at = now_ns(), started = now_ns();
+	int had_producer = 0, timeout = DRAIN_MIN_MS;
+	struct pollfd pfd[MAX_PRODUCERS + 66];
+	while (!stop_requested) {
+		size_t n = 0;
+		pfd[n++] = (struct pollfd){s->listen_fd, POLLIN, 0};
+		pfd[n++] = (struct pollfd){o->control_fd, POLLIN, 0};
+		for (size_t i = 0; i < s->npend; i++)
+			pfd[n++] = (struct pollfd){s->pend[i].sock, POLLIN, 0};
+		for (size_t i = 0; i < s->nprod; i++)
+			pfd[n++] = (struct pollfd){s->prod[i]->sock, POLLIN, 0};
+		int ready = poll(pfd, n, timeout);
+		if (ready < 0 && errno != EINTR)
+			break;
+
+		size_t npend = s->npend; /* those polled; accept_all() appends more */
+		if (pfd[0].revents & POLLIN)
+			accept_all(s);
+		if (o->control_fd >= 0 && (pfd[1].revents & (POLLIN | POLLHUP | POLLERR))) {
+			char b[256];
+			ssize_t r = read(o->control_fd, b, sizeof b);
+			if (r <= 0 && !end_requested_at)
+				end_requested_at = now_ns();
+		}
+		/* Hellos: pending sockets are at pfd[2 .. 2+npend). Walk backwards to remove in place. */
+		for (size_t i = npend; i-- > 0;) {
+			short re = pfd[2 + i].revents;
+			int expired = now_ns() - s->pend[i].since_ns > 5000000000ull;
+			if (!(re & (POLLIN | POLLHUP | POLLERR)) && !expired)
+				continue;
+			int fd = s->pend[i].sock;
+			s->pend[i] = s->pend[--s->npend];
+			if (expired && !(re & POLLIN)) {
+				close(fd);
+				continue;
+			}
+			int fl = fcntl(fd, F_GETFL);
+			fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+			struct producer *p = producer_open(s, fd);
+			if (p && s->nprod < MAX_PRODUCERS) {
+				s->prod[s->nprod++] = p;
+				had_producer = 1;
+			} else if (p) {
+				log_line(s, "too many processes at once; pid %d is not recorded", (int)p->pid);
+				producer_finish(s, p, 0);
+			}
+		}
+		/* Ends: end of file on a producer's connection. Producers are at pfd[2+npend ..). */
+		size_t base = 2 + npend;
+		size_t nprod_before = n - base;
+		for (size_t i = nprod_before; i-- > 0;) {
+			if (!(pfd[base + i].revents & (POLLIN | POLLHUP | POLLERR)))
+				continue;
+			char b[64];
+			ssize_t r = recv(s->prod[i]->sock, b, sizeof b, MSG_DONTWAIT);
+			if (r > 0 || (r < 0 && (errno == EAGAIN || errno == EINTR)))
+				continue;
+			producer_finish(s, s->prod[i], 0);
+			s->prod[i] = s->prod[--s->nprod];
+			last_producer_at = now_ns();
+		}
+
+		uint64_t moved = 0;
+		for (size_t i = 0; i < s->nprod; i++)
+			moved += drain_producer(s, s->prod[i]);
+		timeout = moved ? DRAIN_MIN_MS : (timeout * 2 > DRAIN_MAX_MS ? DRAIN_MAX_MS : timeout * 2);
+		update_live(s);
+		if (s->nprod)
+			last_producer_at = now_ns();
+
+		uint64_t now = now_ns();
+		if (end_requested_at && ((!s->nprod && !s->npend) || now - end_requested_at > (uint64_t)o->grace_ms * 1000000))
+			break;
+		if (o->detached && !s->nprod && !s->npend &&
+		    ((had_producer && now - last_producer_at > (uint64_t)o->linger_ms * 1000000) ||
+		     (!had_producer && now - started > (uint64_t)DETACHED_IDLE_START_MS * 1000000)))
+			break;
+	}
+
+	for (size_t i = 0; i < s->nprod; i++)
+		producer_finish(s, s->prod[i], 1);
+	s->nprod = 0;
+	for (size_t i = 0; i < s->npend; i++)
+		close(s->pend[i].sock);
+	update_live(s);
+	close(s->listen_fd);
+	unlink(sock_path);
+	free(s->buf);
+
+	struct pw_analysis a;
+	char err[512];
+	if (!had_producer) {
+		fprintf(stderr, "profwrap-collector: no process connected; nothing to report\n");
+	} else if (pw_analyze(o->output, &a, err, sizeof err) < 0) {
+		fprintf(stderr, "profwrap-collector: %s\n", err);
+	} else {
+		rc = pw_write_reports(&a, err, sizeof err) < 0 ? 1 : 0;
+		if (rc)
+			fprintf(stderr, "profwrap-collector: %s\n", err);
+		pw_analysis_free(&a);
+	}
+	if (s->live)
+		munmap(s->live, sizeof *s->live);
+	return rc;
+}

@@ -1,0 +1,17 @@
+#!/bin/sh
+# Installs what building, testing and the demo need on a fresh Debian machine. Does nothing when all is there.
+set -e
+need=""
+have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "ok installed"; }
+for p in gcc make libcmocka-dev python3 procps; do
+	have_pkg "$p" || need="$need $p"
+done
+[ -z "$need" ] && exit 0
+if [ "$(id -u)" != 0 ]; then
+	echo "profwrap: missing packages:$need (run as root: apt-get install$need)" >&2
+	exit 1
+fi
+echo "profwrap: installing$need" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq $need >/dev/null
