@@ -395,7 +395,11 @@ int pw_cli_run(const struct pw_cli_opts *o, const char *self_dir)
 	free(e_sdir);
 	free(e_out);
 	free(e_trace);
-	if (!WIFEXITED(cst) || WEXITSTATUS(cst) != 0) {
+	if (WIFEXITED(cst) && WEXITSTATUS(cst) == PW_SERVE_NOTHING_RECORDED) {
+		if (!exec_err)
+			say("nothing was recorded: %s never loaded libprofwrap.so (statically linked or setuid?)",
+			    o->command[0]);
+	} else if (!WIFEXITED(cst) || WEXITSTATUS(cst) != 0) {
 		if (!exec_err)
 			say("the collector failed; raw traces in %s/raw (profwrap report %s renders what they hold)", out, out);
 	} else if (!o->quiet && !exec_err) {

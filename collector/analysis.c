@@ -487,8 +487,11 @@ static void finish_rank(struct pw_analysis *a, struct pw_rank_report *r)
 		r->dropped += p->dropped;
 		r->skipped += p->skipped;
 		if (p->io_valid) {
+			/* The kernel's counters span every image of the pid (exec keeps them): so do ours. */
 			r->kernel_bytes += p->io_rchar + p->io_wchar;
-			r->seen_bytes += p->seen_read_bytes + p->seen_write_bytes;
+			for (size_t j = 0; j < r->nprocs; j++)
+				if (r->procs[j].pid == p->pid)
+					r->seen_bytes += r->procs[j].seen_read_bytes + r->procs[j].seen_write_bytes;
 		}
 		if (!r->command && p->argv)
 			r->command = strdup(a->command && a->target_pid == p->pid ? a->command : p->argv);

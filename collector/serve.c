@@ -558,15 +558,18 @@ int pw_serve(const struct pw_serve_opts *o)
 			if (r <= 0 && !end_requested_at)
 				end_requested_at = now_ns();
 		}
-		/* Hellos: pending sockets are at pfd[2 .. 2+npend). Walk backwards to remove in place. */
-		for (size_t i = npend; i-- > 0;) {
-			short re = pfd[2 + i].revents;
+		/* Hellos, in the order the connections came (an exec'd image connects after the image it replaced):
+		 * pending sockets polled are at pfd[2 .. 2+npend); those accepted just now follow, unpolled. */
+		size_t kept = 0, total_pend = s->npend;
+		for (size_t i = 0; i < total_pend; i++) {
+			short re = i < npend ? pfd[2 + i].revents : 0;
 			int expired = now_ns() - s->pend[i].since_ns > 5000000000ull;
-			if (!(re & (POLLIN | POLLHUP | POLLERR)) && !expired)
+			if (!(re & (POLLIN | POLLHUP | POLLERR)) && !expired) {
+				s->pend[kept++] = s->pend[i];
 				continue;
+			}
 			int fd = s->pend[i].sock;
-			s->pend[i] = s->pend[--s->npend];
-			if (expired && !(re & POLLIN)) {
+			if (!(re & POLLIN)) {
 				close(fd);
 				continue;
 			}
@@ -581,6 +584,7 @@ int pw_serve(const struct pw_serve_opts *o)
 				producer_finish(s, p, 0);
 			}
 		}
+		s->npend = kept;
 		/* Ends: end of file on a producer's connection. Producers are at pfd[2+npend ..). */
 		size_t base = 2 + npend;
 		size_t nprod_before = n - base;
@@ -626,7 +630,10 @@ int pw_serve(const struct pw_serve_opts *o)
 	struct pw_analysis a;
 	char err[512];
 	if (!had_producer) {
-		fprintf(stderr, "profwrap-collector: no process connected; nothing to report\n");
+		/* The CLI explains this itself (exec failed, or a static or setuid target). */
+		if (o->detached)
+			log_line(s, "no process connected; nothing to report");
+		rc = PW_SERVE_NOTHING_RECORDED;
 	} else if (pw_analyze(o->output, &a, err, sizeof err) < 0) {
 		fprintf(stderr, "profwrap-collector: %s\n", err);
 	} else {

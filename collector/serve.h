@@ -27,7 +27,10 @@ struct pw_live_status {
 };
 #define PW_LIVE_MAGIC 0x5355544154535750ull
 
-/* Runs the session. Returns the collector's exit code: 0, or 1 after a one-line message on stderr. */
+#define PW_SERVE_NOTHING_RECORDED 3
+
+/* Runs the session. Returns the collector's exit code: 0; PW_SERVE_NOTHING_RECORDED when no process
+ * connected; or 1 after a one-line message on stderr. */
 int pw_serve(const struct pw_serve_opts *o);
 
 #endif

@@ -87,7 +87,7 @@ const char *pw_arena_get(struct pw_seg_header *h, uint64_t mapped_size, pw_strre
 		used = h->arena_size;
 	if (h->arena_offset + h->arena_size > mapped_size)
 		return NULL;
-	if (ref < 8 || (ref & 7) || ref + PW_ARENA_ENTRY_HDR > used)
+	if (ref < 8 || (ref & 7) || ref > used || used - ref < PW_ARENA_ENTRY_HDR)
 		return NULL;
 	const char *p = (const char *)h + h->arena_offset + ref;
 	uint32_t l32;

@@ -118,8 +118,8 @@ static inline int pw_lane_reserve(struct pw_seg_header *h, struct pw_lane *l, ui
 	if (head + need - l->cached_tail > size) {
 		l->cached_tail = atomic_load_explicit(&l->tail, memory_order_acquire);
 		if (head + need - l->cached_tail > size) {
-			atomic_store_explicit(&l->dropped, atomic_load_explicit(&l->dropped, memory_order_relaxed) + 1,
-					      memory_order_relaxed);
+			/* fetch_add, not load+store: on the shared lane, threads that miss the try-lock count here too */
+			atomic_fetch_add_explicit(&l->dropped, 1, memory_order_relaxed);
 			return -1;
 		}
 	}

@@ -41,7 +41,8 @@ int pw_session_dir_for_output(const char *output, char *buf, size_t size)
 		char cwd[3072];
 		if (!getcwd(cwd, sizeof cwd))
 			return -errno;
-		n = snprintf(abs, sizeof abs, "%s/%s", cwd, output);
+		size_t cl = strlen(cwd);
+		n = snprintf(abs, sizeof abs, "%s%s%s", cwd, cl && cwd[cl - 1] == '/' ? "" : "/", output);
 	}
 	if (fits(n, sizeof abs))
 		return -ENAMETOOLONG;

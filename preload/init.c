@@ -32,6 +32,7 @@ static int collector_fd = -1;
 static pthread_key_t lane_key;
 static int said_passive;
 static int start_argc;
+static int spawning_collector; /* our own forks: their children must not start sessions (or take the lock) */
 static char **start_argv;
 
 #define PW_DEFAULT_LANE_SIZE (1u << 20)
@@ -238,11 +239,12 @@ static int find_collector(char *buf, size_t size)
 static void spawn_collector(const char *collector)
 {
 	extern char **environ;
+	spawning_collector = 1; /* stays set in the children, which only exec the collector */
 	pid_t pid = fork();
-	if (pid < 0)
-		return;
-	if (pid > 0) {
-		waitpid(pid, NULL, 0);
+	if (pid != 0) {
+		spawning_collector = 0;
+		if (pid > 0)
+			waitpid(pid, NULL, 0);
 		return;
 	}
 	setsid();
@@ -451,7 +453,7 @@ void pw_after_fork_child(void)
 		close(collector_fd);
 	collector_fd = -1;
 	memset(&pw_self, 0, sizeof pw_self);
-	if (pw_cfg.follow_fork)
+	if (pw_cfg.follow_fork && !spawning_collector)
 		session_start();
 	pw_self.guard = guard;
 }

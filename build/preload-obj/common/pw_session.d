@@ -1,3 +1,0 @@
-build/preload-obj/common/pw_session.o: common/pw_session.c \
- common/pw_session.h
-common/pw_session.h:

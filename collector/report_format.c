@@ -1,0 +1,231 @@
+#define _GNU_SOURCE
+#include "report_format.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+FILE *pw_report_open(const char *path, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "w");
+	if (!f)
+		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+	return f;
+}
+
+int pw_report_close(FILE *f, const char *path, char *err, size_t errlen)
+{
+	/* A failed write leaves its errno behind; fclose() sets its own when the final flush fails. */
+	int failed = ferror(f);
+	int saved = errno;
+	if (fclose(f) != 0) {
+		failed = 1;
+		saved = errno;
+	}
+	if (!failed)
+		return 0;
+	snprintf(err, errlen, "cannot write %s: %s", path, strerror(saved ? saved : EIO));
+	return -1;
+}
+
+void pw_make_printable(char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || (unsigned char)*s >= 0x7f)
+			*s = '?';
+}
+
+int pw_table_add_row(struct pw_table *t)
+{
+	if (t->nrows == t->cap) {
+		size_t ncap = t->cap ? t->cap * 2 : 16;
+		char(*cells)[PW_CELL_MAX] = realloc(t->cells, ncap * t->ncols * sizeof *cells);
+		if (!cells)
+			return -1;
+		t->cells = cells;
+		t->cap = ncap;
+	}
+	memset(t->cells[t->nrows * t->ncols], 0, t->ncols * sizeof t->cells[0]);
+	t->nrows++;
+	return 0;
+}
+
+void pw_table_set(struct pw_table *t, size_t col, const char *fmt, ...)
+{
+	char *cell = t->cells[(t->nrows - 1) * t->ncols + col];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(cell, PW_CELL_MAX, fmt, ap);
+	va_end(ap);
+	pw_make_printable(cell);
+}
+
+static void print_rule(FILE *f, size_t width)
+{
+	for (size_t i = 0; i < width; i++)
+		fputc('-', f);
+	fputc('\n', f);
+}
+
+static void print_row(FILE *f, const struct pw_table *t, const size_t *widths, const char *const *cells)
+{
+	for (size_t c = 0; c < t->ncols; c++)
+		fprintf(f, t->align[c] == 'r' ? "| %*s " : "| %-*s ", (int)widths[c], cells[c]);
+	fputs("|\n", f);
+}
+
+void pw_table_print(FILE *f, const struct pw_table *t)
+{
+	size_t widths[PW_TABLE_MAX_COLS], width = 1;
+	for (size_t c = 0; c < t->ncols; c++) {
+		widths[c] = strlen(t->headers[c]);
+		for (size_t r = 0; r < t->nrows; r++) {
+			size_t len = strlen(t->cells[r * t->ncols + c]);
+			if (len > widths[c])
+				widths[c] = len;
+		}
+		width += widths[c] + 3;
+	}
+	print_rule(f, width);
+	print_row(f, t, widths, t->headers);
+	print_rule(f, width);
+	for (size_t r = 0; r < t->nrows; r++) {
+		const char *cells[PW_TABLE_MAX_COLS];
+		for (size_t c = 0; c < t->ncols; c++)
+			cells[c] = t->cells[r * t->ncols + c];
+		print_row(f, t, widths, cells);
+	}
+	print_rule(f, width);
+}
+
+void pw_table_free(struct pw_table *t)
+{
+	free(t->cells);
+	t->cells = NULL;
+	t->nrows = t->cap = 0;
+}
+
+/* v in [0, 999.5) with 3 significant figures, then the unit. */
+static void format_3_figures(char *buf, size_t len, double v, const char *unit)
+{
+	int decimals = v >= 99.95 ? 0 : v >= 9.995 ? 1 : 2;
+	snprintf(buf, len, "%.*f %s", decimals, v, unit);
+}
+
+void pw_format_duration(char *buf, size_t len, uint64_t ns)
+{
+	if (ns < 1000) {
+		snprintf(buf, len, "%" PRIu64 " ns", ns);
+		return;
+	}
+	static const struct {
+		double scale;
+		const char *unit;
+	} units[] = {{1e3, "us"}, {1e6, "ms"}, {1e9, "s"}};
+	size_t u = 0;
+	while (u + 1 < sizeof units / sizeof units[0] && (double)ns / units[u].scale >= 999.5)
+		u++;
+	double v = (double)ns / units[u].scale;
+	if (v >= 999.5)
+		snprintf(buf, len, "%.0f %s", v, units[u].unit); /* past 1000 s: more figures, same unit */
+	else
+		format_3_figures(buf, len, v, units[u].unit);
+}
+
+void pw_format_bytes(char *buf, size_t len, uint64_t bytes)
+{
+	if (bytes < 1000) {
+		snprintf(buf, len, "%" PRIu64 " B", bytes);
+		return;
+	}
+	static const char *const units[] = {"kB", "MB", "GB", "TB", "PB", "EB"};
+	double scale = 1e3;
+	size_t u = 0;
+	while (u + 1 < sizeof units / sizeof units[0] && (double)bytes / scale >= 999.5) {
+		scale *= 1e3;
+		u++;
+	}
+	/* UINT64_MAX is 18.4 EB, so the last unit always fits in 3 figures. */
+	format_3_figures(buf, len, (double)bytes / scale, units[u]);
+}
+
+const char *pw_end_how_name(int how)
+{
+	switch (how) {
+	case PW_END_EXITED:
+		return "exited";
+	case PW_END_EXECED:
+		return "exec";
+	case PW_END_VANISHED:
+		return "vanished";
+	case PW_END_RUNNING:
+		return "running";
+	default:
+		return "unknown";
+	}
+}
+
+static const char *const signal_names[] = {
+	[SIGHUP] = "SIGHUP",   [SIGINT] = "SIGINT",       [SIGQUIT] = "SIGQUIT", [SIGILL] = "SIGILL",
+	[SIGTRAP] = "SIGTRAP", [SIGABRT] = "SIGABRT",     [SIGBUS] = "SIGBUS",   [SIGFPE] = "SIGFPE",
+	[SIGKILL] = "SIGKILL", [SIGUSR1] = "SIGUSR1",     [SIGSEGV] = "SIGSEGV", [SIGUSR2] = "SIGUSR2",
+	[SIGPIPE] = "SIGPIPE", [SIGALRM] = "SIGALRM",     [SIGTERM] = "SIGTERM", [SIGCHLD] = "SIGCHLD",
+	[SIGCONT] = "SIGCONT", [SIGSTOP] = "SIGSTOP",     [SIGTSTP] = "SIGTSTP", [SIGTTIN] = "SIGTTIN",
+	[SIGTTOU] = "SIGTTOU", [SIGURG] = "SIGURG",       [SIGXCPU] = "SIGXCPU", [SIGXFSZ] = "SIGXFSZ",
+	[SIGVTALRM] = "SIGVTALRM", [SIGPROF] = "SIGPROF", [SIGWINCH] = "SIGWINCH", [SIGIO] = "SIGIO",
+	[SIGPWR] = "SIGPWR",   [SIGSYS] = "SIGSYS",
+};
+
+void pw_format_end(char *buf, size_t len, const struct pw_proc *p)
+{
+	if (p->signal > 0) {
+		size_t n = sizeof signal_names / sizeof signal_names[0];
+		if ((size_t)p->signal < n && signal_names[p->signal])
+			snprintf(buf, len, "killed by %s", signal_names[p->signal]);
+		else
+			snprintf(buf, len, "killed by signal %d", p->signal);
+	} else if (p->how == PW_END_EXECED) {
+		snprintf(buf, len, "exec -> %s", pw_report_str(p->exec_path));
+	} else if (p->exit_code >= 0) {
+		/* also when only a parent's wait saw the status */
+		snprintf(buf, len, "exit %d", p->exit_code);
+	} else if (p->how == PW_END_EXITED) {
+		snprintf(buf, len, "exited (status unknown)");
+	} else if (p->how == PW_END_VANISHED) {
+		snprintf(buf, len, "ended without exit (crashed or killed)");
+	} else if (p->how == PW_END_RUNNING) {
+		snprintf(buf, len, "still running at end");
+	} else {
+		snprintf(buf, len, "unknown (trace cut short)");
+	}
+}
+
+int pw_event_is_call(int ev)
+{
+	return ev > PW_EV_PAD && ev < PW_EV_COUNT && pw_events[ev].kind != PW_K_FDINFO;
+}
+
+static int compare_calls(const void *a, const void *b, void *ctx)
+{
+	const struct pw_rank_report *r = ctx;
+	int ia = *(const int *)a, ib = *(const int *)b;
+	const struct pw_call_stat *ca = &r->calls[ia], *cb = &r->calls[ib];
+	if (ca->total_ns != cb->total_ns)
+		return ca->total_ns > cb->total_ns ? -1 : 1;
+	if (ca->count != cb->count)
+		return ca->count > cb->count ? -1 : 1;
+	return ia - ib;
+}
+
+size_t pw_sorted_calls(const struct pw_rank_report *r, int ids[PW_EV_COUNT])
+{
+	size_t n = 0;
+	for (int ev = 0; ev < PW_EV_COUNT; ev++)
+		if (pw_event_is_call(ev) && r->calls[ev].count > 0)
+			ids[n++] = ev;
+	qsort_r(ids, n, sizeof ids[0], compare_calls, (void *)r);
+	return n;
+}

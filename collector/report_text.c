@@ -1,0 +1,389 @@
+/* OUT/rank<R>.txt: the human-first report of one rank. Plain ASCII, aligned tables, no trailing spaces:
+ * it is read in terminals, diffed and pasted into issues. */
+#define _GNU_SOURCE
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "analysis.h"
+#include "report_format.h"
+
+#define TEXT_WIDTH 60 /* argv and paths are cut to this many characters */
+#define MAX_FILE_ROWS 30
+#define MAX_LIB_ROWS 20
+
+/* s cut to TEXT_WIDTH characters, keeping its start ("python train.py --lr ...") or its end
+ * (".../data/shard-0001.bin"). */
+static const char *cut_right(char *buf, size_t len, const char *s)
+{
+	s = s && *s ? s : "?";
+	if (strlen(s) <= TEXT_WIDTH)
+		return s;
+	snprintf(buf, len, "%.*s...", TEXT_WIDTH - 3, s);
+	return buf;
+}
+
+static const char *cut_left(char *buf, size_t len, const char *s)
+{
+	s = pw_report_str(s);
+	size_t n = strlen(s);
+	if (n <= TEXT_WIDTH)
+		return s;
+	snprintf(buf, len, "...%s", s + n - (TEXT_WIDTH - 3));
+	return buf;
+}
+
+/* "Label:     value", without trailing spaces when the value is empty. */
+static void print_field(FILE *f, const char *label, const char *value)
+{
+	char buf[4096];
+	snprintf(buf, sizeof buf, "%s", pw_report_str(value));
+	pw_make_printable(buf);
+	if (*buf)
+		fprintf(f, "%-13s %s\n", label, buf);
+	else
+		fprintf(f, "%s\n", label);
+}
+
+static void format_realtime(char *buf, size_t len, uint64_t realtime_ns)
+{
+	time_t secs = (time_t)(realtime_ns / 1000000000u);
+	struct tm tm;
+	if (!realtime_ns || !gmtime_r(&secs, &tm)) {
+		snprintf(buf, len, "unknown");
+		return;
+	}
+	char date[64];
+	strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf, len, "%s.%03uZ", date, (unsigned)(realtime_ns / 1000000u % 1000u));
+}
+
+static void print_header(FILE *f, const struct pw_analysis *a, const struct pw_rank_report *r)
+{
+	char buf[256], dur[32];
+	fprintf(f, "profwrap report, rank %d\n\n", r->rank);
+	print_field(f, "Command:", r->command ? r->command : a->command);
+	print_field(f, "Host:", r->host);
+	if (r->world_size > 0)
+		snprintf(buf, sizeof buf, "%d of %d", r->rank, r->world_size);
+	else
+		snprintf(buf, sizeof buf, "%d (world size unknown)", r->rank);
+	print_field(f, "Rank:", buf);
+	format_realtime(buf, sizeof buf, r->start_realtime_ns);
+	print_field(f, "Started:", buf);
+	pw_format_duration(dur, sizeof dur, r->wall_ns);
+	print_field(f, "Wall time:", dur);
+	snprintf(buf, sizeof buf, "%" PRIu64, r->events);
+	print_field(f, "Events:", buf);
+	snprintf(buf, sizeof buf, "%" PRIu64 " (strings dropped: %" PRIu64 ", records refused: %" PRIu64 ")",
+		 r->dropped, r->strings_dropped, r->skipped);
+	print_field(f, "Dropped:", buf);
+	fputc('\n', f);
+}
+
+static int print_processes(FILE *f, const struct pw_rank_report *r)
+{
+	static const char *const headers[] = {"PID", "PPID", "Command", "Ended", "Events", "Dropped"};
+	struct pw_table t = {.ncols = 6, .headers = headers, .align = "rrllrr"};
+	for (size_t i = 0; i < r->nprocs; i++) {
+		const struct pw_proc *p = &r->procs[i];
+		char cut[PW_CELL_MAX], end[PW_CELL_MAX];
+		if (pw_table_add_row(&t)) {
+			pw_table_free(&t);
+			return -1;
+		}
+		pw_format_end(end, sizeof end, p);
+		pw_table_set(&t, 0, "%d", p->pid);
+		pw_table_set(&t, 1, "%d", p->ppid);
+		pw_table_set(&t, 2, "%s", cut_right(cut, sizeof cut, p->argv));
+		pw_table_set(&t, 3, "%s", end);
+		pw_table_set(&t, 4, "%" PRIu64, p->events);
+		pw_table_set(&t, 5, "%" PRIu64, p->dropped);
+	}
+	fprintf(f, "Processes (%zu)\n", r->nprocs);
+	pw_table_print(f, &t);
+	fputc('\n', f);
+	pw_table_free(&t);
+	return 0;
+}
+
+static void format_percentage(char *buf, size_t len, uint64_t part, uint64_t whole)
+{
+	if (whole)
+		snprintf(buf, len, "%.1f %%", (double)part * 100.0 / (double)whole);
+	else
+		snprintf(buf, len, "-");
+}
+
+/* Mean of count calls that took total_ns, or "-" for none. */
+static void format_mean(char *buf, size_t len, uint64_t total_ns, uint64_t count)
+{
+	if (count)
+		pw_format_duration(buf, len, total_ns / count);
+	else
+		snprintf(buf, len, "-");
+}
+
+/* Sums of counts read from damaged files must not wrap into small, believable figures. */
+static uint64_t add_saturating(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+static int print_calls(FILE *f, const struct pw_rank_report *r)
+{
+	static const char *const headers[] = {"Action",     "Mean duration", "Num calls", "Total time",
+					      "Percentage", "Bytes",         "Errors"};
+	struct pw_table t = {.ncols = 7, .headers = headers, .align = "lrrrrrr"};
+	int ids[PW_EV_COUNT];
+	size_t n = pw_sorted_calls(r, ids);
+	char cell[4][32];
+	uint64_t calls = 0, bytes = 0, errors = 0;
+	for (size_t i = 0; i < n; i++) {
+		calls = add_saturating(calls, r->calls[ids[i]].count);
+		bytes = add_saturating(bytes, r->calls[ids[i]].bytes);
+		errors = add_saturating(errors, r->calls[ids[i]].errors);
+	}
+	/* The first row is the whole rank, as in Lightning's SimpleProfiler. */
+	if (pw_table_add_row(&t))
+		goto oom;
+	pw_format_duration(cell[0], sizeof cell[0], r->wall_ns);
+	pw_format_bytes(cell[1], sizeof cell[1], bytes);
+	pw_table_set(&t, 0, "Total");
+	pw_table_set(&t, 1, "-");
+	pw_table_set(&t, 2, "%" PRIu64, calls);
+	pw_table_set(&t, 3, "%s", cell[0]);
+	pw_table_set(&t, 4, "%s", r->wall_ns ? "100 %" : "-");
+	pw_table_set(&t, 5, "%s", cell[1]);
+	pw_table_set(&t, 6, "%" PRIu64, errors);
+	for (size_t i = 0; i < n; i++) {
+		const struct pw_call_stat *c = &r->calls[ids[i]];
+		enum pw_event_kind kind = pw_events[ids[i]].kind;
+		if (pw_table_add_row(&t))
+			goto oom;
+		format_mean(cell[0], sizeof cell[0], c->total_ns, c->count);
+		pw_format_duration(cell[1], sizeof cell[1], c->total_ns);
+		format_percentage(cell[2], sizeof cell[2], c->total_ns, r->wall_ns);
+		if (c->bytes || kind == PW_K_READ || kind == PW_K_WRITE)
+			pw_format_bytes(cell[3], sizeof cell[3], c->bytes);
+		else
+			snprintf(cell[3], sizeof cell[3], "-");
+		pw_table_set(&t, 0, "%s.%s", pw_domain_names[pw_events[ids[i]].domain], pw_events[ids[i]].name);
+		pw_table_set(&t, 1, "%s", cell[0]);
+		pw_table_set(&t, 2, "%" PRIu64, c->count);
+		pw_table_set(&t, 3, "%s", cell[1]);
+		pw_table_set(&t, 4, "%s", cell[2]);
+		pw_table_set(&t, 5, "%s", cell[3]);
+		pw_table_set(&t, 6, "%" PRIu64, c->errors);
+	}
+	fputs("Calls (percentage of the rank's wall time; threads can add up past 100 %)\n", f);
+	pw_table_print(f, &t);
+	fputc('\n', f);
+	pw_table_free(&t);
+	return 0;
+oom:
+	pw_table_free(&t);
+	return -1;
+}
+
+static int compare_files(const void *a, const void *b)
+{
+	const struct pw_file_stat *fa = *(const struct pw_file_stat *const *)a;
+	const struct pw_file_stat *fb = *(const struct pw_file_stat *const *)b;
+	if (fa->time_ns != fb->time_ns)
+		return fa->time_ns > fb->time_ns ? -1 : 1;
+	return strcmp(pw_report_str(fa->path), pw_report_str(fb->path));
+}
+
+static void format_throughput(char *buf, size_t len, uint64_t bytes, uint64_t time_ns)
+{
+	if (!time_ns) {
+		snprintf(buf, len, "-");
+		return;
+	}
+	double per_s = (double)bytes * 1e9 / (double)time_ns;
+	pw_format_bytes(buf, len, per_s >= 1.8e19 ? UINT64_MAX : (uint64_t)per_s);
+	strncat(buf, "/s", len - strlen(buf) - 1);
+}
+
+static int print_files(FILE *f, const struct pw_rank_report *r)
+{
+	if (!r->nfiles) {
+		fputs("Files: none recorded\n\n", f);
+		return 0;
+	}
+	static const char *const headers[] = {"File", "Reads", "Read", "Writes", "Written", "Time", "Throughput"};
+	struct pw_table t = {.ncols = 7, .headers = headers, .align = "lrrrrrr"};
+	const struct pw_file_stat **order = malloc(r->nfiles * sizeof *order);
+	if (!order)
+		return -1;
+	for (size_t i = 0; i < r->nfiles; i++)
+		order[i] = &r->files[i];
+	qsort(order, r->nfiles, sizeof *order, compare_files);
+	size_t shown = r->nfiles < MAX_FILE_ROWS ? r->nfiles : MAX_FILE_ROWS;
+	for (size_t i = 0; i < shown; i++) {
+		const struct pw_file_stat *s = order[i];
+		char cut[PW_CELL_MAX], cell[4][32];
+		if (pw_table_add_row(&t)) {
+			free(order);
+			pw_table_free(&t);
+			return -1;
+		}
+		pw_format_bytes(cell[0], sizeof cell[0], s->read_bytes);
+		pw_format_bytes(cell[1], sizeof cell[1], s->write_bytes);
+		pw_format_duration(cell[2], sizeof cell[2], s->time_ns);
+		format_throughput(cell[3], sizeof cell[3], add_saturating(s->read_bytes, s->write_bytes), s->time_ns);
+		pw_table_set(&t, 0, "%s", cut_left(cut, sizeof cut, s->path));
+		pw_table_set(&t, 1, "%" PRIu64, s->reads);
+		pw_table_set(&t, 2, "%s", cell[0]);
+		pw_table_set(&t, 3, "%" PRIu64, s->writes);
+		pw_table_set(&t, 4, "%s", cell[1]);
+		pw_table_set(&t, 5, "%s", cell[2]);
+		pw_table_set(&t, 6, "%s", cell[3]);
+	}
+	fprintf(f, "Files (%zu, by time in calls)\n", r->nfiles);
+	pw_table_print(f, &t);
+	if (r->nfiles > shown)
+		fprintf(f, "... %zu more files\n", r->nfiles - shown);
+	fputc('\n', f);
+	free(order);
+	pw_table_free(&t);
+	return 0;
+}
+
+static int print_waits(FILE *f, const struct pw_rank_report *r)
+{
+	static const char *const headers[] = {"Wait", "Count", "Total", "Mean", "Max"};
+	struct pw_table t = {.ncols = 5, .headers = headers, .align = "lrrrr"};
+	int ids[PW_EV_COUNT];
+	size_t n = pw_sorted_calls(r, ids);
+	for (size_t i = 0; i < n; i++) {
+		const struct pw_event_info *ev = &pw_events[ids[i]];
+		const struct pw_call_stat *c = &r->calls[ids[i]];
+		char cell[3][32];
+		if (ev->domain != PW_DOM_WAIT && ev->kind != PW_K_WAIT)
+			continue;
+		if (pw_table_add_row(&t)) {
+			pw_table_free(&t);
+			return -1;
+		}
+		pw_format_duration(cell[0], sizeof cell[0], c->total_ns);
+		format_mean(cell[1], sizeof cell[1], c->total_ns, c->count);
+		pw_format_duration(cell[2], sizeof cell[2], c->max_ns);
+		pw_table_set(&t, 0, "%s.%s", pw_domain_names[ev->domain], ev->name);
+		pw_table_set(&t, 1, "%" PRIu64, c->count);
+		pw_table_set(&t, 2, "%s", cell[0]);
+		pw_table_set(&t, 3, "%s", cell[1]);
+		pw_table_set(&t, 4, "%s", cell[2]);
+	}
+	if (t.nrows) {
+		fputs("Waits (sleeps, readiness and thread waits, waiting for child processes)\n", f);
+		pw_table_print(f, &t);
+		fputc('\n', f);
+	} else {
+		fputs("Waits: none recorded\n\n", f);
+	}
+	pw_table_free(&t);
+	return 0;
+}
+
+static int compare_libs(const void *a, const void *b)
+{
+	const struct pw_lib_stat *la = *(const struct pw_lib_stat *const *)a;
+	const struct pw_lib_stat *lb = *(const struct pw_lib_stat *const *)b;
+	if (la->load_ns != lb->load_ns)
+		return la->load_ns > lb->load_ns ? -1 : 1;
+	return strcmp(pw_report_str(la->path), pw_report_str(lb->path));
+}
+
+static int print_libraries(FILE *f, const struct pw_rank_report *r)
+{
+	if (!r->nlibs) {
+		fputs("Libraries loaded: none recorded\n\n", f);
+		return 0;
+	}
+	static const char *const headers[] = {"Library", "Loads", "Load time", "Failures"};
+	struct pw_table t = {.ncols = 4, .headers = headers, .align = "lrrr"};
+	const struct pw_lib_stat **order = malloc(r->nlibs * sizeof *order);
+	if (!order)
+		return -1;
+	for (size_t i = 0; i < r->nlibs; i++)
+		order[i] = &r->libs[i];
+	qsort(order, r->nlibs, sizeof *order, compare_libs);
+	size_t shown = r->nlibs < MAX_LIB_ROWS ? r->nlibs : MAX_LIB_ROWS;
+	for (size_t i = 0; i < shown; i++) {
+		char cut[PW_CELL_MAX], dur[32];
+		if (pw_table_add_row(&t)) {
+			free(order);
+			pw_table_free(&t);
+			return -1;
+		}
+		pw_format_duration(dur, sizeof dur, order[i]->load_ns);
+		pw_table_set(&t, 0, "%s", cut_left(cut, sizeof cut, order[i]->path));
+		pw_table_set(&t, 1, "%" PRIu64, order[i]->loads);
+		pw_table_set(&t, 2, "%s", dur);
+		pw_table_set(&t, 3, "%" PRIu64, order[i]->failures);
+	}
+	fprintf(f, "Libraries loaded (%zu, by load time)\n", r->nlibs);
+	pw_table_print(f, &t);
+	if (r->nlibs > shown)
+		fprintf(f, "... %zu more libraries\n", r->nlibs - shown);
+	fputc('\n', f);
+	free(order);
+	pw_table_free(&t);
+	return 0;
+}
+
+static void print_coverage(FILE *f, const struct pw_rank_report *r)
+{
+	char seen[32], kernel[32];
+	fputs("Coverage\n", f);
+	if (r->kernel_bytes) {
+		pw_format_bytes(seen, sizeof seen, r->seen_bytes);
+		pw_format_bytes(kernel, sizeof kernel, r->kernel_bytes);
+		fprintf(f,
+			"  The wrappers accounted for %.1f%% of the bytes the kernel counted (rchar+wchar): "
+			"%s of %s.\n",
+			r->coverage * 100.0, seen, kernel);
+	} else {
+		int any_valid = 0;
+		for (size_t i = 0; i < r->nprocs; i++)
+			any_valid |= r->procs[i].io_valid;
+		fputs(any_valid ? "  The kernel counted no bytes read or written.\n"
+				: "  No process reported the kernel's I/O counters (they are read at exit).\n",
+		      f);
+	}
+	if (r->kernel_bytes && r->coverage < 0.95)
+		fprintf(f,
+			"WARNING: %.1f%% of the bytes the kernel counted went through calls profwrap does not wrap: "
+			"probably network (send/recv), pipes or files moved by unwrapped calls (sendfile, splice, "
+			"copy_file_range), or I/O by code that makes system calls directly.\n",
+			(1.0 - r->coverage) * 100.0);
+	if (r->dropped)
+		fprintf(f, "WARNING: %" PRIu64 " events dropped: ring full; raise --ring-size.\n", r->dropped);
+	if (r->strings_dropped)
+		fprintf(f, "WARNING: %" PRIu64 " strings dropped: string arena full; their paths show as ?.\n",
+			r->strings_dropped);
+	if (r->skipped)
+		fprintf(f, "WARNING: %" PRIu64 " records refused by the reader: the raw trace is damaged.\n",
+			r->skipped);
+}
+
+int pw_write_rank_text(const struct pw_analysis *a, const struct pw_rank_report *r, const char *path, char *err,
+		       size_t errlen)
+{
+	FILE *f = pw_report_open(path, err, errlen);
+	if (!f)
+		return -1;
+	print_header(f, a, r);
+	if (print_processes(f, r) || print_calls(f, r) || print_files(f, r) || print_waits(f, r) ||
+	    print_libraries(f, r)) {
+		fclose(f);
+		snprintf(err, errlen, "cannot write %s: out of memory", path);
+		return -1;
+	}
+	print_coverage(f, r);
+	return pw_report_close(f, path, err, errlen);
+}

@@ -1,0 +1,187 @@
+#define _GNU_SOURCE
+/* Unit tests for common/pw_record: the event table, domain names and the on-disk record layout. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "../../common/pw_record.h"
+
+/* Every event has a non-empty name and a domain in range. Kinds have no count enumerator and grow at the end,
+ * so a kind is only checked to be a small non-negative number. */
+static void test_event_table_complete(void **state)
+{
+	for (int e = 0; e < PW_EV_COUNT; e++) {
+		assert_non_null(pw_events[e].name);
+		assert_true(strlen(pw_events[e].name) > 0);
+		assert_in_range(pw_events[e].domain, 0, PW_DOM_COUNT - 1);
+		assert_in_range(pw_events[e].kind, PW_K_PLAIN, PW_K_PLAIN + 63);
+	}
+}
+
+/* Names are unique within a domain: the report keys on (domain, name). */
+static void test_event_names_unique_per_domain(void **state)
+{
+	for (int a = 0; a < PW_EV_COUNT; a++)
+		for (int b = a + 1; b < PW_EV_COUNT; b++)
+			if (pw_events[a].domain == pw_events[b].domain && strcmp(pw_events[a].name, pw_events[b].name) == 0)
+				fail_msg("events %d and %d share the name \"%s\" in domain %s", a, b, pw_events[a].name,
+					 pw_domain_names[pw_events[a].domain]);
+}
+
+/* PAD is id 0 (a zeroed lane reads as padding) and is a plain event. */
+static void test_pad_is_zero(void **state)
+{
+	assert_int_equal(PW_EV_PAD, 0);
+	assert_string_equal(pw_events[PW_EV_PAD].name, "pad");
+	assert_int_equal(pw_events[PW_EV_PAD].kind, PW_K_PLAIN);
+}
+
+/* Ids are stored in raw traces and the table is append-only: the ids of existing events never move. */
+static void test_event_ids_stable(void **state)
+{
+	assert_int_equal(PW_EV_OPEN, 1);
+	assert_int_equal(PW_EV_CLOSE, 4);
+	assert_int_equal(PW_EV_READ, 5);
+	assert_int_equal(PW_EV_WRITE, 9);
+	assert_int_equal(PW_EV_MMAP, 16);
+	assert_int_equal(PW_EV_FOPEN, 18);
+	assert_int_equal(PW_EV_FORK, 29);
+	assert_int_equal(PW_EV_DLOPEN, 38);
+	assert_int_equal(PW_EV_NANOSLEEP, 40);
+	assert_int_equal(PW_EV_PUTS, 51);
+	assert_int_equal(PW_EV_FD_INFO, 57);
+	assert_true(PW_EV_COUNT >= 58);
+	/* size8 and type must be able to hold every id */
+	assert_true(PW_EV_COUNT <= UINT16_MAX);
+}
+
+/* Spot checks that the X-macro put each field in the right column. */
+static void test_event_table_entries(void **state)
+{
+	assert_string_equal(pw_events[PW_EV_OPEN].name, "open");
+	assert_int_equal(pw_events[PW_EV_OPEN].domain, PW_DOM_IO);
+	assert_int_equal(pw_events[PW_EV_OPEN].kind, PW_K_OPEN);
+	assert_string_equal(pw_events[PW_EV_FWRITE].name, "fwrite");
+	assert_int_equal(pw_events[PW_EV_FWRITE].domain, PW_DOM_STDIO);
+	assert_int_equal(pw_events[PW_EV_FWRITE].kind, PW_K_WRITE);
+	assert_string_equal(pw_events[PW_EV_WAITPID].name, "waitpid");
+	assert_int_equal(pw_events[PW_EV_WAITPID].domain, PW_DOM_PROCESS);
+	assert_int_equal(pw_events[PW_EV_WAITPID].kind, PW_K_WAIT);
+	assert_string_equal(pw_events[PW_EV_DLOPEN].name, "dlopen");
+	assert_int_equal(pw_events[PW_EV_DLOPEN].domain, PW_DOM_DL);
+	assert_int_equal(pw_events[PW_EV_DLOPEN].kind, PW_K_DLOPEN);
+	assert_string_equal(pw_events[PW_EV_COND_WAIT].name, "pthread_cond_wait");
+	assert_int_equal(pw_events[PW_EV_COND_WAIT].domain, PW_DOM_WAIT);
+	assert_int_equal(pw_events[PW_EV_COND_WAIT].kind, PW_K_SLEEP);
+	assert_string_equal(pw_events[PW_EV_FD_INFO].name, "fd-info");
+	assert_int_equal(pw_events[PW_EV_FD_INFO].domain, PW_DOM_IO);
+	assert_int_equal(pw_events[PW_EV_FD_INFO].kind, PW_K_FDINFO);
+}
+
+static void test_domain_names(void **state)
+{
+	assert_int_equal(PW_DOM_COUNT, 5);
+	assert_string_equal(pw_domain_names[PW_DOM_IO], "io");
+	assert_string_equal(pw_domain_names[PW_DOM_STDIO], "stdio");
+	assert_string_equal(pw_domain_names[PW_DOM_PROCESS], "process");
+	assert_string_equal(pw_domain_names[PW_DOM_DL], "dl");
+	assert_string_equal(pw_domain_names[PW_DOM_WAIT], "wait");
+}
+
+static int from_str(const char *s)
+{
+	return pw_domain_from_name(s, strlen(s));
+}
+
+static void test_domain_from_name_each(void **state)
+{
+	assert_int_equal(from_str("io"), PW_DOM_IO);
+	assert_int_equal(from_str("stdio"), PW_DOM_STDIO);
+	assert_int_equal(from_str("process"), PW_DOM_PROCESS);
+	assert_int_equal(from_str("dl"), PW_DOM_DL);
+	assert_int_equal(from_str("wait"), PW_DOM_WAIT);
+	for (int d = 0; d < PW_DOM_COUNT; d++)
+		assert_int_equal(from_str(pw_domain_names[d]), d);
+}
+
+static void test_domain_from_name_unknown(void **state)
+{
+	assert_int_equal(from_str(""), -1);
+	assert_int_equal(from_str("IO"), -1);
+	assert_int_equal(from_str("Wait"), -1);
+	assert_int_equal(from_str("i"), -1);
+	assert_int_equal(from_str("ios"), -1);
+	assert_int_equal(from_str("stdi"), -1);
+	assert_int_equal(from_str("processes"), -1);
+	assert_int_equal(from_str("net"), -1);
+	assert_int_equal(from_str("io "), -1);
+	assert_int_equal(from_str(" io"), -1);
+	assert_int_equal(from_str("all"), -1);
+	assert_int_equal(from_str("pad"), -1);
+}
+
+/* --trace=LIST is parsed in place: the name is the first len bytes, what follows does not count. */
+static void test_domain_from_name_length_limited(void **state)
+{
+	const char *list = "io,wait,stdio";
+	assert_int_equal(pw_domain_from_name(list, 2), PW_DOM_IO);
+	assert_int_equal(pw_domain_from_name(list + 3, 4), PW_DOM_WAIT);
+	assert_int_equal(pw_domain_from_name(list + 8, 5), PW_DOM_STDIO);
+	/* a prefix of a name is not the name */
+	assert_int_equal(pw_domain_from_name("stdio", 2), -1);
+	assert_int_equal(pw_domain_from_name("process", 3), -1);
+	assert_int_equal(pw_domain_from_name("io,wait", 3), -1);
+	assert_int_equal(pw_domain_from_name("io", 0), -1);
+	/* not NUL-terminated: must read no further than len (ASan would see it) */
+	char *dl = malloc(2);
+	assert_non_null(dl);
+	dl[0] = 'd';
+	dl[1] = 'l';
+	assert_int_equal(pw_domain_from_name(dl, 2), PW_DOM_DL);
+	free(dl);
+}
+
+/* The record layout is shared by writer and reader and stored in raw traces. */
+static void test_struct_sizes(void **state)
+{
+	assert_int_equal(sizeof(struct pw_rec_hdr), 8);
+	assert_int_equal(sizeof(struct pw_rec_call), 48);
+	assert_int_equal(sizeof(struct pw_rec_hdr) % 8, 0);
+	assert_int_equal(sizeof(struct pw_rec_call) % 8, 0);
+	assert_int_equal(offsetof(struct pw_rec_hdr, type), 0);
+	assert_int_equal(offsetof(struct pw_rec_hdr, size8), 2);
+	assert_int_equal(offsetof(struct pw_rec_hdr, err), 3);
+	assert_int_equal(offsetof(struct pw_rec_hdr, tid), 4);
+	assert_int_equal(offsetof(struct pw_rec_call, h), 0);
+	assert_int_equal(offsetof(struct pw_rec_call, t0), 8);
+	assert_int_equal(offsetof(struct pw_rec_call, t1), 16);
+	assert_int_equal(offsetof(struct pw_rec_call, ret), 24);
+	assert_int_equal(offsetof(struct pw_rec_call, arg0), 32);
+	assert_int_equal(offsetof(struct pw_rec_call, arg1), 40);
+	assert_true(_Alignof(struct pw_rec_call) <= 8);
+	assert_int_equal(sizeof(pw_strref), 8);
+	/* a call record's size fits size8 */
+	assert_true(sizeof(struct pw_rec_call) / 8 <= UINT8_MAX);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_event_table_complete),
+		cmocka_unit_test(test_event_names_unique_per_domain),
+		cmocka_unit_test(test_pad_is_zero),
+		cmocka_unit_test(test_event_ids_stable),
+		cmocka_unit_test(test_event_table_entries),
+		cmocka_unit_test(test_domain_names),
+		cmocka_unit_test(test_domain_from_name_each),
+		cmocka_unit_test(test_domain_from_name_unknown),
+		cmocka_unit_test(test_domain_from_name_length_limited),
+		cmocka_unit_test(test_struct_sizes),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL) ? 1 : 0;
+}
