@@ -96,14 +96,14 @@ unit: $(UNIT_BIN)
 	$(Q)fail=0; for t in $(UNIT_BIN); do $$t || fail=1; done; exit $$fail
 
 integration: all
-	$(Q)PROFWRAP_BUILD=$(BUILD) SAN=$(SAN) tests/integration/run.sh
+	$(Q)PROFWRAP_BIN_DIR=$(CURDIR)/$(OUT_PREFIX) PROFWRAP_WORKLOADS=$(CURDIR)/$(BUILD)/workloads tests/integration/run.sh
 
 test: deps
 	$(Q)$(MAKE) --no-print-directory all $(UNIT_BIN)
 	$(Q)$(MAKE) --no-print-directory unit integration
 
 bench: deps all $(BENCH_BIN)
-	$(Q)BUILD=$(BUILD) bench/run.sh
+	$(Q)PROFWRAP_BIN_DIR=$(CURDIR)/$(OUT_PREFIX) PROFWRAP_BENCH_BIN=$(CURDIR)/$(BUILD)/bench bench/run.sh
 
 demo: deps all
 	$(Q)scripts/demo.sh
