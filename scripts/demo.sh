@@ -4,8 +4,10 @@ set -e
 cd "$(dirname "$0")/.."
 out=${PROFWRAP_DEMO_OUT:-demo-out}
 data=${TMPDIR:-/tmp}/profwrap-demo-data
-echo "== profwrap -o $out -f -- python3 tests/workloads/toy_train.py $data --epochs 2"
-./profwrap -o "$out" -f -- python3 tests/workloads/toy_train.py "$data" --epochs 2
+# The interpreter itself, not a version manager's shim script (which would show up as processes of its own).
+python=$(python3 -c 'import os, sys; print(os.path.realpath(sys.executable))')
+echo "== profwrap -o $out -f -- $python tests/workloads/toy_train.py $data --epochs 2"
+./profwrap -o "$out" -f -- "$python" tests/workloads/toy_train.py "$data" --epochs 2
 echo
 cat "$out/rank0.txt"
 echo
