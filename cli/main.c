@@ -26,7 +26,7 @@ static void usage(FILE *f)
 	      "                        io, stdio, process, dl, wait\n"
 	      "      --no-follow-fork  record only COMMAND's own process, not its children\n"
 	      "      --ring-size BYTES per-thread ring size, a power of two >= 4096; K, M, G suffixes\n"
-	      "                        (default 1M)\n"
+	      "                        (default 2M)\n"
 	      "  -q, --quiet           no status line or closing message on stderr\n"
 	      "  -h, --help            this help\n"
 	      "  -V, --version         print the version\n"
@@ -104,7 +104,7 @@ int main(int argc, char **argv)
 		{"ring-size", required_argument, 0, OPT_RING}, {"quiet", no_argument, 0, 'q'},
 		{"help", no_argument, 0, 'h'}, {"version", no_argument, 0, 'V'}, {0, 0, 0, 0},
 	};
-	struct pw_cli_opts o = {.output = "profwrap-out", .follow_fork = 1, .ring_size = 1u << 20};
+	struct pw_cli_opts o = {.output = "profwrap-out", .follow_fork = 1, .ring_size = 2u << 20};
 	int c;
 	if (argc >= 2 && strcmp(argv[1], "report") == 0) {
 		if (argc != 3)

@@ -42,6 +42,7 @@ struct pw_lane {
 	/* claim and lock, touched once per thread (owned lanes) or per record (shared lane) */
 	_Alignas(PW_CACHELINE) _Atomic uint32_t owner;
 	_Atomic uint32_t lock;
+	_Atomic uint32_t backed; /* the producer has reserved this lane's memory (no SIGBUS on a full /dev/shm) */
 };
 
 struct pw_seg_header {

@@ -29,13 +29,14 @@ struct pw_seg_header *pw_seg;
 struct pw_config pw_cfg;
 
 static int collector_fd = -1;
+static int seg_fd = -1; /* kept open to back lanes with memory as threads claim them */
 static pthread_key_t lane_key;
 static int said_passive;
 static int start_argc;
 static int spawning_collector; /* our own forks: their children must not start sessions (or take the lock) */
 static char **start_argv;
 
-#define PW_DEFAULT_LANE_SIZE (1u << 20)
+#define PW_DEFAULT_LANE_SIZE (2u << 20)
 #define PW_DEFAULT_LANES 16u
 #define PW_DEFAULT_ARENA_SIZE (4u << 20)
 #define PW_CONNECT_WAIT_MS 3000
@@ -190,8 +191,21 @@ static struct pw_seg_header *segment_create(char *name, size_t name_size, int *f
 		say_passive("cannot size or map shared memory");
 		return NULL;
 	}
-	pw_seg_init(p, pw_cfg.lanes + 1, pw_cfg.lane_size, pw_cfg.arena_size);
-	return p;
+	struct pw_seg_header *h = p;
+	pw_seg_init(h, pw_cfg.lanes + 1, pw_cfg.lane_size, pw_cfg.arena_size);
+	/* Pages of shared memory are taken when first written; on a full /dev/shm that write is a SIGBUS in
+	 * the target. So memory is reserved before use: here the header, the shared lane and the arena; a
+	 * thread's own lane when it claims it. */
+	uint64_t shared_off = (uint64_t)(pw_seg_lane_data(h, h->lane_count - 1) - (uint8_t *)h);
+	if (posix_fallocate(*fd, 0, (off_t)h->header_size) || posix_fallocate(*fd, (off_t)shared_off, (off_t)(size - shared_off))) {
+		munmap(p, size);
+		close(*fd);
+		shm_unlink(name);
+		say_passive("not enough shared memory (/dev/shm is full)");
+		return NULL;
+	}
+	atomic_store_explicit(&pw_seg_lanes(h)[h->lane_count - 1].backed, 1, memory_order_relaxed);
+	return h;
 }
 
 static int connect_socket(const char *path)
@@ -370,7 +384,7 @@ static void session_start(void)
 		say_passive("no collector is listening");
 		return;
 	}
-	close(shm_fd);
+	seg_fd = shm_fd;
 	collector_fd = fd;
 	pw_recording = pw_cfg.domain_mask;
 	note_inherited_fds();
@@ -399,6 +413,14 @@ int pw_thread_attach(struct pw_thread *t)
 		if (atomic_load_explicit(&lanes[i].owner, memory_order_relaxed) == 0 &&
 		    atomic_compare_exchange_strong_explicit(&lanes[i].owner, &free_owner, t->tid,
 							    memory_order_acquire, memory_order_relaxed)) {
+			if (!atomic_load_explicit(&lanes[i].backed, memory_order_relaxed)) {
+				off_t off = (off_t)(pw_seg_lane_data(h, i) - (uint8_t *)h);
+				if (seg_fd < 0 || posix_fallocate(seg_fd, off, (off_t)h->lane_size)) {
+					atomic_store_explicit(&lanes[i].owner, 0, memory_order_release);
+					break; /* no memory for a lane of its own: share */
+				}
+				atomic_store_explicit(&lanes[i].backed, 1, memory_order_relaxed);
+			}
 			t->lane = &lanes[i];
 			t->data = pw_seg_lane_data(h, i);
 			t->shared = 0;
@@ -452,6 +474,9 @@ void pw_after_fork_child(void)
 	if (collector_fd >= 0)
 		close(collector_fd);
 	collector_fd = -1;
+	if (seg_fd >= 0)
+		close(seg_fd);
+	seg_fd = -1;
 	memset(&pw_self, 0, sizeof pw_self);
 	if (pw_cfg.follow_fork && !spawning_collector)
 		session_start();
