@@ -62,22 +62,43 @@ int pw_seg_validate(const struct pw_seg_header *h, uint64_t mapped_size)
 	return 0;
 }
 
-pw_strref pw_arena_put(struct pw_seg_header *h, const char *s, size_t len)
+static size_t clamp_len(size_t len)
 {
-	if (len > UINT32_MAX - 64)
-		len = UINT32_MAX - 64;
-	uint64_t need = align_up(PW_ARENA_ENTRY_HDR + len + 1, 8);
+	return len > UINT32_MAX - 64 ? UINT32_MAX - 64 : len;
+}
+
+uint64_t pw_arena_entry_size(size_t len)
+{
+	return align_up(PW_ARENA_ENTRY_HDR + clamp_len(len) + 1, 8);
+}
+
+pw_strref pw_arena_alloc(struct pw_seg_header *h, size_t len)
+{
+	uint64_t need = pw_arena_entry_size(len);
 	uint64_t off = atomic_fetch_add_explicit(&h->arena_used, need, memory_order_relaxed);
 	if (off + need > h->arena_size) {
 		atomic_fetch_add_explicit(&h->arena_dropped, 1, memory_order_relaxed);
 		return 0;
 	}
-	char *p = (char *)h + h->arena_offset + off;
+	return off;
+}
+
+void pw_arena_fill(struct pw_seg_header *h, pw_strref ref, const char *s, size_t len)
+{
+	len = clamp_len(len);
+	char *p = (char *)h + h->arena_offset + ref;
 	uint32_t l32 = (uint32_t)len;
 	memcpy(p, &l32, sizeof l32);
 	memcpy(p + PW_ARENA_ENTRY_HDR, s, len);
 	p[PW_ARENA_ENTRY_HDR + len] = 0;
-	return off;
+}
+
+pw_strref pw_arena_put(struct pw_seg_header *h, const char *s, size_t len)
+{
+	pw_strref ref = pw_arena_alloc(h, len);
+	if (ref)
+		pw_arena_fill(h, ref, s, len);
+	return ref;
 }
 
 const char *pw_arena_get(struct pw_seg_header *h, uint64_t mapped_size, pw_strref ref, uint32_t *len)

@@ -165,8 +165,17 @@ static inline void pw_shared_lane_commit(struct pw_lane *l, const struct pw_rese
 	atomic_store_explicit(&l->lock, 0, memory_order_release);
 }
 
-/* Copies len bytes of s (NUL added) into the arena. Returns the reference, or 0 when the arena is full (the
- * string is counted in arena_dropped). Lock-free and async-signal-safe. */
+/* Bytes an arena entry for a string of len bytes takes. */
+uint64_t pw_arena_entry_size(size_t len);
+
+/* Hands out space for a string of len bytes. Returns its reference (the entry's offset in the arena), or 0
+ * when the arena is full (the string is counted in arena_dropped). Lock-free and async-signal-safe. */
+pw_strref pw_arena_alloc(struct pw_seg_header *h, size_t len);
+
+/* Copies len bytes of s (NUL added) into the entry that pw_arena_alloc(h, len) returned. */
+void pw_arena_fill(struct pw_seg_header *h, pw_strref ref, const char *s, size_t len);
+
+/* pw_arena_alloc and pw_arena_fill in one, for memory that is known to be backed. */
 pw_strref pw_arena_put(struct pw_seg_header *h, const char *s, size_t len);
 
 /* ---- consumer side ---- */

@@ -134,6 +134,48 @@ static char *read_small_file(const char *path, char *buf, size_t size, ssize_t *
 	return buf;
 }
 
+/* Backs [off, off+len) of the segment with memory (see segment_create). Returns 0 or -1. */
+static int back_range(uint64_t off, uint64_t len)
+{
+	return seg_fd >= 0 && posix_fallocate(seg_fd, (off_t)off, (off_t)len) == 0 ? 0 : -1;
+}
+
+/* The arena is backed in steps as it fills: the step that holds an entry is reserved before it is written. */
+#define PW_ARENA_STEP (256u << 10)
+static _Atomic uint64_t arena_backed; /* arena bytes from its start known to be backed */
+
+static pw_strref intern_bytes(const char *s, size_t len)
+{
+	struct pw_seg_header *h = pw_seg;
+	if (!h || !s)
+		return 0;
+	pw_strref ref = pw_arena_alloc(h, len);
+	if (!ref)
+		return 0;
+	uint64_t end = ref + pw_arena_entry_size(len);
+	uint64_t backed = atomic_load_explicit(&arena_backed, memory_order_acquire);
+	if (end > backed) {
+		uint64_t from = backed < ref ? ref & ~(uint64_t)4095 : backed;
+		uint64_t to = (end + PW_ARENA_STEP - 1) & ~(uint64_t)(PW_ARENA_STEP - 1);
+		if (to > h->arena_size)
+			to = h->arena_size;
+		if (back_range(h->arena_offset + from, to - from) < 0) {
+			atomic_fetch_add_explicit(&h->arena_dropped, 1, memory_order_relaxed);
+			return 0;
+		}
+		while (backed < to && !atomic_compare_exchange_weak_explicit(&arena_backed, &backed, to,
+									     memory_order_release, memory_order_acquire))
+			;
+	}
+	pw_arena_fill(h, ref, s, len);
+	return ref;
+}
+
+pw_strref pw_intern_path(const char *path)
+{
+	return path ? intern_bytes(path, strlen(path)) : 0;
+}
+
 /* Header fields that describe the process: pid, rank, clock origin, argv, executable, host. */
 static void describe_process(struct pw_seg_header *h, enum pw_clock_kind clock)
 {
@@ -151,15 +193,15 @@ static void describe_process(struct pw_seg_header *h, enum pw_clock_kind clock)
 	char buf[8192];
 	ssize_t len;
 	if (read_small_file("/proc/self/cmdline", buf, sizeof buf, &len) && len > 0)
-		h->argv_ref = pw_arena_put(h, buf, (size_t)len - (buf[len - 1] == 0));
+		h->argv_ref = intern_bytes(buf, (size_t)len - (buf[len - 1] == 0));
 	else if (start_argv && start_argc > 0)
 		h->argv_ref = pw_intern_path(start_argv[0]);
 	len = readlink("/proc/self/exe", buf, sizeof buf - 1);
 	if (len > 0)
-		h->exe_ref = pw_arena_put(h, buf, (size_t)len);
+		h->exe_ref = intern_bytes(buf, (size_t)len);
 	if (gethostname(buf, sizeof buf - 1) == 0) {
 		buf[sizeof buf - 1] = 0;
-		h->host_ref = pw_arena_put(h, buf, strlen(buf));
+		h->host_ref = intern_bytes(buf, strlen(buf));
 	}
 }
 
@@ -193,18 +235,18 @@ static struct pw_seg_header *segment_create(char *name, size_t name_size, int *f
 	}
 	struct pw_seg_header *h = p;
 	pw_seg_init(h, pw_cfg.lanes + 1, pw_cfg.lane_size, pw_cfg.arena_size);
-	/* Pages of shared memory are taken when first written; on a full /dev/shm that write is a SIGBUS in
-	 * the target. So memory is reserved before use: here the header, the shared lane and the arena; a
-	 * thread's own lane when it claims it. */
-	uint64_t shared_off = (uint64_t)(pw_seg_lane_data(h, h->lane_count - 1) - (uint8_t *)h);
-	if (posix_fallocate(*fd, 0, (off_t)h->header_size) || posix_fallocate(*fd, (off_t)shared_off, (off_t)(size - shared_off))) {
+	/* Pages of shared memory are taken when first written, and a write to a full /dev/shm is a SIGBUS in
+	 * the target. So memory is reserved before it is used: the header here, a lane when a thread claims
+	 * it, the arena step by step as it fills. */
+	seg_fd = *fd;
+	if (back_range(0, h->header_size) < 0) {
 		munmap(p, size);
 		close(*fd);
+		seg_fd = -1;
 		shm_unlink(name);
 		say_passive("not enough shared memory (/dev/shm is full)");
 		return NULL;
 	}
-	atomic_store_explicit(&pw_seg_lanes(h)[h->lane_count - 1].backed, 1, memory_order_relaxed);
 	return h;
 }
 
@@ -352,7 +394,7 @@ static void note_inherited_fds(void)
 			continue;
 		target[n] = 0;
 		uint64_t now = pw_clock_ticks();
-		pw_emit_call(PW_EV_FD_INFO, now, now, 0, (uint64_t)fd, pw_arena_put(pw_seg, target, (size_t)n), 0);
+		pw_emit_call(PW_EV_FD_INFO, now, now, 0, (uint64_t)fd, intern_bytes(target, (size_t)n), 0);
 	}
 }
 
@@ -368,23 +410,28 @@ static void session_start(void)
 		say_passive("session path too long");
 		return;
 	}
-	struct pw_seg_header *h = segment_create(name, sizeof name, &shm_fd);
-	if (!h)
-		return;
-	pw_seg = h;
-	describe_process(h, clock);
 	int fd = connect_or_start_collector(sock);
-	if (fd < 0 || send_hello(fd, name, shm_fd) < 0) {
-		if (fd >= 0)
-			close(fd);
-		close(shm_fd);
-		munmap(h, h->segment_size);
-		shm_unlink(name);
-		pw_seg = NULL;
+	if (fd < 0) {
 		say_passive("no collector is listening");
 		return;
 	}
-	seg_fd = shm_fd;
+	struct pw_seg_header *h = segment_create(name, sizeof name, &shm_fd);
+	if (!h) {
+		close(fd);
+		return;
+	}
+	pw_seg = h;
+	describe_process(h, clock);
+	if (send_hello(fd, name, shm_fd) < 0) {
+		close(fd);
+		close(shm_fd);
+		seg_fd = -1;
+		munmap(h, h->segment_size);
+		shm_unlink(name);
+		pw_seg = NULL;
+		say_passive("the collector did not take this process");
+		return;
+	}
 	collector_fd = fd;
 	pw_recording = pw_cfg.domain_mask;
 	note_inherited_fds();
@@ -414,8 +461,7 @@ int pw_thread_attach(struct pw_thread *t)
 		    atomic_compare_exchange_strong_explicit(&lanes[i].owner, &free_owner, t->tid,
 							    memory_order_acquire, memory_order_relaxed)) {
 			if (!atomic_load_explicit(&lanes[i].backed, memory_order_relaxed)) {
-				off_t off = (off_t)(pw_seg_lane_data(h, i) - (uint8_t *)h);
-				if (seg_fd < 0 || posix_fallocate(seg_fd, off, (off_t)h->lane_size)) {
+				if (back_range((uint64_t)(pw_seg_lane_data(h, i) - (uint8_t *)h), h->lane_size) < 0) {
 					atomic_store_explicit(&lanes[i].owner, 0, memory_order_release);
 					break; /* no memory for a lane of its own: share */
 				}
@@ -428,16 +474,20 @@ int pw_thread_attach(struct pw_thread *t)
 			return 0;
 		}
 	}
+	if (!atomic_load_explicit(&lanes[shared].backed, memory_order_acquire)) {
+		/* Several threads may back it at once: harmless, fallocate is idempotent. */
+		if (back_range((uint64_t)(pw_seg_lane_data(h, shared) - (uint8_t *)h), h->lane_size) < 0) {
+			atomic_fetch_add_explicit(&lanes[shared].dropped, 1, memory_order_relaxed);
+			return -1;
+		}
+		atomic_store_explicit(&lanes[shared].backed, 1, memory_order_release);
+	}
 	t->lane = &lanes[shared];
 	t->data = pw_seg_lane_data(h, shared);
 	t->shared = 1;
 	return 0;
 }
 
-pw_strref pw_intern_path(const char *path)
-{
-	return path && pw_seg ? pw_arena_put(pw_seg, path, strlen(path)) : 0;
-}
 
 void pw_note_exit(int status)
 {
@@ -477,6 +527,7 @@ void pw_after_fork_child(void)
 	if (seg_fd >= 0)
 		close(seg_fd);
 	seg_fd = -1;
+	atomic_store_explicit(&arena_backed, 0, memory_order_relaxed);
 	memset(&pw_self, 0, sizeof pw_self);
 	if (pw_cfg.follow_fork && !spawning_collector)
 		session_start();
