@@ -389,6 +389,7 @@ static void on_end(void *ctx, const struct pw_raw_end *end, uint64_t end_ns, con
 	p->io_wchar = end->io_wchar;
 	p->io_valid = end->io_valid == 1;
 	p->skipped += end->bad_records;
+	p->dropped += end->guard_skipped; /* calls a signal handler made while its thread was writing a record */
 	c->rs->r.strings_dropped += end->arena_dropped;
 }
 

@@ -53,13 +53,8 @@ PW_EXPORT void *dlopen(const char *path, int flags)
 {
 	const void *caller = __builtin_return_address(0);
 	PW_RESOLVE(dlopen);
-	if (!pw_should_record(PW_DOM_DL)) {
-		uint8_t guard = pw_self.guard;
-		pw_self.guard = 1;
-		void *ret = dlopen_as(path, flags, caller);
-		pw_self.guard = guard;
-		return ret;
-	}
+	if (!pw_should_record(PW_DOM_DL))
+		return dlopen_as(path, flags, caller);
 	PW_BEGIN();
 	void *ret = dlopen_as(path, flags, caller);
 	PW_END(DLOPEN, ret, flags, pw_intern_path(path), !ret);

@@ -489,6 +489,12 @@ int pw_thread_attach(struct pw_thread *t)
 }
 
 
+void pw_note_guard_skip(void)
+{
+	if (pw_seg)
+		atomic_fetch_add_explicit(&pw_seg->guard_skipped, 1, memory_order_relaxed);
+}
+
 void pw_note_exit(int status)
 {
 	struct pw_seg_header *h = pw_seg;
@@ -516,7 +522,7 @@ void pw_note_exit(int status)
 void pw_after_fork_child(void)
 {
 	uint8_t guard = pw_self.guard;
-	pw_self.guard = 1;
+	pw_self.guard = PW_GUARD_INTERNAL;
 	pw_recording = 0;
 	if (pw_seg)
 		munmap(pw_seg, pw_seg->segment_size);
@@ -536,7 +542,7 @@ void pw_after_fork_child(void)
 
 __attribute__((constructor)) static void pw_init(int argc, char **argv)
 {
-	pw_self.guard = 1;
+	pw_self.guard = PW_GUARD_INTERNAL;
 	start_argc = argc;
 	start_argv = argv;
 	if (config_load() == 0) {

@@ -18,10 +18,8 @@ PW_EXPORT pid_t fork(void)
 		return real_fork();
 	PW_BEGIN();
 	pid_t pid = real_fork();
-	if (pid == 0) {
-		pw_self.guard = 0;
+	if (pid == 0)
 		return 0;
-	}
 	PW_END(FORK, pid, pid, 0, pid < 0);
 	return pid;
 }
@@ -35,10 +33,8 @@ PW_EXPORT pid_t vfork(void)
 		return real_fork();
 	PW_BEGIN();
 	pid_t pid = real_fork();
-	if (pid == 0) {
-		pw_self.guard = 0;
+	if (pid == 0)
 		return 0;
-	}
 	PW_END(VFORK, pid, pid, 0, pid < 0);
 	return pid;
 }
@@ -54,13 +50,13 @@ PW_EXPORT pid_t vfork(void)
 		if (!pw_should_record(PW_DOM_PROCESS))                                                  \
 			return real_##name(pid, path, fa, attr, argv, envp);                            \
 		pid_t child = 0;                                                                        \
-		pw_self.guard = 1;                                                                      \
 		uint64_t t0 = pw_clock_ticks();                                                         \
 		int rc = real_##name(&child, path, fa, attr, argv, envp);                               \
 		uint64_t t1 = pw_clock_ticks();                                                         \
 		int saved = errno;                                                                      \
 		if (pid)                                                                                \
 			*pid = child;                                                                   \
+		pw_self.guard = PW_GUARD_RECORDING;                                                     \
 		pw_emit_call(PW_EV_##ev, t0, t1, rc, (uint64_t)(rc == 0 ? child : -1), pw_intern_path(path), rc); \
 		pw_self.guard = 0;                                                                      \
 		errno = saved;                                                                          \
@@ -74,14 +70,17 @@ static void exec_begin(const char *path)
 {
 	if (!pw_seg)
 		return;
+	pw_self.guard = PW_GUARD_RECORDING;
 	pw_seg->exec_ref = pw_intern_path(path);
 	pw_seg->end_ticks = pw_clock_ticks();
 	atomic_store_explicit(&pw_seg->state, PW_STATE_EXECING, memory_order_release);
+	pw_self.guard = 0;
 }
 
 static void exec_failed(uint64_t t0, const char *path)
 {
 	int saved = errno;
+	pw_self.guard = PW_GUARD_RECORDING;
 	if (pw_seg)
 		atomic_store_explicit(&pw_seg->state, PW_STATE_RUNNING, memory_order_release);
 	pw_emit_call(PW_EV_EXECVE, t0, pw_clock_ticks(), -1, 0, pw_intern_path(path), saved);
@@ -96,7 +95,6 @@ static void exec_failed(uint64_t t0, const char *path)
 		PW_RESOLVE(name);                               \
 		if (!pw_should_record(PW_DOM_PROCESS))          \
 			return real_##name args;                \
-		pw_self.guard = 1;                              \
 		uint64_t t0 = pw_clock_ticks();                 \
 		exec_begin(path);                               \
 		int rc = real_##name args;                      \
@@ -156,10 +154,12 @@ PW_EXPORT int execle(const char *path, const char *arg, ...)
 	{                                                                        \
 		PW_RESOLVE(name);                                                \
 		if (pw_should_record(PW_DOM_PROCESS)) {                          \
-			pw_self.guard = 1;                                       \
+			pw_self.guard = PW_GUARD_RECORDING;                      \
 			uint64_t now = pw_clock_ticks();                         \
 			pw_emit_call(PW_EV_##ev, now, now, 0, (uint64_t)status, 0, 0); \
+			pw_self.guard = PW_GUARD_INTERNAL;                       \
 			pw_note_exit(status);                                    \
+			pw_self.guard = 0; /* atexit handlers are recorded */    \
 		}                                                                \
 		real_##name(status);                                             \
 		__builtin_unreachable();                                         \
@@ -267,7 +267,7 @@ static int pw_main(int argc, char **argv, char **envp)
 	int status = real_main(argc, argv, envp);
 	if (pw_seg) {
 		uint8_t guard = pw_self.guard;
-		pw_self.guard = 1;
+		pw_self.guard = PW_GUARD_INTERNAL;
 		pw_note_exit(status);
 		pw_self.guard = guard;
 	}

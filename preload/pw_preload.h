@@ -34,9 +34,16 @@ struct pw_thread {
 	struct pw_lane *lane; /* NULL until the thread's first record */
 	uint8_t *data;
 	uint32_t tid;
-	uint8_t guard;  /* 1 while this thread is inside the profiler: wrapped calls go straight through */
+	uint8_t guard;  /* PW_GUARD_*: set while this thread runs profiler code; wrapped calls go straight through */
 	uint8_t shared; /* lane is the shared one */
 };
+
+/* Guard values. RECORDING covers only the writing of a record (not the real call, so calls that libc makes
+ * back into wrapped functions — constructors run by dlopen, atexit handlers — are recorded too); a wrapped
+ * call that finds it set comes from a signal handler that interrupted the record, and is counted as skipped.
+ * INTERNAL covers the profiler's own set-up and bookkeeping. */
+#define PW_GUARD_RECORDING 1
+#define PW_GUARD_INTERNAL 2
 
 extern __thread struct pw_thread pw_self __attribute__((tls_model("initial-exec")));
 
@@ -81,10 +88,19 @@ static inline void pw_emit_call(uint16_t ev, uint64_t t0, uint64_t t1, int64_t r
 		pw_lane_commit(t->lane, &r);
 }
 
+/* Counts a call a signal handler made while its thread was writing a record (not recorded). */
+void pw_note_guard_skip(void);
+
 /* Whether a call in domain dom is to be recorded on this thread now. */
 static inline int pw_should_record(enum pw_domain dom)
 {
-	return PW_UNLIKELY((pw_recording >> dom) & 1) && !pw_self.guard;
+	if (!((pw_recording >> dom) & 1))
+		return 0;
+	if (PW_LIKELY(!pw_self.guard))
+		return 1;
+	if (pw_self.guard == PW_GUARD_RECORDING)
+		pw_note_guard_skip();
+	return 0;
 }
 
 /* Copies a path into the arena; returns its reference, 0 for NULL or a full arena. Guard held. */
@@ -103,6 +119,18 @@ void pw_note_exit(int status);
 			real_##name = (__typeof__(real_##name))pw_resolve(#name, NULL); \
 	} while (0)
 
+/* Writes the record of a call that started at t0_, with the guard held for the writing only. */
+#define PW_RECORD(ev, ret, a0, a1, failed)                                                                \
+	do {                                                                                              \
+		uint64_t t1_ = pw_clock_ticks();                                                          \
+		int errno_ = errno;                                                                       \
+		pw_self.guard = PW_GUARD_RECORDING;                                                       \
+		pw_emit_call(PW_EV_##ev, t0_, t1_, (int64_t)(intptr_t)(ret), (uint64_t)(uintptr_t)(a0),   \
+			     (uint64_t)(uintptr_t)(a1), (failed) ? errno_ : 0);                           \
+		pw_self.guard = 0;                                                                        \
+		errno = errno_;                                                                           \
+	} while (0)
+
 /* The generic wrapper: resolve, time, call, time, record, return. a0/a1 are expressions of the parameters
  * and of `ret` (the result); failed is an expression of `ret` that is true when errno holds the cause. */
 #define PW_WRAP(dom, ev, ret_t, name, params, args, a0, a1, failed)                                       \
@@ -112,50 +140,14 @@ void pw_note_exit(int status);
 		PW_RESOLVE(name);                                                                         \
 		if (!pw_should_record(PW_DOM_##dom))                                                      \
 			return real_##name args;                                                          \
-		pw_self.guard = 1;                                                                        \
 		uint64_t t0_ = pw_clock_ticks();                                                          \
 		ret_t ret = real_##name args;                                                             \
-		uint64_t t1_ = pw_clock_ticks();                                                          \
-		int errno_ = errno;                                                                       \
-		pw_emit_call(PW_EV_##ev, t0_, t1_, (int64_t)(intptr_t)(ret), (uint64_t)(uintptr_t)(a0),   \
-			     (uint64_t)(uintptr_t)(a1), (failed) ? errno_ : 0);                           \
-		pw_self.guard = 0;                                                                        \
-		errno = errno_;                                                                           \
+		PW_RECORD(ev, ret, a0, a1, failed);                                                       \
 		return ret;                                                                               \
 	}
 
-/* Same, for calls that return nothing. */
-#define PW_WRAP_VOID(dom, ev, name, params, args, a0, a1)                                                 \
-	PW_REAL(void, name, params);                                                                      \
-	PW_EXPORT void name params                                                                        \
-	{                                                                                                 \
-		PW_RESOLVE(name);                                                                         \
-		if (!pw_should_record(PW_DOM_##dom)) {                                                    \
-			real_##name args;                                                                 \
-			return;                                                                           \
-		}                                                                                         \
-		pw_self.guard = 1;                                                                        \
-		uint64_t t0_ = pw_clock_ticks();                                                          \
-		real_##name args;                                                                         \
-		uint64_t t1_ = pw_clock_ticks();                                                          \
-		int errno_ = errno;                                                                       \
-		pw_emit_call(PW_EV_##ev, t0_, t1_, 0, (uint64_t)(uintptr_t)(a0), (uint64_t)(uintptr_t)(a1), 0); \
-		pw_self.guard = 0;                                                                        \
-		errno = errno_;                                                                           \
-	}
-
-/* For hand-written wrappers: open and close a recorded section around the real call. */
-#define PW_BEGIN()                          \
-	pw_self.guard = 1;                  \
-	uint64_t t0_ = pw_clock_ticks()
-#define PW_END(ev, ret, a0, a1, failed)                                                                   \
-	do {                                                                                              \
-		uint64_t t1_ = pw_clock_ticks();                                                          \
-		int errno_ = errno;                                                                       \
-		pw_emit_call(PW_EV_##ev, t0_, t1_, (int64_t)(intptr_t)(ret), (uint64_t)(uintptr_t)(a0),   \
-			     (uint64_t)(uintptr_t)(a1), (failed) ? errno_ : 0);                           \
-		pw_self.guard = 0;                                                                        \
-		errno = errno_;                                                                           \
-	} while (0)
+/* For hand-written wrappers: PW_BEGIN() before the real call, PW_END(...) after it. */
+#define PW_BEGIN() uint64_t t0_ = pw_clock_ticks()
+#define PW_END(ev, ret, a0, a1, failed) PW_RECORD(ev, ret, a0, a1, failed)
 
 #endif
