@@ -14,17 +14,20 @@
 /* open() takes a mode only when it may create. */
 #define NEEDS_MODE(flags) (((flags) & O_CREAT) || ((flags) & O_TMPFILE) == O_TMPFILE)
 
+#define PW_OPEN_MODE(flags)                               \
+	mode_t mode = 0;                                  \
+	if (NEEDS_MODE(flags)) {                          \
+		va_list ap;                               \
+		va_start(ap, flags);                      \
+		mode = va_arg(ap, mode_t);                \
+		va_end(ap);                               \
+	}
+
 #define PW_OPEN_WRAP(name)                                                               \
 	PW_REAL(int, name, (const char *, int, ...));                                    \
 	PW_EXPORT int name(const char *path, int flags, ...)                             \
 	{                                                                                \
-		mode_t mode = 0;                                                         \
-		if (NEEDS_MODE(flags)) {                                                 \
-			va_list ap;                                                      \
-			va_start(ap, flags);                                             \
-			mode = va_arg(ap, mode_t);                                       \
-			va_end(ap);                                                      \
-		}                                                                        \
+		PW_OPEN_MODE(flags)                                                      \
 		PW_RESOLVE(name);                                                        \
 		if (!pw_should_record(PW_DOM_IO))                                        \
 			return real_##name(path, flags, mode);                           \
@@ -40,13 +43,7 @@ PW_OPEN_WRAP(open64)
 	PW_REAL(int, name, (int, const char *, int, ...));                               \
 	PW_EXPORT int name(int dirfd, const char *path, int flags, ...)                  \
 	{                                                                                \
-		mode_t mode = 0;                                                         \
-		if (NEEDS_MODE(flags)) {                                                 \
-			va_list ap;                                                      \
-			va_start(ap, flags);                                             \
-			mode = va_arg(ap, mode_t);                                       \
-			va_end(ap);                                                      \
-		}                                                                        \
+		PW_OPEN_MODE(flags)                                                      \
 		PW_RESOLVE(name);                                                        \
 		if (!pw_should_record(PW_DOM_IO))                                        \
 			return real_##name(dirfd, path, flags, mode);                    \

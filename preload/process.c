@@ -9,35 +9,25 @@
 
 #include "pw_preload.h"
 
-/* fork: only the parent records; the child's state is reset by pw_after_fork_child() (pthread_atfork). */
-PW_REAL(pid_t, fork, (void));
-PW_EXPORT pid_t fork(void)
-{
-	PW_RESOLVE(fork);
-	if (!pw_should_record(PW_DOM_PROCESS))
-		return real_fork();
-	PW_BEGIN();
-	pid_t pid = real_fork();
-	if (pid == 0)
-		return 0;
-	PW_END(FORK, pid, pid, 0, pid < 0);
-	return pid;
-}
-
-/* vfork is served by fork: a wrapper cannot return twice into a shared stack, and a correct vfork child
+/* fork: only the parent records; the child's state is reset by pw_after_fork_child() (pthread_atfork).
+ * vfork is served by fork: a wrapper cannot return twice into a shared stack, and a correct vfork child
  * (exec or _exit only) behaves the same in a forked copy. */
-PW_EXPORT pid_t vfork(void)
-{
-	PW_RESOLVE(fork);
-	if (!pw_should_record(PW_DOM_PROCESS))
-		return real_fork();
-	PW_BEGIN();
-	pid_t pid = real_fork();
-	if (pid == 0)
-		return 0;
-	PW_END(VFORK, pid, pid, 0, pid < 0);
-	return pid;
-}
+PW_REAL(pid_t, fork, (void));
+#define PW_FORK_WRAP(ev, name)                                  \
+	PW_EXPORT pid_t name(void)                              \
+	{                                                       \
+		PW_RESOLVE(fork);                               \
+		if (!pw_should_record(PW_DOM_PROCESS))          \
+			return real_fork();                     \
+		PW_BEGIN();                                     \
+		pid_t pid = real_fork();                        \
+		if (pid == 0)                                   \
+			return 0;                               \
+		PW_END(ev, pid, pid, 0, pid < 0);               \
+		return pid;                                     \
+	}
+PW_FORK_WRAP(FORK, fork)
+PW_FORK_WRAP(VFORK, vfork)
 
 /* posix_spawn reports failure in its return value, not errno. */
 #define PW_SPAWN_WRAP(ev, name)                                                                              \
