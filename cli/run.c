@@ -239,7 +239,10 @@ static void write_session_file(const char *out, char **command, pid_t target, in
 	fputs("command=", f);
 	for (int i = 0; command[i]; i++)
 		fprintf(f, "%s%s", i ? " " : "", command[i]);
-	fprintf(f, "\ntarget_pid=%d\ntarget_status=%d\n", (int)target, status);
+	char host[256] = "";
+	gethostname(host, sizeof host - 1);
+	fprintf(f, "\ntarget_pid=%d\ntarget_status=%d\ncli_pid=%d\nhost=%s\n", (int)target, status, (int)getpid(),
+		host);
 	fclose(f);
 }
 

@@ -102,9 +102,12 @@ struct rank_state {
 	struct name_index files_ix, libs_ix;
 };
 
+/* A child reaped by a wait: which pid, its status, who waited and on which host (pids repeat across hosts). */
 struct reaped {
 	int pid;
 	int status;
+	int waiter;
+	const char *host;
 };
 
 /* State while one raw file is read. */
@@ -175,10 +178,17 @@ static struct pw_file_stat *file_of_fd(struct file_ctx *c, int64_t fd)
 	return &c->rs->r.files[c->fd_file[fd] - 1];
 }
 
+/* Binds fd to a file; an unknown file ((size_t)-1: path not recorded) unbinds it, so the fd's earlier file
+ * does not collect another file's I/O. */
 static void fd_bind(struct file_ctx *c, int64_t fd, size_t file)
 {
-	if (fd < 0 || fd >= FD_TABLE_MAX || file == (size_t)-1)
+	if (fd < 0 || fd >= FD_TABLE_MAX)
 		return;
+	if (file == (size_t)-1) {
+		if ((uint64_t)fd < c->fd_cap)
+			c->fd_file[fd] = 0;
+		return;
+	}
 	int32_t *n = grow(c->fd_file, &c->fd_cap, (size_t)fd + 1, sizeof *n);
 	if (!n) {
 		c->oom = 1;
@@ -331,7 +341,8 @@ static void on_event(void *ctx, const struct pw_raw_event *e)
 			struct reaped *n = grow(c->as->reaped, &c->as->reaped_cap, c->as->nreaped + 1, sizeof *n);
 			if (n) {
 				c->as->reaped = n;
-				c->as->reaped[c->as->nreaped++] = (struct reaped){(int)rec->arg0, (int)rec->arg1};
+				c->as->reaped[c->as->nreaped++] =
+					(struct reaped){(int)rec->arg0, (int)rec->arg1, p->pid, c->rs->r.host};
 			}
 		}
 		break;
@@ -451,28 +462,41 @@ static void read_session(struct pw_analysis *a, const char *out_dir)
 			a->target_pid = atoi(line + 11);
 		else if (strncmp(line, "target_status=", 14) == 0)
 			a->target_status = atoi(line + 14);
+		else if (strncmp(line, "cli_pid=", 8) == 0)
+			a->cli_pid = atoi(line + 8);
+		else if (strncmp(line, "host=", 5) == 0 && !a->cli_host)
+			a->cli_host = strdup(line + 5);
 	}
 	fclose(f);
 }
 
+static int same_host(const char *a, const char *b)
+{
+	return !a || !b || strcmp(a, b) == 0;
+}
+
 /* A parent's wait (or the CLI's) says how a child ended: the signal that killed it, or its exit code when the
- * child's own record has none. Applied to the pid's last image. */
-static void apply_status(struct pw_analysis *a, int pid, int status)
+ * child's own record has none. Applied to the last image of the child of that waiter on that host. */
+static void apply_status(struct pw_analysis *a, const struct reaped *w)
 {
 	struct pw_proc *last = NULL;
-	for (size_t r = 0; r < a->nranks; r++)
+	for (size_t r = 0; r < a->nranks; r++) {
+		if (!same_host(a->ranks[r].host, w->host))
+			continue;
 		for (size_t i = 0; i < a->ranks[r].nprocs; i++) {
 			struct pw_proc *p = &a->ranks[r].procs[i];
-			if (p->pid == pid && (!last || p->image > last->image))
+			if (p->pid == w->pid && (w->waiter <= 0 || p->ppid == w->waiter) &&
+			    (!last || p->start_ns > last->start_ns))
 				last = p;
 		}
+	}
 	if (!last)
 		return;
-	if (WIFSIGNALED(status)) {
-		last->signal = WTERMSIG(status);
+	if (WIFSIGNALED(w->status)) {
+		last->signal = WTERMSIG(w->status);
 		last->exit_code = -1;
-	} else if (WIFEXITED(status) && last->exit_code < 0) {
-		last->exit_code = WEXITSTATUS(status);
+	} else if (WIFEXITED(w->status) && last->exit_code < 0) {
+		last->exit_code = WEXITSTATUS(w->status);
 	}
 }
 
@@ -574,9 +598,11 @@ int pw_analyze(const char *out_dir, struct pw_analysis *a, char *err, size_t err
 	qsort(a->ranks, a->nranks, sizeof *a->ranks, cmp_rank);
 	read_session(a, out_dir);
 	for (size_t i = 0; i < as.nreaped; i++)
-		apply_status(a, as.reaped[i].pid, as.reaped[i].status);
-	if (a->target_pid > 0 && a->target_status >= 0)
-		apply_status(a, a->target_pid, a->target_status);
+		apply_status(a, &as.reaped[i]);
+	if (a->target_pid > 0 && a->target_status >= 0) {
+		struct reaped target = {a->target_pid, a->target_status, a->cli_pid, a->cli_host};
+		apply_status(a, &target);
+	}
 	free(as.reaped);
 	for (size_t i = 0; i < a->nranks; i++)
 		finish_rank(a, &a->ranks[i]);
@@ -606,6 +632,7 @@ void pw_analysis_free(struct pw_analysis *a)
 	free(a->ranks);
 	free(a->out_dir);
 	free(a->command);
+	free(a->cli_host);
 	memset(a, 0, sizeof *a);
 }
 

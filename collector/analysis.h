@@ -96,6 +96,8 @@ struct pw_analysis {
 	char *command;
 	int target_pid;
 	int target_status; /* waitpid() form, -1 if unknown */
+	int cli_pid;       /* the target's parent */
+	char *cli_host;
 };
 
 /* Reads every .pwt file in OUT/raw. Returns 0, or -1 with a one-line reason in err (no raw directory, no raw file,

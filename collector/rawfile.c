@@ -203,7 +203,7 @@ int pw_raw_read(const char *path, const struct pw_raw_visitor *v, void *ctx, uin
 	}
 	struct pw_clock_line line = fit_clock(base, size, off, proc.clock_kind, proc.clock0);
 	const char *strs = (const char *)base + off + sizeof c + sizeof proc;
-	struct pw_raw_proc_view pv = {(const struct pw_raw_proc *)(base + off + sizeof c), strs,
+	struct pw_raw_proc_view pv = {&proc, strs,
 				      strs + proc.argv_len, strs + proc.argv_len + proc.exe_len,
 				      pw_clock_to_ns(&line, proc.clock0.ticks)};
 	if (v->proc)

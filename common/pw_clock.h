@@ -56,10 +56,15 @@ struct pw_clock_line {
 };
 struct pw_clock_line pw_clock_line_fit(enum pw_clock_kind kind, struct pw_clock_pair a, struct pw_clock_pair b);
 
+/* Wraps instead of overflowing on values no clock produces (a raw trace is untrusted input). */
 static inline uint64_t pw_clock_to_ns(const struct pw_clock_line *l, uint64_t ticks)
 {
 	double d = ((double)(int64_t)(ticks - l->ticks0)) * l->ns_per_tick;
-	return (uint64_t)((int64_t)l->ns0 + (int64_t)d);
+	if (!(d > -9.0e18))
+		d = -9.0e18;
+	if (d > 9.0e18)
+		d = 9.0e18;
+	return l->ns0 + (uint64_t)(int64_t)d;
 }
 
 #endif

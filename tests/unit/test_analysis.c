@@ -1,0 +1,1309 @@
+#define _GNU_SOURCE
+/* Unit tests for collector/analysis: each test writes the raw traces of a few processes into OUT/raw of a
+ * private output directory (monotonic clock: ticks are ns, so every time below is exact), runs pw_analyze and
+ * checks the model field by field: call figures, the fd -> path map (open, dup, close, inherited fds), how
+ * processes ended (their own END, a parent's wait, session.txt), ranks, drops, the coverage self-check and
+ * libraries; then the errors pw_analyze documents and the files pw_write_reports leaves. */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "../../collector/analysis.h"
+#include "../../collector/rawfile.h"
+
+/* ---- the output directory ---- */
+
+struct fx {
+	char dir[64];
+	char raw[96];
+	struct pw_analysis an; /* the test's model, freed by teardown even when the test fails */
+};
+
+static int setup(void **state)
+{
+	struct fx *fx = calloc(1, sizeof *fx);
+	if (!fx)
+		return -1;
+	snprintf(fx->dir, sizeof fx->dir, "/tmp/pw-test-analysis-XXXXXX");
+	if (!mkdtemp(fx->dir))
+		return -1;
+	snprintf(fx->raw, sizeof fx->raw, "%s/raw", fx->dir);
+	if (mkdir(fx->raw, 0755) != 0)
+		return -1;
+	*state = fx;
+	return 0;
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	return remove(path);
+}
+
+static int teardown(void **state)
+{
+	struct fx *fx = *state;
+	pw_analysis_free(&fx->an);
+	nftw(fx->dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	free(fx);
+	return 0;
+}
+
+/* ---- writing raw traces ---- */
+
+struct procspec {
+	int pid, ppid, rank, world;
+	uint64_t start;    /* clock0: ticks = ns */
+	const char *argv;  /* argv_len bytes, '\0'-separated */
+	size_t argv_len;
+	const char *exe, *host;
+	uint32_t image;
+	uint64_t realtime;
+};
+
+static void put_chunk(int fd, uint32_t type, const void *a, size_t alen, const void *b, size_t blen)
+{
+	assert_int_equal(pw_raw_write_chunk(fd, type, a, alen, b, blen), 0);
+}
+
+/* Creates OUT/raw/name with the header, PROC and a CLOCK chunk; returns the fd to add chunks to. */
+static int pwt_open_spec(const struct fx *fx, const char *name, const struct procspec *ps)
+{
+	char path[256];
+	snprintf(path, sizeof path, "%s/%s", fx->raw, name);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(pw_raw_write_header(fd), 0);
+	struct pw_raw_proc p = {0};
+	p.pid = ps->pid;
+	p.ppid = ps->ppid;
+	p.rank = ps->rank;
+	p.world_size = ps->world;
+	p.clock_kind = PW_CLOCK_MONOTONIC;
+	p.domain_mask = 0x1f;
+	p.clock0.ticks = ps->start;
+	p.clock0.ns = ps->start;
+	p.start_realtime_ns = ps->realtime;
+	p.argv_len = (uint32_t)ps->argv_len;
+	p.exe_len = (uint32_t)strlen(ps->exe);
+	p.host_len = (uint32_t)strlen(ps->host);
+	p.image = ps->image;
+	char strs[512];
+	size_t n = (size_t)p.argv_len + p.exe_len + p.host_len;
+	assert_true(n <= sizeof strs);
+	memcpy(strs, ps->argv, p.argv_len);
+	memcpy(strs + p.argv_len, ps->exe, p.exe_len);
+	memcpy(strs + p.argv_len + p.exe_len, ps->host, p.host_len);
+	put_chunk(fd, PW_CHUNK_PROC, &p, sizeof p, strs, n);
+	struct pw_clock_pair c = {ps->start, ps->start};
+	put_chunk(fd, PW_CHUNK_CLOCK, &c, sizeof c, NULL, 0);
+	return fd;
+}
+
+/* The common case: argv "prog\0arg", exe /bin/prog, host node0, world 2, image 0. */
+static int pwt_open(const struct fx *fx, const char *name, int pid, int ppid, int rank, uint64_t start)
+{
+	struct procspec ps = {pid, ppid, rank, 2, start, "prog\0arg", 8, "/bin/prog", "node0", 0, 0};
+	return pwt_open_spec(fx, name, &ps);
+}
+
+static void pwt_string(int fd, uint64_t ref, const char *s)
+{
+	struct pw_raw_string h = {ref, (uint32_t)strlen(s), 0};
+	put_chunk(fd, PW_CHUNK_STRING, &h, sizeof h, s, strlen(s));
+}
+
+static void pwt_records(int fd, const struct pw_rec_call *r, size_t n)
+{
+	put_chunk(fd, PW_CHUNK_RECORDS, r, n * sizeof *r, NULL, 0);
+}
+
+static void pwt_lost(int fd, uint32_t lane, uint64_t total)
+{
+	struct pw_raw_lost l = {lane, 0, total};
+	put_chunk(fd, PW_CHUNK_LOST, &l, sizeof l, NULL, 0);
+}
+
+/* END, then closes the file. */
+static void pwt_end_full(int fd, const struct pw_raw_end *e)
+{
+	put_chunk(fd, PW_CHUNK_END, e, sizeof *e, NULL, 0);
+	close(fd);
+}
+
+static void pwt_end(int fd, uint32_t how, int32_t status, uint64_t end_ns, uint64_t exec_ref)
+{
+	struct pw_raw_end e = {0};
+	e.how = how;
+	e.exit_status = status;
+	e.end_ticks = end_ns;
+	e.exec_ref = exec_ref;
+	pwt_end_full(fd, &e);
+}
+
+#define NREC(a) (sizeof(a) / sizeof((a)[0]))
+
+static struct pw_rec_call rec(uint16_t type, uint32_t tid, uint64_t t0, uint64_t t1, int64_t ret, uint64_t arg0,
+			      uint64_t arg1, uint8_t err)
+{
+	struct pw_rec_call r;
+	memset(&r, 0, sizeof r);
+	r.h.type = type;
+	r.h.size8 = sizeof r / 8;
+	r.h.err = err;
+	r.h.tid = tid;
+	r.t0 = t0;
+	r.t1 = t1;
+	r.ret = ret;
+	r.arg0 = arg0;
+	r.arg1 = arg1;
+	return r;
+}
+
+static void write_text(const struct fx *fx, const char *name, const char *text)
+{
+	char path[256];
+	snprintf(path, sizeof path, "%s/%s", fx->raw, name);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	assert_int_equal(fclose(f), 0);
+}
+
+/* ---- looking things up in the model ---- */
+
+static void analyze_ok(const struct fx *fx, struct pw_analysis *a)
+{
+	char err[512] = "";
+	if (pw_analyze(fx->dir, a, err, sizeof err) != 0)
+		fail_msg("pw_analyze failed: %s", err);
+}
+
+static const struct pw_rank_report *rank_of(const struct pw_analysis *a, int rank)
+{
+	for (size_t i = 0; i < a->nranks; i++)
+		if (a->ranks[i].rank == rank)
+			return &a->ranks[i];
+	fail_msg("no rank %d", rank);
+	return NULL;
+}
+
+static const struct pw_proc *proc_of(const struct pw_rank_report *r, int pid, uint32_t image)
+{
+	for (size_t i = 0; i < r->nprocs; i++)
+		if (r->procs[i].pid == pid && r->procs[i].image == image)
+			return &r->procs[i];
+	fail_msg("rank %d has no pid %d image %u", r->rank, pid, image);
+	return NULL;
+}
+
+static const struct pw_file_stat *file_of(const struct pw_rank_report *r, const char *path)
+{
+	for (size_t i = 0; i < r->nfiles; i++)
+		if (strcmp(r->files[i].path, path) == 0)
+			return &r->files[i];
+	fail_msg("rank %d has no file %s", r->rank, path);
+	return NULL;
+}
+
+static const struct pw_lib_stat *lib_of(const struct pw_rank_report *r, const char *path)
+{
+	for (size_t i = 0; i < r->nlibs; i++)
+		if (strcmp(r->libs[i].path, path) == 0)
+			return &r->libs[i];
+	fail_msg("rank %d has no library %s", r->rank, path);
+	return NULL;
+}
+
+static void assert_call(const struct pw_call_stat *c, uint64_t count, uint64_t total, uint64_t min, uint64_t max,
+			uint64_t bytes, uint64_t errors)
+{
+	assert_int_equal(c->count, count);
+	assert_int_equal(c->total_ns, total);
+	assert_int_equal(c->min_ns, min);
+	assert_int_equal(c->max_ns, max);
+	assert_int_equal(c->bytes, bytes);
+	assert_int_equal(c->errors, errors);
+}
+
+static void assert_file(const struct pw_file_stat *f, uint64_t opens, uint64_t reads, uint64_t read_bytes,
+			uint64_t writes, uint64_t write_bytes, uint64_t time_ns)
+{
+	assert_int_equal(f->opens, opens);
+	assert_int_equal(f->reads, reads);
+	assert_int_equal(f->read_bytes, read_bytes);
+	assert_int_equal(f->writes, writes);
+	assert_int_equal(f->write_bytes, write_bytes);
+	assert_int_equal(f->time_ns, time_ns);
+}
+
+/* ---- calls ---- */
+
+/* Count, time, min, max, bytes (read and write kinds sum arg1) and errors per event, summed over the processes
+ * of a rank; events that never happened read all zero. */
+static void test_call_figures(void **state)
+{
+	struct fx *fx = *state;
+	int fd = pwt_open(fx, "0-100.pwt", 100, 1, 0, 1000);
+	struct pw_rec_call a[] = {
+		rec(PW_EV_READ, 100, 2000, 2100, 10, 5, 10, 0),
+		rec(PW_EV_READ, 100, 3000, 3300, 20, 5, 20, 0),
+		rec(PW_EV_READ, 101, 4000, 4050, -1, 5, 0, EIO),
+		rec(PW_EV_WRITE, 100, 5000, 5007, 1000, 1, 1000, 0),
+		rec(PW_EV_LSEEK, 100, 6000, 6001, 0, 5, 0, 0),
+		rec(PW_EV_PREAD, 101, 7000, 7010, 5, 5, 5, 0),
+		rec(PW_EV_OPEN, 100, 7100, 7130, -1, (uint64_t)-1, 0, ENOENT),
+	};
+	pwt_records(fd, a, NREC(a));
+	pwt_end(fd, PW_END_EXITED, 0, 9000, 0);
+	fd = pwt_open(fx, "0-101.pwt", 101, 100, 0, 9500);
+	struct pw_rec_call b[] = {
+		rec(PW_EV_READ, 101, 10000, 10500, 7, 0, 7, 0),
+	};
+	pwt_records(fd, b, NREC(b));
+	close(fd);
+
+	struct pw_analysis *an = &fx->an;
+	analyze_ok(fx, an);
+	assert_int_equal(an->nranks, 1);
+	const struct pw_rank_report *r = rank_of(an, 0);
+	assert_call(&r->calls[PW_EV_READ], 4, 100 + 300 + 50 + 500, 50, 500, 37, 1);
+	assert_call(&r->calls[PW_EV_WRITE], 1, 7, 7, 7, 1000, 0);
+	assert_call(&r->calls[PW_EV_PREAD], 1, 10, 10, 10, 5, 0);
+	assert_call(&r->calls[PW_EV_LSEEK], 1, 1, 1, 1, 0, 0);
+	assert_call(&r->calls[PW_EV_OPEN], 1, 30, 30, 30, 0, 1);
+	assert_call(&r->calls[PW_EV_CLOSE], 0, 0, 0, 0, 0, 0);
+	assert_int_equal(r->events, 8);
+	assert_int_equal(r->nfiles, 0);
+	const struct pw_proc *p = proc_of(r, 100, 0);
+	assert_int_equal(p->events, 7);
+	assert_int_equal(p->threads, 2);
+	assert_int_equal(p->seen_read_bytes, 35);
+	assert_int_equal(p->seen_write_bytes, 1000);
+	assert_int_equal(p->start_ns, 1000);
+	assert_int_equal(p->end_ns, 9000);
+	p = proc_of(r, 101, 0);
+	assert_int_equal(p->events, 1);
+	assert_int_equal(p->threads, 1);
+	assert_int_equal(p->end_ns, 10500); /* no END: the last record's end */
+	assert_int_equal(r->start_ns, 1000);
+	assert_int_equal(r->end_ns, 10500);
+	assert_int_equal(r->wall_ns, 9500);
+	pw_analysis_free(an);
+}
+
+/* ---- files ---- */
+
+/* open binds fd -> path; every call on that fd counts toward the file until close; a failed open makes no
+ * file; a second open of the same path (fopen this time) adds to the same file; sleeps are not file time. */
+static void test_files_open_read_write_close(void **state)
+{
+	struct fx *fx = *state;
+	int fd = pwt_open(fx, "0-10.pwt", 10, 1, 0, 1000);
+	pwt_string(fd, 8, "/data/a");
+	pwt_string(fd, 16, "/missing");
+	struct pw_rec_call a[] = {
+		rec(PW_EV_OPEN, 10, 1000, 1100, 3, 3, 8, 0),
+		rec(PW_EV_READ, 10, 1100, 1150, 200, 3, 200, 0),
+		rec(PW_EV_WRITE, 10, 1200, 1220, 50, 3, 50, 0),
+		rec(PW_EV_LSEEK, 10, 1230, 1232, 0, 3, 0, 0),
+		rec(PW_EV_FSYNC, 10, 1240, 1250, 0, 3, 0, 0),
+		rec(PW_EV_MMAP, 10, 1260, 1270, 0x7f0000000000ll, 3, 8192, 0),
+		rec(PW_EV_CLOSE, 10, 1300, 1305, 0, 3, 0, 0),
+		rec(PW_EV_READ, 10, 1400, 1410, 99, 3, 99, 0), /* fd 3 is closed: no file */
+		rec(PW_EV_OPENAT, 10, 1420, 1430, -1, (uint64_t)-1, 16, ENOENT),
+		rec(PW_EV_FOPEN, 10, 1500, 1600, 0x5500000010ll, 4, 8, 0),
+		rec(PW_EV_FREAD, 10, 1600, 1700, 1, 4, 30, 0),
+		rec(PW_EV_NANOSLEEP, 10, 1700, 1800, 0, 4, 0, 0),
+		rec(PW_EV_FCLOSE, 10, 1800, 1801, 0, 4, 0, 0),
+	};
+	pwt_records(fd, a, NREC(a));
+	pwt_end(fd, PW_END_EXITED, 0, 2000, 0);
+
+	struct pw_analysis *an = &fx->an;
+	analyze_ok(fx, an);
+	const struct pw_rank_report *r = rank_of(an, 0);
+	assert_int_equal(r->nfiles, 1);
+	assert_file(file_of(r, "/data/a"), 2, 2, 230, 1, 50, 100 + 50 + 20 + 2 + 10 + 10 + 5 + 100 + 100 + 1);
+	assert_call(&r->calls[PW_EV_OPENAT], 1, 10, 10, 10, 0, 1);
+	assert_int_equal(r->calls[PW_EV_MMAP].bytes, 8192);
+	assert_int_equal(r->calls[PW_EV_READ].bytes, 299);
+	pw_analysis_free(an);
+}
+
+/* The dd case: open("/dev/zero") = 3, dup2(3, 0), close(3), read(0) counts on /dev/zero. FD_INFO names the
+ * inherited fds 1 and 2 without being a call or an event. */
+static void test_files_dup2_and_inherited(void **state)
+{
+	struct fx *fx = *state;
+	int fd = pwt_open(fx, "0-20.pwt", 20, 1, 0, 1000);
+	pwt_string(fd, 8, "/dev/zero");
+	pwt_string(fd, 24, "/dev/pts/0");
+	struct pw_rec_call a[] = {
+		rec(PW_EV_FD_INFO, 20, 1000, 1000, 0, 1, 24, 0),
+		rec(PW_EV_FD_INFO, 20, 1000, 1000, 0, 2, 24, 0),
+		rec(PW_EV_OPEN, 20, 1100, 1110, 3, 3, 8, 0),
+		rec(PW_EV_DUP2, 20, 1120, 1121, 0, 0, 3, 0),
+		rec(PW_EV_CLOSE, 20, 1130, 1131, 0, 3, 0, 0),
+		rec(PW_EV_READ, 20, 1200, 1210, 512, 0, 512, 0),
+		rec(PW_EV_READ, 20, 1300, 1320, 512, 0, 512, 0),
+		rec(PW_EV_WRITE, 20, 1400, 1440, 1024, 1, 1024, 0),
+		rec(PW_EV_WRITE, 20, 1500, 1505, 30, 2, 30, 0),
+		rec(PW_EV_READ, 20, 1600, 1601, 7, 3, 7, 0), /* fd 3 was closed */
+	};
+	pwt_records(fd, a, NREC(a));
+	pwt_end(fd, PW_END_EXITED, 0, 2000, 0);
+
+	struct pw_analysis *an = &fx->an;
+	analyze_ok(fx, an);
+	const struct pw_rank_report *r = rank_of(an, 0);
+	assert_int_equal(r->nfiles, 2);
+	assert_file(file_of(r, "/dev/zero"), 1, 2, 1024, 0, 0, 10 + 1 + 10 + 20);
+	assert_file(file_of(r, "/dev/pts/0"), 0, 0, 0, 2, 1054, 40 + 5);
+	assert_call(&r->calls[PW_EV_FD_INFO], 0, 0, 0, 0, 0, 0);
+	assert_call(&r->calls[PW_EV_DUP2], 1, 1, 1, 1, 0, 0);
+	assert_int_equal(r->events, 8);
+	assert_int_equal(proc_of(r, 20, 0)->events, 8);
+	pw_analysis_free(an);
+}
+
+/* dup from an fd of unknown origin unbinds the target; dup to itself changes nothing; fcntl(F_DUPFD) and dup
+ * bind their new fd; a failed dup binds nothing. */
+static void test_files_dup_variants(void **state)
+{
+	struct fx *fx = *state;
+	int fd = pwt_open(fx, "0-30.pwt", 30, 1, 0, 1000);
+	pwt_string(fd, 8, "/a");
+	struct pw_rec_call a[] = {
+		rec(PW_EV_OPEN, 30, 1000, 1001, 3, 3, 8, 0),
+		rec(PW_EV_DUP2, 30, 1002, 1003, 0, 0, 3, 0),
+		rec(PW_EV_DUP2, 30, 1004, 1005, 0, 0, 9, 0), /* fd 9: unknown */
+		rec(PW_EV_READ, 30, 1006, 1007, 100, 0, 100, 0),
+		rec(PW_EV_FCNTL_DUPFD, 30, 1008, 1009, 10, 10, 3, 0),
+		rec(PW_EV_READ, 30, 1010, 1011, 5, 10, 5, 0),
+		rec(PW_EV_DUP2, 30, 1012, 1013, 3, 3, 3, 0),
+		rec(PW_EV_READ, 30, 1014, 1015, 1, 3, 1, 0),
+		rec(PW_EV_DUP, 30, 1016, 1017, -1, (uint64_t)-1, 3, EMFILE),
+		rec(PW_EV_DUP3, 30, 1018, 1019, 11, 11, 3, 0),
+		rec(PW_EV_READ, 30, 1020, 1021, 2, 11, 2, 0),
+		rec(PW_EV_READ, 30, 1022, 1023, 1000, (uint64_t)1 << 40, 1000, 0), /* absurd fd */
+		rec(PW_EV_OPEN, 30, 1024, 1025, 1, (uint64_t)1 << 30, 8, 0),    /* beyond the fd table */
+	};
+	pwt_records(fd, a, NREC(a));
+	pwt_end(fd, PW_END_EXITED, 0, 2000, 0);
+
+	struct pw_analysis *an = &fx->an;
+	analyze_ok(fx, an);
+	const struct pw_rank_report *r = rank_of(an, 0);
+	assert_int_equal(r->nfiles, 1);
+	const struct pw_file_stat *f = file_of(r, "/a");
+	assert_int_equal(f->reads, 3);
+	assert_int_equal(f->read_bytes, 8);
+	assert_int_equal(f->opens, 2);
+	pw_analysis_free(an);
+}
+
+/* An open whose path is unknown (its string was dropped) still gives the fd a new, unknown file: a binding left
+ * from before (its close lost) must not collect the new file's reads. */
+static void test_open_without_path_unbinds_fd(void **state)
+{
+	struct fx *fx = *state;
+	int fd = pwt_open(fx, "0-40.pwt", 40, 1, 0, 1000);
+	pwt_string(fd, 8, "/a");
+	struct pw_rec_call a[] = {
+		rec(PW_EV_OPEN, 40, 1000, 1001, 3, 3, 8, 0),
+		rec(PW_EV_READ, 40, 1002, 1003, 10, 3, 10, 0),
+		/* close(3) was lost; open of a path whose string was dropped returns 3 again */
+		rec(PW_EV_OPEN, 40, 1004, 1005, 3, 3, 0, 0),
+		rec(PW_EV_READ, 40, 1006, 1007, 20, 3, 20, 0),
+	};
+	pwt_records(fd, a, NREC(a));
+	pwt_end(fd, PW_END_EXITED, 0, 2000, 0);
+
+	struct pw_analysis *an = &fx->an;
+	analyze_ok(fx, an);
+	const struct pw_rank_report *r = rank_of(an, 0);
+	const struct pw_file_stat *f = file_of(r, "/a");
+	assert_int_equal(f->reads, 1);
+	assert_int_equal(f->read_bytes, 10);
+	pw_analysis_free(an);
+}
+
+/* fds are per process: an fd bound in one process means nothing in another of the same rank. */
+static void test_fd_map_per_process(void **state)
+{
+	struct fx *fx = *state;
+	int fd = pwt_open(fx, "0-50.pwt", 50, 1, 0, 1000);
+	pwt_string(fd, 8, "/a");
+	struct pw_rec_call a[] = {rec(PW_EV_OPEN, 50, 1000, 1001, 3, 3, 8, 0)};
+	pwt_records(fd, a, NREC(a));
+	pwt_end(fd, PW_END_EXITED, 0, 2000, 0);
+	fd = pwt_open(fx, "0-51.pwt", 51, 1, 0, 1500);
+	struct pw_rec_call b[] = {rec(PW_EV_READ, 51, 1600, 1601, 9, 3, 9, 0)};
+	pwt_records(fd, b, NREC(b));
+	pwt_end(fd, PW_END_EXITED, 0, 2000, 0);
+
+	struct pw_analysis *an = &fx->an;
+	analyze_ok(fx, an);
+	const struct pw_rank_report *r = rank_of(an, 0);
+	assert_file(file_of(r, "/a"), 1, 0, 0, 0, 0, 1);
+	assert_int_equal(r->calls[PW_EV_READ].bytes, 9);
+	pw_analysis_free(an);
+}
+
+/* ---- processes ---- */
+
+/* How each process ended: its END (exited with a code, exec'd with a path, vanished, still running), no END at
+ * all (how 0), and a parent's waitpid that tells the signal or exit code, applied to the pid's last image. */
+static void test_process_endings(void **state)
+{
+	struct fx *fx = *state;
+	assert_true(WIFSIGNALED(9) && WTERMSIG(9) == SIGKILL); /* the waitpid status of a SIGKILLed child */
+	int fd = pwt_open(fx, "0-200.pwt", 200, 1, 0, 1000);
+	struct pw_rec_call a[] = {
+		rec(PW_EV_FORK, 200, 1100, 1200, 203, 203, 0, 0),
+		rec(PW_EV_WAITPID, 200, 5000, 6000, 203, 203, 9, 0),
+		rec(PW_EV_WAITPID, 200, 6000, 6100, 204, 204, 7 << 8, 0),
+		rec(PW_EV_WAITPID, 200, 6100, 6200, 201, 201, SIGTERM, 0),
+		rec(PW_EV_WAITPID, 200, 6200, 6300, 0, 0, 9, 0),                    /* WNOHANG: none */
+		rec(PW_EV_WAIT, 200, 6300, 6400, -1, (uint64_t)-1, 9, ECHILD), /* none */
+	};
+	pwt_records(fd, a, NREC(a));
+	pwt_end(fd, PW_END_EXITED, 3, 7000, 0);
+
+	fd = pwt_open(fx, "0-201.pwt", 201, 200, 0, 2000);
+	pwt_string(fd, 8, "/bin/ls");
+	pwt_end(fd, PW_END_EXECED, 0, 2500, 8);
+	struct procspec ps1 = {201, 200, 0, 2, 2600, "ls\0-l", 5, "/bin/ls", "node0", 1, 0};
+	fd = pwt_open_spec(fx, "0-201.1.pwt", &ps1);
+	struct pw_rec_call b[] = {rec(PW_EV_WRITE, 201, 2700, 2900, 5, 1, 5, 0)};
+	pwt_records(fd, b, NREC(b));
+	pwt_end(fd, PW_END_VANISHED, 0, 0, 0);
+
+	fd = pwt_open(fx, "0-202.pwt", 202, 200, 0, 3000);
+	struct pw_rec_call c[] = {
+		rec(PW_EV_READ, 202, 3000, 3500, 1, 0, 1, 0),
+		rec(PW_EV_WAITPID, 202, 3500, 3600, 200, 200, 5 << 8, 0), /* 200's own END says 3 */
+	};
+	pwt_records(fd, c, NREC(c));
+	close(fd); /* no END */
+
+	fd = pwt_open(fx, "0-203.pwt", 203, 200, 0, 3100);
+	pwt_end(fd, PW_END_VANISHED, 0, 0, 0);
+	fd = pwt_open(fx, "0-204.pwt", 204, 200, 0, 3200);
+	pwt_end(fd, PW_END_VANISHED, 0, 0, 0);
+	fd = pwt_open(fx, "0-205.pwt", 205, 200, 0, 3300);
+	pwt_end(fd, PW_END_RUNNING, 0, 0, 0);
+
+	struct pw_analysis *an = &fx->an;
+	analyze_ok(fx, an);
+	const struct pw_rank_report *r = rank_of(an, 0);
+	assert_int_equal(r->nprocs, 7);
+	/* sorted by start */
+	static const int order[] = {200, 201, 201, 202, 203, 204, 205};
+	for (size_t i = 0; i < 7; i++)
+		assert_int_equal(r->procs[i].pid, order[i]);
+	assert_int_equal(r->procs[1].image, 0);
+	assert_int_equal(r->procs[2].image, 1);
+
+	const struct pw_proc *p = proc_of(r, 200, 0);
+	assert_int_equal(p->how, PW_END_EXITED);
+	assert_int_equal(p->exit_code, 3);
+	assert_int_equal(p->signal, 0);
+	assert_int_equal(p->end_ns, 7000);
+	assert_null(p->exec_path);
+
+	p = proc_of(r, 201, 0);
+	assert_int_equal(p->how, PW_END_EXECED);
+	assert_non_null(p->exec_path);
+	assert_string_equal(p->exec_path, "/bin/ls");
+	assert_int_equal(p->exit_code, -1);
+	assert_int_equal(p->signal, 0); /* the wait names the last image */
+	assert_int_equal(p->end_ns, 2500);
+	assert_string_equal(p->argv, "prog arg");
+
+	p = proc_of(r, 201, 1);
+	assert_int_equal(p->how, PW_END_VANISHED);
+	assert_int_equal(p->signal, SIGTERM);
+	assert_int_equal(p->exit_code, -1);
+	assert_int_equal(p->end_ns, 2900);
+	assert_string_equal(p->argv, "ls -l");
+	assert_string_equal(p->exe, "/bin/ls");
+	assert_int_equal(p->ppid, 200);
+
+	p = proc_of(r, 202, 0);
+	assert_int_equal(p->how, 0);
+	assert_int_equal(p->exit_code, -1);
+	assert_int_equal(p->signal, 0);
+	assert_int_equal(p->end_ns, 3600);
+
+	p = proc_of(r, 203, 0);
+	assert_int_equal(p->how, PW_END_VANISHED);
+	assert_int_equal(p->signal, 9);
+	assert_int_equal(p->exit_code, -1);
+	assert_int_equal(p->end_ns, 3100); /* no records, no end time: its start */
+
+	p = proc_of(r, 204, 0);
+	assert_int_equal(p->how, PW_END_VANISHED);
+	assert_int_equal(p->signal, 0);
+	assert_int_equal(p->exit_code, 7);
+
+	p = proc_of(r, 205, 0);
+	assert_int_equal(p->how, PW_END_RUNNING);
+	assert_int_equal(p->exit_code, -1);
+	assert_int_equal(p->signal, 0);
+
+	assert_int_equal(r->start_ns, 1000);
+	assert_int_equal(r->end_ns, 7000);
+	assert_int_equal(r->wall_ns, 6000);
+	pw_analysis_free(an);
+}
+
+/* pids are unique per host only: ranks 0 and 1 on different hosts both have a pid 300. The SIGKILL that
+ * pid 299 on node B saw when it reaped its child 300 belongs to node B's pid 300, not to node A's, which
+ * exited 0 on its own. */
+static void test_wait_applies_to_child_on_same_host(void **state)
+{
+	struct fx *fx = *state;
+	struct procspec a0 = {300, 1, 0, 2, 1000, "a", 1, "/a", "nodeA", 0, 0};
+	int fd = pwt_open_spec(fx, "0-300.pwt", &a0);
+	pwt_end(fd, PW_END_EXITED, 0, 5000, 0);
+	struct procspec b0 = {299, 1, 1, 2, 900, "b", 1, "/b", "nodeB", 0, 0};
+	fd = pwt_open_spec(fx, "1-299.pwt", &b0);
+	struct pw_rec_call w[] = {rec(PW_EV_WAITPID, 299, 3000, 4000, 300, 300, 9, 0)};
+	pwt_records(fd, w, NREC(w));
+	pwt_end(fd, PW_END_EXITED, 0, 5000, 0);
+	struct procspec b1 = {300, 299, 1, 2, 1100, "c", 1, "/c", "nodeB", 0, 0};
+	fd = pwt_open_spec(fx, "1-300.pwt", &b1);
+	pwt_end(fd, PW_END_VANISHED, 0, 0, 0);
+
+	struct pw_analysis *an = &fx->an;
+	analyze_ok(fx, an);
+	const struct pw_proc *p = proc_of(rank_of(an, 1), 300, 0);
+	assert_int_equal(p->signal, 9);
+	p = proc_of(rank_of(an, 0), 300, 0);
+	assert_int_equal(p->signal, 0);
+	assert_int_equal(p->exit_code, 0);
+	pw_analysis_free(an);
+}
+
+/* session.txt: the CLI's command, target pid and its wait status (killed by SIGINT here) set the target's
+ * signal and the command of the target's rank; other ranks keep their first process's argv. */
+static void test_session_target_signal(void **state)
+{
+	struct fx *fx = *state;
+	write_text(fx, "session.txt", "command=mpirun -n 2 ./train --lr 0.1\ntarget_pid=400\ntarget_status=2\n");
+	struct procspec t = {400, 1, 0, 2, 1000, "mpirun\0-n\0" "2", 11, "/usr/bin/mpirun", "n0", 0, 0};
+	int fd = pwt_open_spec(fx, "0-400.pwt", &t);
+	pwt_end(fd, PW_END_VANISHED, 0, 0, 0);
+	fd = pwt_open(fx, "0-401.pwt", 401, 400, 0, 2000);
+	pwt_end(fd, PW_END_EXITED, 0, 3000, 0);
+	struct procspec r1 = {500, 1, 1, 2, 1500, "./train\0--lr\0" "0.1", 16, "/w/train", "n1", 0, 0};
+	fd = pwt_open_spec(fx, "1-500.pwt", &r1);
+	pwt_end(fd, PW_END_EXITED, 0, 3000, 0);
+
+	struct pw_analysis *an = &fx->an;
+	analyze_ok(fx, an);
+	assert_non_null(an->command);
+	assert_string_equal(an->command, "mpirun -n 2 ./train --lr 0.1");
+	assert_int_equal(an->target_pid, 400);
+	assert_int_equal(an->target_status, 2);
+	const struct pw_rank_report *r = rank_of(an, 0);
+	const struct pw_proc *p = proc_of(r, 400, 0);
+	assert_int_equal(p->signal, SIGINT);
+	assert_int_equal(p->exit_code, -1);
+	assert_int_equal(proc_of(r, 401, 0)->exit_code, 0);
+	assert_string_equal(r->command, "mpirun -n 2 ./train --lr 0.1");
+	assert_string_equal(rank_of(an, 1)->command, "./train --lr 0.1");
+	pw_analysis_free(an);
+}
+
+/* A target that exited: its exit code comes from target_status when its own record has none, and its own
+ * record wins when it has one. */
+static void test_session_target_exit_code(void **state)
+{
+	struct fx *fx = *state;
+	write_text(fx, "session.txt", "target_status=1280\ntarget_pid=410\n");
+	int fd = pwt_open(fx, "0-410.pwt", 410, 1, 0, 1000);
+	pwt_end(fd, PW_END_VANISHED, 0, 0, 0);
+	struct pw_analysis *an = &fx->an;
+	analyze_ok(fx, an);
+	assert_null(an->command);
+	assert_int_equal(an->target_pid, 410);
+	assert_int_equal(an->target_status, 1280);
+	const struct pw_proc *p = proc_of(rank_of(an, 0), 410, 0);
+	assert_int_equal(p->exit_code, 5);
+	assert_int_equal(p->signal, 0);
+	assert_string_equal(rank_of(an, 0)->command, "prog arg");
+	pw_analysis_free(an);
+
+	write_text(fx, "session.txt", "target_pid=410\ntarget_status=1280\n");
+	fd = pwt_open(fx, "0-410.pwt", 410, 1, 0, 1000);
+	pwt_end(fd, PW_END_EXITED, 3, 2000, 0);
+	analyze_ok(fx, an);
+	p = proc_of(rank_of(an, 0), 410, 0);
+	assert_int_equal(p->exit_code, 3);
+	pw_analysis_free(an);
+}
+
+/* Without session.txt: no command, target_status -1, and the rank's command is its first process's argv with
+ * the separators turned into spaces. */
+static void test_no_session(void **state)
+{
+	struct fx *fx = *state;
+	struct procspec ps = {600, 1, 0, 1, 1000, "python\0train.py\0--epochs=2", 26, "/usr/bin/python3", "n0", 0, 0};
+	int fd = pwt_open_spec(fx, "0-600.pwt", &ps);
+	pwt_end(fd, PW_END_EXITED, 0, 2000, 0);
+	struct pw_analysis *an = &fx->an;
+	analyze_ok(fx, an);
+	assert_null(an->command);
+	assert_int_equal(an->target_pid, 0);
+	assert_int_equal(an->target_status, -1);
+	assert_string_equal(rank_of(an, 0)->command, "python train.py --epochs=2");
+	assert_string_equal(rank_of(an, 0)->procs[0].argv, "python train.py --epochs=2");
+	assert_string_equal(an->out_dir, fx->dir);
+	pw_analysis_free(an);
+}
+
+/* ---- ranks ---- */
+
+/* Processes land in the rank their PROC names, whatever the file is called; ranks come out sorted; a rank's
+ * start is its earliest process's, with that process's realtime; wall = last end - first start. */
+static void test_ranks(void **state)
+{
+	struct fx *fx = *state;
+	struct procspec a = {10, 1, 1, 4, 1000, "a", 1, "/a", "hostB", 0, 10000};
+	int fd = pwt_open_spec(fx, "a.pwt", &a);
+	pwt_end(fd, PW_END_EXITED, 0, 5000, 0);
+	struct procspec b = {20, 1, 0, 2, 1500, "b", 1, "/b", "hostA", 0, 15000};
+	fd = pwt_open_spec(fx, "b.pwt", &b);
+	pwt_end(fd, PW_END_EXITED, 0, 2500, 0);
+	struct procspec c = {11, 1, 1, 4, 500, "c", 1, "/c", "hostB", 0, 5000};
+	fd = pwt_open_spec(fx, "c.pwt", &c);
+	struct pw_rec_call rc[] = {rec(PW_EV_WRITE, 11, 600, 7000, 1, 1, 1, 0)};
+	pwt_records(fd, rc, NREC(rc));
+	close(fd);
+	struct procspec d = {30, 1, 3, 0, 100, "d", 1, "/d", "", 0, 100};
+	fd = pwt_open_spec(fx, "d.pwt", &d);
+	close(fd);
+
+	struct pw_analysis *an = &fx->an;
+	analyze_ok(fx, an);
+	assert_int_equal(an->nranks, 3);
+	assert_int_equal(an->ranks[0].rank, 0);
+	assert_int_equal(an->ranks[1].rank, 1);
+	assert_int_equal(an->ranks[2].rank, 3);
+
+	const struct pw_rank_report *r = &an->ranks[0];
+	assert_int_equal(r->nprocs, 1);
+	assert_int_equal(r->procs[0].pid, 20);
+	assert_int_equal(r->procs[0].rank, 0);
+	assert_int_equal(r->world_size, 2);
+	assert_string_equal(r->host, "hostA");
+	assert_int_equal(r->wall_ns, 1000);
+
+	r = &an->ranks[1];
+	assert_int_equal(r->nprocs, 2);
+	assert_int_equal(r->procs[0].pid, 11);
+	assert_int_equal(r->procs[1].pid, 10);
+	assert_int_equal(r->world_size, 4);
+	assert_string_equal(r->host, "hostB");
+	assert_int_equal(r->start_ns, 500);
+	assert_int_equal(r->start_realtime_ns, 5000);
+	assert_int_equal(r->end_ns, 7000);
+	assert_int_equal(r->wall_ns, 6500);
+	assert_string_equal(r->command, "c");
+
+	r = &an->ranks[2];
+	assert_int_equal(r->nprocs, 1);
+	assert_int_equal(r->world_size, 1); /* 0 in the file: at least 1 */
+	assert_null(r->host);
+	assert_int_equal(r->start_ns, 100);
+	assert_int_equal(r->end_ns, 100);
+	assert_int_equal(r->wall_ns, 0);
+	pw_analysis_free(an);
+}
+
+/* ---- drops and skips ---- */
+
+/* LOST chunks are cumulative per lane: lane 0 says 5 then 12, lane 2 says 3 (then a stale 1): 15 dropped. A
+ * second process adds its own. */
+static void test_dropped_cumulative(void **state)
+{
+	struct fx *fx = *state;
+	int fd = pwt_open(fx, "0-70.pwt", 70, 1, 0, 1000);
+	pwt_lost(fd, 0, 5);
+	pwt_lost(fd, 2, 3);
+	pwt_lost(fd, 0, 12);
+	pwt_lost(fd, 2, 1);
+	pwt_end(fd, PW_END_EXITED, 0, 2000, 0);
+	fd = pwt_open(fx, "0-71.pwt", 71, 1, 0, 1100);
+	pwt_lost(fd, 0, 4);
+	pwt_end(fd, PW_END_EXITED, 0, 2000, 0);
+
+	struct pw_analysis *an = &fx->an;
+	analyze_ok(fx, an);
+	const struct pw_rank_report *r = rank_of(an, 0);
+	assert_int_equal(proc_of(r, 70, 0)->dropped, 15);
+	assert_int_equal(proc_of(r, 71, 0)->dropped, 4);
+	assert_int_equal(r->dropped, 19);
+	pw_analysis_free(an);
+}
+
+/* Records the reader refused and the END's bad_records add up in skipped; arena_dropped in strings_dropped;
+ * threads counts distinct tids. */
+static void test_skipped_and_strings_dropped(void **state)
+{
+	struct fx *fx = *state;
+	int fd = pwt_open(fx, "0-80.pwt", 80, 1, 0, 1000);
+	struct pw_rec_call a[] = {
+		rec(PW_EV_READ, 80, 1000, 1001, 1, 0, 1, 0),
+		rec(999, 80, 1000, 1001, 1, 0, 1, 0),
+		rec(PW_EV_READ, 81, 1000, 1001, 1, 0, 1, 0),
+		rec(PW_EV_READ, 80, 1000, 1001, 1, 0, 1, 0),
+		rec(PW_EV_READ, 82, 1000, 1001, 1, 0, 1, 0),
+	};
+	pwt_records(fd, a, NREC(a));
+	struct pw_raw_end e = {PW_END_EXITED, 0, 2000, 0, 0, 0, 0, 6, 0, 2};
+	pwt_end_full(fd, &e);
+
+	struct pw_analysis *an = &fx->an;
+	analyze_ok(fx, an);
+	const struct pw_rank_report *r = rank_of(an, 0);
+	const struct pw_proc *p = proc_of(r, 80, 0);
+	assert_int_equal(p->skipped, 3);
+	assert_int_equal(p->events, 4);
+	assert_int_equal(p->threads, 3);
+	assert_int_equal(r->skipped, 3);
+	assert_int_equal(r->strings_dropped, 6);
+	pw_analysis_free(an);
+}
+
+/* ---- coverage ---- */
+
+/* seen/kernel over the processes whose END carries the kernel's counters: pid 60 saw 800 of 1600 bytes; pid 61
+ * has no counters and does not count. In rank 1 the kernel's counters at the second image's exit span both
+ * images, and so do the bytes seen. A rank with no counters has coverage 1. */
+static void test_coverage(void **state)
+{
+	struct fx *fx = *state;
+	int fd = pwt_open(fx, "0-60.pwt", 60, 1, 0, 1000);
+	struct pw_rec_call a[] = {
+		rec(PW_EV_READ, 60, 1100, 1200, 300, 0, 300, 0),
+		rec(PW_EV_FREAD, 60, 1200, 1300, 1, 0, 200, 0),
+		rec(PW_EV_WRITE, 60, 1300, 1400, 300, 1, 300, 0),
+	};
+	pwt_records(fd, a, NREC(a));
+	struct pw_raw_end e = {PW_END_EXITED, 0, 2000, 0, 1000, 600, 1, 0, 0, 0};
+	pwt_end_full(fd, &e);
+	fd = pwt_open(fx, "0-61.pwt", 61, 1, 0, 1000);
+	struct pw_rec_call b[] = {rec(PW_EV_READ, 61, 1100, 1200, 999, 0, 999, 0)};
+	pwt_records(fd, b, NREC(b));
+	pwt_end(fd, PW_END_EXITED, 0, 2000, 0);
+
+	fd = pwt_open(fx, "1-70.pwt", 70, 1, 1, 1000);
+	struct pw_rec_call c[] = {rec(PW_EV_READ, 70, 1100, 1200, 100, 0, 100, 0)};
+	pwt_records(fd, c, NREC(c));
+	pwt_end(fd, PW_END_EXECED, 0, 1500, 0);
+	struct procspec img1 = {70, 1, 1, 2, 1600, "x", 1, "/x", "n", 1, 0};
+	fd = pwt_open_spec(fx, "1-70.1.pwt", &img1);
+	struct pw_rec_call d[] = {rec(PW_EV_WRITE, 70, 1700, 1800, 300, 1, 300, 0)};
+	pwt_records(fd, d, NREC(d));
+	struct pw_raw_end e2 = {PW_END_EXITED, 0, 2000, 0, 500, 300, 1, 0, 0, 0};
+	pwt_end_full(fd, &e2);
+
+	fd = pwt_open(fx, "2-90.pwt", 90, 1, 2, 1000);
+	struct pw_rec_call f[] = {rec(PW_EV_READ, 90, 1100, 1200, 5, 0, 5, 0)};
+	pwt_records(fd, f, NREC(f));
+	pwt_end(fd, PW_END_EXITED, 0, 2000, 0);
+
+	struct pw_analysis *an = &fx->an;
+	analyze_ok(fx, an);
+	const struct pw_rank_report *r = rank_of(an, 0);
+	assert_int_equal(r->kernel_bytes, 1600);
+	assert_int_equal(r->seen_bytes, 800);
+	assert_true(r->coverage == 0.5);
+	const struct pw_proc *p = proc_of(r, 60, 0);
+	assert_int_equal(p->io_valid, 1);
+	assert_int_equal(p->io_rchar, 1000);
+	assert_int_equal(p->io_wchar, 600);
+	assert_int_equal(proc_of(r, 61, 0)->io_valid, 0);
+
+	r = rank_of(an, 1);
+	assert_int_equal(r->kernel_bytes, 800);
+	assert_int_equal(r->seen_bytes, 400);
+	assert_true(r->coverage == 0.5);
+
+	r = rank_of(an, 2);
+	assert_int_equal(r->kernel_bytes, 0);
+	assert_true(r->coverage == 1.0);
+	pw_analysis_free(an);
+}
+
+/* ---- libraries ---- */
+
+/* dlopen records group by path: loads, total load time, failures (ret 0); a NULL path is the main program. */
+static void test_libraries(void **state)
+{
+	struct fx *fx = *state;
+	int fd = pwt_open(fx, "0-90.pwt", 90, 1, 0, 1000);
+	pwt_string(fd, 8, "/usr/lib/libA.so");
+	pwt_string(fd, 32, "/usr/lib/libB.so");
+	struct pw_rec_call a[] = {
+		rec(PW_EV_DLOPEN, 90, 1000, 1100, 0x7f0000001000ll, 0, 8, 0),
+		rec(PW_EV_DLOPEN, 90, 1200, 1500, 0x7f0000001000ll, 0, 8, 0),
+		rec(PW_EV_DLOPEN, 90, 1600, 1650, 0, 0, 32, 0),
+		rec(PW_EV_DLOPEN, 90, 1700, 1701, 0x7f0000002000ll, 0, 0, 0),
+		rec(PW_EV_DLCLOSE, 90, 1800, 1810, 0, 0, 0, 0),
+	};
+	pwt_records(fd, a, NREC(a));
+	pwt_end(fd, PW_END_EXITED, 0, 2000, 0);
+	/* the same library in another process of the rank */
+	fd = pwt_open(fx, "0-91.pwt", 91, 90, 0, 1000);
+	pwt_string(fd, 16, "/usr/lib/libA.so");
+	struct pw_rec_call b[] = {rec(PW_EV_DLOPEN, 91, 1000, 1010, 0x7f0000001000ll, 0, 16, 0)};
+	pwt_records(fd, b, NREC(b));
+	pwt_end(fd, PW_END_EXITED, 0, 2000, 0);
+
+	struct pw_analysis *an = &fx->an;
+	analyze_ok(fx, an);
+	const struct pw_rank_report *r = rank_of(an, 0);
+	assert_int_equal(r->nlibs, 3);
+	const struct pw_lib_stat *l = lib_of(r, "/usr/lib/libA.so");
+	assert_int_equal(l->loads, 3);
+	assert_int_equal(l->load_ns, 100 + 300 + 10);
+	assert_int_equal(l->failures, 0);
+	l = lib_of(r, "/usr/lib/libB.so");
+	assert_int_equal(l->loads, 1);
+	assert_int_equal(l->load_ns, 50);
+	assert_int_equal(l->failures, 1);
+	l = lib_of(r, "(main program)");
+	assert_int_equal(l->loads, 1);
+	assert_int_equal(l->failures, 0);
+	assert_call(&r->calls[PW_EV_DLOPEN], 5, 461, 1, 300, 0, 0);
+	assert_int_equal(r->calls[PW_EV_DLCLOSE].count, 1);
+	assert_int_equal(r->nfiles, 0);
+	pw_analysis_free(an);
+}
+
+/* ---- damaged input and errors ---- */
+
+/* Runs pw_analyze with stderr captured into buf. */
+static int analyze_capturing(const struct fx *fx, struct pw_analysis *a, char *err, size_t errlen, char *buf,
+			     size_t buflen)
+{
+	char path[128];
+	snprintf(path, sizeof path, "%s/stderr.txt", fx->dir);
+	fflush(stderr);
+	int saved = dup(2);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	assert_true(saved >= 0 && fd >= 0);
+	dup2(fd, 2);
+	close(fd);
+	int rc = pw_analyze(fx->dir, a, err, errlen);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	FILE *f = fopen(path, "r");
+	assert_non_null(f);
+	size_t n = fread(buf, 1, buflen - 1, f);
+	buf[n] = 0;
+	fclose(f);
+	unlink(path);
+	return rc;
+}
+
+/* Unreadable files among good ones (garbage, empty, a header alone, a directory named .pwt) are reported on
+ * stderr and skipped; files not named .pwt are ignored. */
+static void test_garbage_among_good(void **state)
+{
+	struct fx *fx = *state;
+	int fd = pwt_open(fx, "0-1.pwt", 1, 0, 0, 1000);
+	pwt_end(fd, PW_END_EXITED, 0, 2000, 0);
+	fd = pwt_open(fx, "1-5.pwt", 5, 0, 1, 1000);
+	pwt_end(fd, PW_END_EXITED, 0, 2000, 0);
+	write_text(fx, "0-2.pwt", "this is not a trace, this is not a trace, this is not a trace\n");
+	write_text(fx, "0-3.pwt", "");
+	char path[256];
+	snprintf(path, sizeof path, "%s/0-4.pwt", fx->raw);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(pw_raw_write_header(fd), 0);
+	close(fd);
+	snprintf(path, sizeof path, "%s/sub.pwt", fx->raw);
+	assert_int_equal(mkdir(path, 0755), 0);
+	write_text(fx, "notes.txt", "not read");
+	write_text(fx, ".pwt", "not read either");
+
+	struct pw_analysis *an = &fx->an;
+	char err[512] = "", log[8192];
+	assert_int_equal(analyze_capturing(fx, an, err, sizeof err, log, sizeof log), 0);
+	assert_int_equal(an->nranks, 2);
+	assert_int_equal(rank_of(an, 0)->nprocs, 1);
+	assert_int_equal(rank_of(an, 1)->nprocs, 1);
+	assert_non_null(strstr(log, "0-2.pwt"));
+	assert_non_null(strstr(log, "0-3.pwt"));
+	assert_non_null(strstr(log, "0-4.pwt"));
+	assert_non_null(strstr(log, "sub.pwt"));
+	assert_null(strstr(log, "0-1.pwt"));
+	assert_null(strstr(log, "notes.txt"));
+	pw_analysis_free(an);
+}
+
+/* A directory without raw/: -1, naming the directory. */
+static void test_error_no_raw_dir(void **state)
+{
+	struct fx *fx = *state;
+	assert_int_equal(rmdir(fx->raw), 0);
+	struct pw_analysis *an = &fx->an;
+	char err[512] = "";
+	assert_int_equal(pw_analyze(fx->dir, an, err, sizeof err), -1);
+	if (!strstr(err, fx->dir))
+		fail_msg("error does not name the directory: %s", err);
+	assert_int_equal(an->nranks, 0);
+	assert_null(an->ranks);
+	pw_analysis_free(an);
+}
+
+/* raw/ with no .pwt file, then with only unreadable ones: -1 each time. */
+static void test_error_no_traces(void **state)
+{
+	struct fx *fx = *state;
+	struct pw_analysis *an = &fx->an;
+	char err[512] = "";
+	assert_int_equal(pw_analyze(fx->dir, an, err, sizeof err), -1);
+	assert_non_null(strstr(err, "no raw traces"));
+	assert_non_null(strstr(err, fx->raw));
+	pw_analysis_free(an);
+
+	write_text(fx, "notes.txt", "x");
+	write_text(fx, "session.txt", "target_pid=1\n");
+	err[0] = 0;
+	assert_int_equal(pw_analyze(fx->dir, an, err, sizeof err), -1);
+	assert_non_null(strstr(err, "no raw traces"));
+	pw_analysis_free(an);
+
+	write_text(fx, "0-1.pwt", "garbage garbage garbage garbage");
+	err[0] = 0;
+	char log[4096];
+	assert_int_equal(analyze_capturing(fx, an, err, sizeof err, log, sizeof log), -1);
+	assert_non_null(strstr(err, "no readable raw trace"));
+	assert_non_null(strstr(log, "0-1.pwt"));
+	assert_int_equal(an->nranks, 0);
+	pw_analysis_free(an);
+}
+
+/* ---- reports ---- */
+
+/* A small JSON checker: the whole text is one valid JSON value. */
+struct jp {
+	const char *s;
+	size_t i, n;
+	int depth;
+};
+
+static void j_ws(struct jp *p)
+{
+	while (p->i < p->n && strchr(" \t\r\n", p->s[p->i]) && p->s[p->i])
+		p->i++;
+}
+
+static int j_value(struct jp *p);
+
+static int j_string(struct jp *p)
+{
+	if (p->i >= p->n || p->s[p->i] != '"')
+		return 0;
+	for (p->i++; p->i < p->n; p->i++) {
+		unsigned char c = (unsigned char)p->s[p->i];
+		if (c == '"') {
+			p->i++;
+			return 1;
+		}
+		if (c < 0x20)
+			return 0;
+		if (c == '\\') {
+			if (++p->i >= p->n || !strchr("\"\\/bfnrtu", p->s[p->i]) || !p->s[p->i])
+				return 0;
+			if (p->s[p->i] == 'u') {
+				for (int k = 0; k < 4; k++)
+					if (++p->i >= p->n || !strchr("0123456789abcdefABCDEF", p->s[p->i]) || !p->s[p->i])
+						return 0;
+			}
+		}
+	}
+	return 0;
+}
+
+static int j_digits(struct jp *p)
+{
+	size_t start = p->i;
+	while (p->i < p->n && p->s[p->i] >= '0' && p->s[p->i] <= '9')
+		p->i++;
+	return p->i > start;
+}
+
+static int j_number(struct jp *p)
+{
+	if (p->i < p->n && p->s[p->i] == '-')
+		p->i++;
+	if (p->i < p->n && p->s[p->i] == '0')
+		p->i++;
+	else if (!j_digits(p))
+		return 0;
+	if (p->i < p->n && p->s[p->i] == '.') {
+		p->i++;
+		if (!j_digits(p))
+			return 0;
+	}
+	if (p->i < p->n && (p->s[p->i] == 'e' || p->s[p->i] == 'E')) {
+		p->i++;
+		if (p->i < p->n && (p->s[p->i] == '+' || p->s[p->i] == '-'))
+			p->i++;
+		if (!j_digits(p))
+			return 0;
+	}
+	return 1;
+}
+
+static int j_container(struct jp *p, char open, char close)
+{
+	if (++p->depth > 64)
+		return 0;
+	p->i++; /* open */
+	(void)open;
+	j_ws(p);
+	if (p->i < p->n && p->s[p->i] == close) {
+		p->i++;
+		p->depth--;
+		return 1;
+	}
+	for (;;) {
+		j_ws(p);
+		if (close == '}') {
+			if (!j_string(p))
+				return 0;
+			j_ws(p);
+			if (p->i >= p->n || p->s[p->i] != ':')
+				return 0;
+			p->i++;
+			j_ws(p);
+		}
+		if (!j_value(p))
+			return 0;
+		j_ws(p);
+		if (p->i >= p->n)
+			return 0;
+		if (p->s[p->i] == ',') {
+			p->i++;
+			continue;
+		}
+		if (p->s[p->i] != close)
+			return 0;
+		p->i++;
+		p->depth--;
+		return 1;
+	}
+}
+
+static int j_value(struct jp *p)
+{
+	if (p->i >= p->n)
+		return 0;
+	switch (p->s[p->i]) {
+	case '{':
+		return j_container(p, '{', '}');
+	case '[':
+		return j_container(p, '[', ']');
+	case '"':
+		return j_string(p);
+	case 't':
+		return p->n - p->i >= 4 && memcmp(p->s + p->i, "true", 4) == 0 ? (p->i += 4, 1) : 0;
+	case 'f':
+		return p->n - p->i >= 5 && memcmp(p->s + p->i, "false", 5) == 0 ? (p->i += 5, 1) : 0;
+	case 'n':
+		return p->n - p->i >= 4 && memcmp(p->s + p->i, "null", 4) == 0 ? (p->i += 4, 1) : 0;
+	default:
+		return j_number(p);
+	}
+}
+
+/* Returns the offset of the first error, or -1 when text is one valid JSON value. */
+static long json_error_at(const char *text, size_t n)
+{
+	struct jp p = {text, 0, n, 0};
+	j_ws(&p);
+	if (!j_value(&p))
+		return (long)p.i;
+	j_ws(&p);
+	return p.i == n ? -1 : (long)p.i;
+}
+
+/* The text of OUT/name (NUL-terminated; caller frees); fails if missing or empty. */
+static char *slurp_out(const struct fx *fx, const char *name, size_t *len)
+{
+	char path[256];
+	snprintf(path, sizeof path, "%s/%s", fx->dir, name);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		fail_msg("%s was not written: %s", path, strerror(errno));
+	char *buf = NULL;
+	size_t cap = 0, n = 0;
+	for (;;) {
+		if (n + 4096 + 1 > cap) {
+			cap = cap ? cap * 2 : 65536;
+			buf = realloc(buf, cap);
+			assert_non_null(buf);
+		}
+		size_t got = fread(buf + n, 1, 4096, f);
+		n += got;
+		if (got == 0)
+			break;
+	}
+	fclose(f);
+	buf[n] = 0;
+	if (n == 0)
+		fail_msg("%s is empty", path);
+	*len = n;
+	return buf;
+}
+
+static void assert_json_file(const struct fx *fx, const char *name)
+{
+	size_t n;
+	char *t = slurp_out(fx, name, &n);
+	long at = json_error_at(t, n);
+	if (at >= 0)
+		fail_msg("%s is not valid JSON at offset %ld: \"%.40s\"", name, at, t + at);
+	free(t);
+}
+
+/* Builds two ranks with files, libraries and an exec'd process. */
+static void build_two_ranks(const struct fx *fx)
+{
+	int fd = pwt_open(fx, "0-1000.pwt", 1000, 1, 0, 1000);
+	pwt_string(fd, 8, "/dev/zero");
+	pwt_string(fd, 16, "/dev/pts/0");
+	pwt_string(fd, 24, "/usr/lib/lib\"quoted\".so");
+	pwt_string(fd, 40, "/bin/next");
+	struct pw_rec_call a[] = {
+		rec(PW_EV_FD_INFO, 1000, 1000, 1000, 0, 1, 16, 0),
+		rec(PW_EV_OPEN, 1000, 1100, 1110, 3, 3, 8, 0),
+		rec(PW_EV_DUP2, 1000, 1120, 1121, 0, 0, 3, 0),
+		rec(PW_EV_CLOSE, 1000, 1130, 1131, 0, 3, 0, 0),
+		rec(PW_EV_READ, 1000, 1200, 1210, 512, 0, 512, 0),
+		rec(PW_EV_WRITE, 1000, 1300, 1340, 512, 1, 512, 0),
+		rec(PW_EV_DLOPEN, 1001, 1400, 1500, 0x7f0000001000ll, 0, 24, 0),
+		rec(PW_EV_NANOSLEEP, 1001, 1500, 1900, 0, 0, 0, 0),
+	};
+	pwt_records(fd, a, NREC(a));
+	pwt_lost(fd, 0, 2);
+	pwt_end(fd, PW_END_EXECED, 0, 2000, 40);
+	struct procspec img = {1000, 1, 0, 2, 2100, "next", 4, "/bin/next", "node0", 1, 0};
+	fd = pwt_open_spec(fx, "0-1000.1.pwt", &img);
+	struct pw_raw_end e = {PW_END_EXITED, 0, 3000, 0, 600, 600, 1, 0, 0, 0};
+	pwt_end_full(fd, &e);
+	fd = pwt_open(fx, "1-2000.pwt", 2000, 1, 1, 1500);
+	struct pw_rec_call b[] = {rec(PW_EV_WRITE, 2000, 1600, 1700, 10, 1, 10, 0)};
+	pwt_records(fd, b, NREC(b));
+	pwt_end(fd, PW_END_VANISHED, 0, 0, 0);
+}
+
+/* pw_write_reports leaves rank<R>.txt/.json/.trace.json per rank and summary.txt/.json, the JSON ones valid,
+ * rank<R>.json naming its format and rank. */
+static void test_write_reports(void **state)
+{
+	struct fx *fx = *state;
+	build_two_ranks(fx);
+	write_text(fx, "session.txt", "command=./run \"x\"\ntarget_pid=1000\ntarget_status=0\n");
+	struct pw_analysis *an = &fx->an;
+	analyze_ok(fx, an);
+	char err[512] = "";
+	if (pw_write_reports(an, err, sizeof err) != 0)
+		fail_msg("pw_write_reports: %s", err);
+
+	static const char *const json[] = {"rank0.json", "rank0.trace.json", "rank1.json", "rank1.trace.json",
+					   "summary.json"};
+	for (size_t i = 0; i < sizeof json / sizeof json[0]; i++)
+		assert_json_file(fx, json[i]);
+	size_t n;
+	char *t = slurp_out(fx, "rank0.json", &n);
+	assert_non_null(strstr(t, "\"format\":\"profwrap-report\""));
+	assert_non_null(strstr(t, "\"rank\":0,"));
+	assert_null(strstr(t, "\"rank\":1,"));
+	assert_non_null(strstr(t, "/dev/zero"));
+	free(t);
+	t = slurp_out(fx, "rank1.json", &n);
+	assert_non_null(strstr(t, "\"format\":\"profwrap-report\""));
+	assert_non_null(strstr(t, "\"rank\":1,"));
+	assert_null(strstr(t, "\"rank\":0,"));
+	free(t);
+	t = slurp_out(fx, "rank0.txt", &n);
+	assert_non_null(strstr(t, "/dev/zero"));
+	free(t);
+	free(slurp_out(fx, "rank1.txt", &n));
+	t = slurp_out(fx, "summary.txt", &n);
+	free(t);
+	t = slurp_out(fx, "summary.json", &n);
+	assert_non_null(strstr(t, "\"rank\":0"));
+	assert_non_null(strstr(t, "\"rank\":1"));
+	free(t);
+	pw_analysis_free(an);
+}
+
+/* A report that cannot be written: -1 with the path in the reason. */
+static void test_write_reports_error(void **state)
+{
+	struct fx *fx = *state;
+	build_two_ranks(fx);
+	struct pw_analysis *an = &fx->an;
+	analyze_ok(fx, an);
+	char path[256];
+	snprintf(path, sizeof path, "%s/rank1.json", fx->dir);
+	assert_int_equal(mkdir(path, 0755), 0); /* a directory where the file should go */
+	char err[512] = "";
+	assert_int_equal(pw_write_reports(an, err, sizeof err), -1);
+	if (!strstr(err, "rank1.json"))
+		fail_msg("error does not name the file: %s", err);
+	pw_analysis_free(an);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_call_figures, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_files_open_read_write_close, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_files_dup2_and_inherited, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_files_dup_variants, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_open_without_path_unbinds_fd, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fd_map_per_process, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_process_endings, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_wait_applies_to_child_on_same_host, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_session_target_signal, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_session_target_exit_code, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_no_session, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ranks, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dropped_cumulative, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_skipped_and_strings_dropped, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_coverage, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_libraries, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_garbage_among_good, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_error_no_raw_dir, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_error_no_traces, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_write_reports, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_write_reports_error, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
