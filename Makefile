@@ -86,7 +86,7 @@ $(BUILD)/workloads/%: tests/workloads/%.c
 
 $(BUILD)/bench/%: bench/%.c $(COLLECTOR_LIB_OBJ) $(COMMON_OBJ)
 	@mkdir -p $(dir $@)
-	$(call say,CC,$@)$(CC) $(ALL_CFLAGS) -o $@ $^ -lpthread -lm
+	$(call say,CC,$@)$(CC) $(ALL_CFLAGS) -o $@ $(filter %.c %.o,$^) -lpthread -lm
 
 # Installs what building and testing need on a fresh Debian machine (as root), once.
 deps:

@@ -500,6 +500,40 @@ static void apply_status(struct pw_analysis *a, const struct reaped *w)
 	}
 }
 
+static int was_reaped_by(const struct analysis_state *as, int pid, int waiter)
+{
+	for (size_t i = 0; i < as->nreaped; i++)
+		if (as->reaped[i].pid == pid && as->reaped[i].waiter == waiter)
+			return 1;
+	return 0;
+}
+
+/* The kernel adds a reaped child's I/O counters to its parent's: take out what the children did before
+ * the parent's counters were read, or mark the parent's counters unusable when a child's share is unknown
+ * (killed before it could report, or reaped by a wait the profiler did not see). */
+static void split_children_io(struct pw_analysis *a, const struct analysis_state *as)
+{
+	for (size_t r = 0; r < a->nranks; r++)
+		for (size_t i = 0; i < a->ranks[r].nprocs; i++) {
+			struct pw_proc *p = &a->ranks[r].procs[i];
+			if (!p->io_valid)
+				continue;
+			for (size_t r2 = 0; r2 < a->nranks; r2++) {
+				if (!same_host(a->ranks[r].host, a->ranks[r2].host))
+					continue;
+				for (size_t j = 0; j < a->ranks[r2].nprocs; j++) {
+					const struct pw_proc *c = &a->ranks[r2].procs[j];
+					if (c->ppid != p->pid || c->how == PW_END_EXECED || c->end_ns > p->end_ns)
+						continue;
+					if (c->io_valid && was_reaped_by(as, c->pid, p->pid))
+						p->io_children += c->io_rchar + c->io_wchar;
+					else
+						p->io_uncertain = 1;
+				}
+			}
+		}
+}
+
 static void finish_rank(struct pw_analysis *a, struct pw_rank_report *r)
 {
 	qsort(r->procs, r->nprocs, sizeof *r->procs, cmp_proc);
@@ -511,9 +545,10 @@ static void finish_rank(struct pw_analysis *a, struct pw_rank_report *r)
 		r->events += p->events;
 		r->dropped += p->dropped;
 		r->skipped += p->skipped;
-		if (p->io_valid) {
+		if (p->io_valid && !p->io_uncertain) {
 			/* The kernel's counters span every image of the pid (exec keeps them): so do ours. */
-			r->kernel_bytes += p->io_rchar + p->io_wchar;
+			uint64_t own = p->io_rchar + p->io_wchar;
+			r->kernel_bytes += own > p->io_children ? own - p->io_children : 0;
 			for (size_t j = 0; j < r->nprocs; j++)
 				if (r->procs[j].pid == p->pid)
 					r->seen_bytes += r->procs[j].seen_read_bytes + r->procs[j].seen_write_bytes;
@@ -603,6 +638,7 @@ int pw_analyze(const char *out_dir, struct pw_analysis *a, char *err, size_t err
 		struct reaped target = {a->target_pid, a->target_status, a->cli_pid, a->cli_host};
 		apply_status(a, &target);
 	}
+	split_children_io(a, &as);
 	free(as.reaped);
 	for (size_t i = 0; i < a->nranks; i++)
 		finish_rank(a, &a->ranks[i]);

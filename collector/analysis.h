@@ -57,6 +57,8 @@ struct pw_proc {
 	uint64_t io_rchar; /* kernel's count at exit (io_valid) */
 	uint64_t io_wchar;
 	int io_valid;
+	uint64_t io_children; /* of io_rchar+io_wchar, what reaped children did (the kernel adds it in) */
+	int io_uncertain;     /* a child ended whose share of io_rchar/io_wchar is unknown */
 	uint64_t seen_read_bytes; /* what the wrappers accounted for */
 	uint64_t seen_write_bytes;
 };

@@ -4,7 +4,8 @@
  * The raw traces keep every call, but a viewer must be able to open this file however long the run was. A
  * first pass over the raw traces builds a histogram of call durations (power-of-two buckets) and picks the
  * smallest threshold that keeps at most PW_TRACE_MAX_EVENTS calls; the second pass writes the calls at or
- * above it and folds the shorter ones into one slice per thread that says how many there were. Paths are
+ * above it, plus an evenly spread sample of the bucket just below it that fills the rest of the budget, and
+ * folds the others into one slice per thread that says how many there were. Paths are
  * cut to TRACE_PATH_MAX bytes, so the file stays under about 100 MB.
  */
 #define _GNU_SOURCE
@@ -130,6 +131,12 @@ struct trace {
 	const struct pw_proc *proc; /* the process image being read */
 	uint64_t histogram[DURATION_BUCKETS];
 	unsigned keep_bucket; /* calls in this bucket and above are written */
+	/* The bucket below keep_bucket fills what is left of the budget: every k-th of its calls, spread over
+	 * the run, so a run of calls that all take about as long is sampled rather than dropped whole. */
+	uint64_t boundary_total;
+	uint64_t boundary_budget;
+	uint64_t boundary_seen;
+	uint64_t boundary_kept;
 	char threshold_text[32];
 	uint64_t kept;
 	uint64_t folded;
@@ -147,18 +154,37 @@ static void count_duration(void *ctx, const struct pw_raw_event *e)
 		t->histogram[duration_bucket(event_duration(e))]++;
 }
 
-/* The smallest bucket such that the calls from it up number at most PW_TRACE_MAX_EVENTS. */
-static unsigned choose_keep_bucket(const uint64_t histogram[DURATION_BUCKETS])
+/* The smallest bucket such that the calls from it up number at most PW_TRACE_MAX_EVENTS, and the share of
+ * the bucket below it that still fits. */
+static void choose_keep_bucket(struct trace *t)
 {
 	uint64_t kept = 0;
 	for (unsigned b = 0; b < DURATION_BUCKETS; b++)
-		kept += histogram[b];
+		kept += t->histogram[b];
 	unsigned b = 0;
 	while (kept > PW_TRACE_MAX_EVENTS) {
-		kept -= histogram[b];
+		kept -= t->histogram[b];
 		b++;
 	}
-	return b;
+	t->keep_bucket = b;
+	if (b > 0) {
+		t->boundary_total = t->histogram[b - 1];
+		t->boundary_budget = PW_TRACE_MAX_EVENTS - kept;
+	}
+}
+
+/* Whether a call of this duration goes into the trace. */
+static int keep_call(struct trace *t, uint64_t duration)
+{
+	unsigned b = duration_bucket(duration);
+	if (b >= t->keep_bucket)
+		return 1;
+	if (b + 1 != t->keep_bucket || !t->boundary_budget)
+		return 0;
+	uint64_t i = t->boundary_seen++;
+	int keep = (i + 1) * t->boundary_budget / t->boundary_total > i * t->boundary_budget / t->boundary_total;
+	t->boundary_kept += (uint64_t)keep;
+	return keep;
 }
 
 static uint64_t bucket_floor_ns(unsigned b)
@@ -276,7 +302,7 @@ static void write_or_fold(void *ctx, const struct pw_raw_event *e)
 		th->first_ns = e->t0_ns;
 	if (e->t1_ns > th->last_ns)
 		th->last_ns = e->t1_ns;
-	if (duration_bucket(duration) >= t->keep_bucket) {
+	if (keep_call(t, duration)) {
 		write_call(t, e, duration);
 		t->kept++;
 	} else {
@@ -418,6 +444,7 @@ static void write_other_data(struct trace *t, const struct pw_analysis *a)
 	pw_json_kv_uint(j, "start_realtime_ns", r->start_realtime_ns);
 	pw_json_kv_uint(j, "folded_events", t->folded);
 	pw_json_kv_uint(j, "threshold_ns", bucket_floor_ns(t->keep_bucket));
+	pw_json_kv_uint(j, "kept_below_threshold", t->boundary_kept);
 	pw_json_kv_uint(j, "kept_events", t->kept);
 	pw_json_kv_uint(j, "read_errors", t->read_errors);
 	if (t->read_errors)
@@ -472,7 +499,7 @@ int pw_write_rank_trace(const struct pw_analysis *a, const struct pw_rank_report
 	}
 	t->r = r;
 	count_durations(t);
-	t->keep_bucket = choose_keep_bucket(t->histogram);
+	choose_keep_bucket(t);
 	pw_format_duration(t->threshold_text, sizeof t->threshold_text, bucket_floor_ns(t->keep_bucket));
 
 	FILE *f = pw_report_open(path, err, errlen);

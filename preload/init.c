@@ -56,6 +56,24 @@ void *pw_resolve(const char *name, const char *version)
 	return p;
 }
 
+void pw_resolve_slot(struct pw_real_slot *slot)
+{
+	void *p = pw_resolve(slot->name, slot->version);
+	memcpy(slot->fn, &p, sizeof p);
+}
+
+void pw_resolve_all(void)
+{
+	extern struct pw_real_slot __start_pw_real[] __attribute__((visibility("hidden")));
+	extern struct pw_real_slot __stop_pw_real[] __attribute__((visibility("hidden")));
+	for (struct pw_real_slot *s = __start_pw_real; s < __stop_pw_real; s++) {
+		void *cur;
+		memcpy(&cur, s->fn, sizeof cur);
+		if (!cur)
+			pw_resolve_slot(s);
+	}
+}
+
 /* One line on stderr, once per process, unless quiet. */
 static void say_passive(const char *why)
 {
@@ -543,6 +561,7 @@ void pw_after_fork_child(void)
 __attribute__((constructor)) static void pw_init(int argc, char **argv)
 {
 	pw_self.guard = PW_GUARD_INTERNAL;
+	pw_resolve_all();
 	start_argc = argc;
 	start_argv = argv;
 	if (config_load() == 0) {

@@ -60,8 +60,8 @@ int pw_thread_attach(struct pw_thread *t);
  * the wrapper would have nothing to call. */
 void *pw_resolve(const char *name, const char *version);
 
-/* Records a timed call. Called with the guard held. */
-static inline void pw_emit_call(uint16_t ev, uint64_t t0, uint64_t t1, int64_t ret, uint64_t a0, uint64_t a1,
+/* Records a timed call. Called with the guard held. Inlined: this is most of a wrapper's own cost. */
+static inline __attribute__((always_inline)) void pw_emit_call(uint16_t ev, uint64_t t0, uint64_t t1, int64_t ret, uint64_t a0, uint64_t a1,
 				int err)
 {
 	struct pw_thread *t = &pw_self;
@@ -111,12 +111,32 @@ void pw_after_fork_child(void);
 /* exit/_exit/return from main: the status to report, and /proc/self/io for the coverage check. */
 void pw_note_exit(int status);
 
-#define PW_REAL(ret_t, name, params) static ret_t(*real_##name) params
+/* Every real-function pointer is registered in the "pw_real" section, so that the constructor resolves
+ * them all at once (pw_resolve_all): a dlsym made later, inside a wrapper, would free the string the
+ * program's last dlerror() returned. PW_RESOLVE still covers calls made before the constructor ran. The
+ * explicit alignment keeps the compiler from padding the slots apart: the section is read as an array. */
+struct pw_real_slot {
+	void *fn; /* the real_<name> pointer to fill */
+	const char *name;
+	const char *version; /* NULL: the default version */
+};
 
-#define PW_RESOLVE(name)                                                      \
-	do {                                                                  \
-		if (PW_UNLIKELY(!real_##name))                                \
-			real_##name = (__typeof__(real_##name))pw_resolve(#name, NULL); \
+#define PW_REAL_VERSION(ret_t, name, params, version)                                                  \
+	static ret_t(*real_##name) params;                                                             \
+	static struct pw_real_slot pw_slot_##name                                                      \
+		__attribute__((section("pw_real"), used, aligned(sizeof(void *)))) = {(void *)&real_##name, \
+										     #name, version}
+#define PW_REAL(ret_t, name, params) PW_REAL_VERSION(ret_t, name, params, NULL)
+
+/* Fills one slot; aborts when libc lacks the symbol (see pw_resolve). */
+void pw_resolve_slot(struct pw_real_slot *slot);
+/* Fills every registered slot still empty. */
+void pw_resolve_all(void);
+
+#define PW_RESOLVE(name)                                     \
+	do {                                                 \
+		if (PW_UNLIKELY(!real_##name))               \
+			pw_resolve_slot(&pw_slot_##name);    \
 	} while (0)
 
 /* Writes the record of a call that started at t0_, with the guard held for the writing only. */

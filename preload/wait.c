@@ -29,16 +29,10 @@ PW_WRAP(WAIT, SEM_TIMEDWAIT, int, sem_timedwait, (sem_t *sem, const struct times
 
 /* dlsym(RTLD_NEXT) finds the GLIBC_2.2.5 compatibility versions of the condition-variable calls, which
  * expect the old object layout: ask for the current version by name. */
-#define PW_COND_RESOLVE(name)                                                                 \
-	do {                                                                                  \
-		if (PW_UNLIKELY(!real_##name))                                                \
-			real_##name = (__typeof__(real_##name))pw_resolve(#name, "GLIBC_2.3.2"); \
-	} while (0)
-
-PW_REAL(int, pthread_cond_wait, (pthread_cond_t *, pthread_mutex_t *));
+PW_REAL_VERSION(int, pthread_cond_wait, (pthread_cond_t *, pthread_mutex_t *), "GLIBC_2.3.2");
 PW_EXPORT int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
 {
-	PW_COND_RESOLVE(pthread_cond_wait);
+	PW_RESOLVE(pthread_cond_wait);
 	if (!pw_should_record(PW_DOM_WAIT))
 		return real_pthread_cond_wait(c, m);
 	PW_BEGIN();
@@ -47,10 +41,11 @@ PW_EXPORT int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
 	return ret;
 }
 
-PW_REAL(int, pthread_cond_timedwait, (pthread_cond_t *, pthread_mutex_t *, const struct timespec *));
+PW_REAL_VERSION(int, pthread_cond_timedwait, (pthread_cond_t *, pthread_mutex_t *, const struct timespec *),
+		"GLIBC_2.3.2");
 PW_EXPORT int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *abs)
 {
-	PW_COND_RESOLVE(pthread_cond_timedwait);
+	PW_RESOLVE(pthread_cond_timedwait);
 	if (!pw_should_record(PW_DOM_WAIT))
 		return real_pthread_cond_timedwait(c, m, abs);
 	PW_BEGIN();

@@ -1,0 +1,383 @@
+#!/bin/sh
+# profwrap benchmarks: per-call overhead against plain runs and other tracers, ring throughput, report time
+# and memory on a 10-million-event trace, start-up cost. Prints aligned plain-text tables and writes the same
+# text to bench/results/latest.txt. Figures are reported, never judged: nothing here passes or fails on a
+# timing; the exit status is non-zero only when the bench itself could not run.
+#
+# Run by `make bench`, which sets
+#   PROFWRAP_BIN_DIR    directory with profwrap, profwrap-collector, libprofwrap.so
+#   PROFWRAP_BENCH_BIN  directory with the programs built from bench/*.c
+# Optional: BENCH_ROUNDS (default 3) rounds of plain / profwrap / passive readloop runs, interleaved so that
+# a burst of other work on the machine does not fall on one of them only; the best round counts.
+# BENCH_SKIP="uftrace ltrace strace hyperfine": treat those tools as not installed.
+set -u
+
+die() {
+	echo "bench: $*" >&2
+	exit 1
+}
+
+[ -n "${PROFWRAP_BIN_DIR:-}" ] || die "PROFWRAP_BIN_DIR is not set (run: make bench)"
+[ -n "${PROFWRAP_BENCH_BIN:-}" ] || die "PROFWRAP_BENCH_BIN is not set (run: make bench)"
+BIN=${PROFWRAP_BIN_DIR%/}
+BB=${PROFWRAP_BENCH_BIN%/}
+HERE=$(cd "$(dirname "$0")" && pwd)
+PROFWRAP=$BIN/profwrap
+LIB=$BIN/libprofwrap.so
+[ -e "$LIB" ] || die "missing $LIB (run: make all, then make bench)"
+for f in "$PROFWRAP" "$BIN/profwrap-collector" "$BB/readloop" "$BB/ring" "$BB/mktrace" "$BB/timeit"; do
+	[ -e "$f" ] || die "missing $f (run: make all, then make bench)"
+	# A rebuild with a stale build/bench/*.d can leave a precompiled header under the program's name.
+	[ -x "$f" ] || die "$f is not an executable program (remove build/bench and run make bench again)"
+done
+case $LIB in /*) ;; *) LIB=$(pwd)/$LIB ;; esac
+
+ROUNDS=${BENCH_ROUNDS:-3}
+READ_N=2000000 # calls per timed loop
+READ_RUNS=5    # timed loops per process; the best counts
+UFTRACE_N=400000
+LTRACE_N=2000
+STRACE_N=20000
+OTHER_RUNS=3   # timed loops per process for uftrace, ltrace, strace
+TRACE_EVENTS=10000000
+
+RESULTS=$HERE/results
+mkdir -p "$RESULTS" || die "cannot create $RESULTS"
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/profwrap-bench.XXXXXX") || die "cannot create a temporary directory"
+trap 'rm -rf "$TMP"' EXIT
+trap 'exit 130' INT TERM
+REPORT=$TMP/latest.txt
+: >"$REPORT"
+
+# out LINE...: prints and keeps for results/latest.txt.
+out() {
+	printf '%s\n' "$*" | tee -a "$REPORT"
+}
+# outf FORMAT ARGS...: printf, kept likewise.
+outf() {
+	# shellcheck disable=SC2059
+	printf "$@" | tee -a "$REPORT"
+}
+have() {
+	case " ${BENCH_SKIP:-} " in *" $1 "*) return 1 ;; esac
+	command -v "$1" >/dev/null 2>&1
+}
+# kv FILE KEY: the value of KEY=VALUE on the last line of FILE that has it.
+kv() {
+	sed -n "s/.*[[:space:]]$2=\([^[:space:]]*\).*/\1/p" "$1" | tail -n 1
+}
+# jnum FILE KEY: the first number after "KEY": in a JSON file.
+jnum() {
+	grep -o "\"$2\":[0-9]*" "$1" | head -n 1 | cut -d: -f2
+}
+# calc EXPR: floating-point arithmetic with awk.
+calc() {
+	awk "BEGIN { printf \"%s\", $1 }"
+}
+fmt() { # fmt PRINTF-FORMAT NUMBER
+	awk -v v="$2" "BEGIN { printf \"$1\", v }"
+}
+rule() {
+	out "--------------------------------------------------------------------------------------------------------------"
+}
+section() {
+	out ""
+	out "== $* =="
+}
+
+# ---------------------------------------------------------------------------------------------------------
+# Header: what ran where.
+
+cpu_model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo 2>/dev/null | head -n 1)
+[ -n "$cpu_model" ] || cpu_model=$(uname -m)
+commit=$(cd "$HERE/.." && git rev-parse --short HEAD 2>/dev/null) || commit=unknown
+if [ "$commit" != unknown ] && ! (cd "$HERE/.." && git diff --quiet HEAD -- . ':!bench/results' 2>/dev/null); then
+	commit="$commit (with uncommitted changes)"
+fi
+clocksource=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null || echo unknown)
+ring_default=$("$PROFWRAP" --help 2>/dev/null | sed -n 's/.*(default \([0-9][0-9]*[KMG]\)).*/\1/p' | head -n 1)
+[ -n "$ring_default" ] || ring_default=unknown
+
+out "profwrap benchmarks"
+out "date:     $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+out "commit:   $commit"
+out "machine:  $(nproc) CPUs, $cpu_model, $(uname -sr) $(uname -m), clocksource $clocksource"
+out "load:     $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null) (1/5/15-min load average at start; other work on the machine skews timings)"
+out "profwrap: $("$PROFWRAP" --version 2>/dev/null), per-thread ring default $ring_default"
+if awk -v l="$(cut -d' ' -f1 /proc/loadavg 2>/dev/null)" -v n="$(nproc)" 'BEGIN { exit !(l + 0 > n / 2) }'; then
+	out "note:     the machine is busy with other work: wall-clock figures are inflated and vary from run to run;"
+	out "          the CPU-time columns are steadier"
+fi
+bench_start=$(date +%s)
+
+# ---------------------------------------------------------------------------------------------------------
+# 1. Per-call overhead: read(fd, buf, 1) on /dev/zero.
+
+section "1. Per-call overhead: read(fd, buf, 1) on /dev/zero (best of $READ_RUNS timed loops per process)"
+
+# track NAME FILE [EXTRA...]: appends "cpu wall EXTRA..." from a readloop output to NAME.vals. Returns 1 if
+# FILE has no result.
+track() {
+	c=$(kv "$2" cpu_ns_per_call)
+	w=$(kv "$2" ns_per_call)
+	[ -n "$c" ] && [ -n "$w" ] || return 1
+	name=$1
+	shift 2
+	echo "$c $w $*" >>"$TMP/$name.vals"
+}
+# pick NAME: the line of NAME.vals with the least cpu time; worst NAME: the greatest cpu time.
+pick() {
+	[ -s "$TMP/$1.vals" ] && sort -g -k1,1 "$TMP/$1.vals" | head -n 1
+}
+worst() {
+	sort -g -k1,1 "$TMP/$1.vals" | tail -n 1 | cut -d' ' -f1
+}
+diff1() { # diff1 A B: A - B to one decimal
+	awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", a - b }'
+}
+
+rec_dir=""
+i=1
+while [ "$i" -le "$ROUNDS" ]; do
+	"$BB/readloop" "$READ_N" "$READ_RUNS" >"$TMP/plain.$i" 2>&1
+	track plain "$TMP/plain.$i" || die "readloop failed: $(cat "$TMP/plain.$i")"
+
+	[ -n "$rec_dir" ] && rm -rf "$rec_dir"
+	rec_dir=$TMP/recorded.$i
+	"$PROFWRAP" -q -o "$rec_dir" -- "$BB/readloop" "$READ_N" "$READ_RUNS" >"$TMP/rec.$i" 2>&1
+	track rec "$TMP/rec.$i" "$(jnum "$rec_dir/rank0.json" events)" "$(jnum "$rec_dir/rank0.json" dropped_events)" ||
+		out "profwrap round $i failed: $(tail -n 3 "$TMP/rec.$i")"
+
+	env LD_PRELOAD="$LIB" PROFWRAP_SESSION_DIR="$TMP/no-such-session" PROFWRAP_QUIET=1 \
+		"$BB/readloop" "$READ_N" "$READ_RUNS" >"$TMP/pas.$i" 2>&1
+	track pas "$TMP/pas.$i" || out "passive round $i failed: $(tail -n 3 "$TMP/pas.$i")"
+	i=$((i + 1))
+done
+# shellcheck disable=SC2046 # word splitting wanted
+set -- $(pick plain)
+plain_cpu=$1 plain_wall=$2
+
+row_fmt='%-30s %10s %5s %9s %8s %9s %8s  %s\n'
+rule
+outf "$row_fmt" "tool" "calls/loop" "loops" "cpu ns" "added" "wall ns" "added" "notes"
+rule
+outf "$row_fmt" "plain" "$READ_N" "$READ_RUNS" "$(fmt %.1f "$plain_cpu")" "-" "$(fmt %.1f "$plain_wall")" "-" \
+	"best of $ROUNDS processes (worst cpu $(fmt %.1f "$(worst plain)"))"
+have_rec=""
+if [ -s "$TMP/rec.vals" ]; then
+	have_rec=1
+	# shellcheck disable=SC2046
+	set -- $(pick rec)
+	outf "$row_fmt" "profwrap -q -o DIR (recording)" "$READ_N" "$READ_RUNS" \
+		"$(fmt %.1f "$1")" "$(diff1 "$1" "$plain_cpu")" "$(fmt %.1f "$2")" "$(diff1 "$2" "$plain_wall")" \
+		"best of $ROUNDS (worst cpu $(fmt %.1f "$(worst rec)")); ${3:-?} recorded, ${4:-?} dropped"
+fi
+if [ -s "$TMP/pas.vals" ]; then
+	# shellcheck disable=SC2046
+	set -- $(pick pas)
+	outf "$row_fmt" "libprofwrap.so, passive" "$READ_N" "$READ_RUNS" \
+		"$(fmt %.1f "$1")" "$(diff1 "$1" "$plain_cpu")" "$(fmt %.1f "$2")" "$(diff1 "$2" "$plain_wall")" \
+		"best of $ROUNDS; session dir absent: wrappers call straight through"
+fi
+
+# other_row LABEL N OUTFILE NOTES: a row for another tool from readloop's output, or a line saying it failed.
+other_row() {
+	c=$(kv "$3" cpu_ns_per_call)
+	w=$(kv "$3" ns_per_call)
+	if [ -n "$c" ] && [ -n "$w" ]; then
+		outf "$row_fmt" "$1" "$2" "$OTHER_RUNS" "$(fmt %.1f "$c")" "$(diff1 "$c" "$plain_cpu")" \
+			"$(fmt %.1f "$w")" "$(diff1 "$w" "$plain_wall")" "$4"
+	else
+		outf "$row_fmt" "$1" "$2" "$OTHER_RUNS" "-" "-" "-" "-" "failed: $(tail -n 1 "$3")"
+	fi
+}
+
+# uftrace: PLT hooks of a -pg build (libcall tracing is on by default).
+pg=""
+if have uftrace; then
+	pg=$TMP/readloop-pg
+	how="-pg build, PLT hooks"
+	if ! ${CC:-cc} -O2 -pg -o "$pg" "$HERE/readloop.c" >"$TMP/pg.log" 2>&1; then
+		pg=$BB/readloop
+		how="--force on the plain build (no -pg compiler)"
+	fi
+	set -- record -d "$TMP/uftrace.data"
+	[ "$pg" = "$BB/readloop" ] && set -- "$@" --force
+	uftrace "$@" "$pg" "$UFTRACE_N" "$OTHER_RUNS" >"$TMP/uft.out" 2>&1
+	other_row "uftrace record" "$UFTRACE_N" "$TMP/uft.out" \
+		"uftrace $(uftrace --version 2>/dev/null | awk '{ print $2; exit }'), $how"
+	rm -rf "$TMP/uftrace.data"
+else
+	outf "$row_fmt" "uftrace" "-" "-" "-" "-" "-" "-" "not installed, skipped"
+fi
+if have ltrace; then
+	ltrace -e read -o /dev/null "$BB/readloop" "$LTRACE_N" "$OTHER_RUNS" >"$TMP/ltrace.out" 2>&1
+	other_row "ltrace -e read -o /dev/null" "$LTRACE_N" "$TMP/ltrace.out" \
+		"$(ltrace -V 2>/dev/null | head -n 1 | sed 's/\.$//'); fewer calls: it is slow"
+else
+	outf "$row_fmt" "ltrace" "-" "-" "-" "-" "-" "-" "not installed, skipped"
+fi
+if have strace; then
+	strace -e trace=read -o /dev/null -qq "$BB/readloop" "$STRACE_N" "$OTHER_RUNS" >"$TMP/strace.out" 2>&1
+	other_row "strace -e trace=read -qq" "$STRACE_N" "$TMP/strace.out" \
+		"$(strace -V 2>/dev/null | head -n 1 | sed 's/ -- version//'); fewer calls: it is slow"
+else
+	outf "$row_fmt" "strace" "-" "-" "-" "-" "-" "-" "not installed, skipped"
+fi
+rule
+out "cpu ns = the calling thread's CPU time per call (CLOCK_THREAD_CPUTIME_ID: leaves out time spent waiting for a"
+out "CPU, so other work on the machine disturbs it least); wall ns = CLOCK_MONOTONIC per call; added = minus plain."
+out "A ptrace tracer (ltrace, strace) works while the traced thread is stopped: its cost shows in wall ns only."
+out "Goal for profwrap recording: under 30 ns added per call. A record that finds its lane full is dropped and"
+out "counted, which costs less than recording it: see 'dropped'."
+
+# ---------------------------------------------------------------------------------------------------------
+# 2. Ring throughput.
+
+section "2. Ring lanes: records/s (goal: >= 20 M records/s for one thread; 0 drops when paced at 5 M/s)"
+"$BB/ring" --lane-size 1M >"$TMP/ring.out" 2>&1 || out "ring failed"
+tee -a "$REPORT" <"$TMP/ring.out"
+if [ "$ring_default" != unknown ] && [ "$ring_default" != 1M ]; then
+	out ""
+	out "The same paced runs with the lanes profwrap now uses by default ($ring_default):"
+	"$BB/ring" --lane-size "$ring_default" --paced-only >"$TMP/ring2.out" 2>&1 || out "ring failed"
+	grep -e '^run ' -e 'paced' "$TMP/ring2.out" | tee -a "$REPORT"
+fi
+
+# ---------------------------------------------------------------------------------------------------------
+# 3. Reports from a 10-million-event trace.
+
+section "3. Reports: profwrap report DIR on a $TRACE_EVENTS-event trace (goal: < 1.5 s, < 64 MB peak RSS, trace < 100 MB)"
+rep_fmt='%-33s %9s %7s %7s %8s %7s %7s %8s  %s\n'
+rule
+outf "$rep_fmt" "input" "events" "raw MB" "wall s" "median s" "RSS MB" "anon MB" "trace MB" "notes"
+rule
+# report_row LABEL DIR RUNS NOTES
+report_row() {
+	raw_mb=$(du -k "$2/raw" 2>/dev/null | awk '{ s += $1 } END { printf "%.0f", s / 1024 }')
+	if "$BB/timeit" -n "$3" -q -m -- "$PROFWRAP" report "$2" >"$TMP/timeit.out" 2>&1 &&
+		[ "$(kv "$TMP/timeit.out" status)" = 0 ]; then
+		ev=$(jnum "$2/rank0.json" events)
+		tr=$(du -k "$2/rank0.trace.json" | awk '{ printf "%.1f", $1 / 1024 }')
+		outf "$rep_fmt" "$1" "${ev:-?}" "$raw_mb" "$(fmt %.2f "$(kv "$TMP/timeit.out" min_s)")" \
+			"$(fmt %.2f "$(kv "$TMP/timeit.out" median_s)")" \
+			"$(fmt %.0f "$(calc "$(kv "$TMP/timeit.out" maxrss_kb) / 1024")")" \
+			"$(fmt %.1f "$(calc "$(kv "$TMP/timeit.out" maxanon_kb) / 1024")")" "$tr" "$4"
+	else
+		outf "$rep_fmt" "$1" "-" "$raw_mb" "-" "-" "-" "-" "-" "failed: $(tail -n 1 "$TMP/timeit.out")"
+	fi
+}
+if "$BB/mktrace" "$TMP/synthetic" "$TRACE_EVENTS" >"$TMP/mktrace.out" 2>&1; then
+	report_row "synthetic: 4 threads, I/O mix" "$TMP/synthetic" 3 "bench/mktrace (+3 fd-info records); 3 runs"
+else
+	out "mktrace failed: $(tail -n 1 "$TMP/mktrace.out")"
+fi
+rm -rf "$TMP/synthetic"
+if [ -n "$have_rec" ] && [ -d "$rec_dir/raw" ]; then
+	report_row "recorded: readloop under profwrap" "$rec_dir" 3 "the last recording of section 1; 3 runs"
+fi
+rm -rf "$rec_dir"
+if have uftrace; then
+	# Comparison: uftrace report over a recording of 10M read calls (pg as in section 1).
+	set -- record -d "$TMP/uftrace.data"
+	[ "$pg" = "$BB/readloop" ] && set -- "$@" --force
+	if uftrace "$@" "$pg" "$TRACE_EVENTS" 1 >"$TMP/uft10.out" 2>&1 &&
+		"$BB/timeit" -n 1 -q -m -- uftrace report -d "$TMP/uftrace.data" >"$TMP/timeit.out" 2>&1 &&
+		[ "$(kv "$TMP/timeit.out" status)" = 0 ]; then
+		raw_mb=$(du -k "$TMP/uftrace.data" | awk '{ printf "%.0f", $1 / 1024 }')
+		outf "$rep_fmt" "uftrace report, 10M read calls" "$TRACE_EVENTS" "$raw_mb" \
+			"$(fmt %.2f "$(kv "$TMP/timeit.out" min_s)")" "-" \
+			"$(fmt %.0f "$(calc "$(kv "$TMP/timeit.out" maxrss_kb) / 1024")")" \
+			"$(fmt %.1f "$(calc "$(kv "$TMP/timeit.out" maxanon_kb) / 1024")")" "-" \
+			"an entry and an exit record per call; a function table, no timeline; 1 run"
+	else
+		outf "$rep_fmt" "uftrace report" "-" "-" "-" "-" "-" "-" "-" "failed"
+	fi
+	rm -rf "$TMP/uftrace.data"
+else
+	outf "$rep_fmt" "uftrace report" "-" "-" "-" "-" "-" "-" "-" "uftrace not installed, not measured"
+fi
+rule
+out "wall s = best run; RSS MB = peak resident set (ru_maxrss: counts the pages of the raw trace the reader has"
+out "mapped); anon MB = peak RssAnon (heap and stacks; sampled every 2 ms); trace MB = rank0.trace.json."
+out "The raw trace is in the page cache (it was just written)."
+
+# ---------------------------------------------------------------------------------------------------------
+# 4. Start-up.
+
+section "4. Start-up: a process that does nothing (goal: profwrap adds < 10 ms)"
+nosess=$TMP/no-such-session
+st_out=$TMP/startup-out
+TRUE=$(command -v true)
+[ -x "$TRUE" ] || TRUE=/bin/true
+st_fmt='%-55s %5s %8s %9s %7s %8s %8s %7s\n'
+rule
+outf "$st_fmt" "command" "runs" "mean ms" "median ms" "min ms" "added ms" "cpu ms" "added"
+rule
+# Commands run without a shell. 'env' starts both sides of the preload comparison, so it cancels out.
+if have hyperfine; then
+	hyperfine -N --warmup 3 --min-runs 20 --style none --export-json "$TMP/startup.json" \
+		-n "true" "$TRUE" \
+		-n "profwrap -q -f -o DIR -- true" "$PROFWRAP -q -f -o $st_out -- $TRUE" \
+		-n "env true" "env $TRUE" \
+		-n "env LD_PRELOAD=libprofwrap.so true (no session vars)" "env LD_PRELOAD=$LIB $TRUE" \
+		-n "env LD_PRELOAD=... PROFWRAP_SESSION_DIR=absent true" \
+		"env LD_PRELOAD=$LIB PROFWRAP_SESSION_DIR=$nosess PROFWRAP_QUIET=1 $TRUE" \
+		>"$TMP/hyperfine.out" 2>&1 || out "hyperfine failed: $(tail -n 2 "$TMP/hyperfine.out")"
+	# hyperfine's JSON, one key per line: "command", "mean", "median", "min" (seconds), then the "times" list.
+	if [ -s "$TMP/startup.json" ]; then
+		awk -v fmt="$st_fmt" '
+			function num(line) { sub(/^[^:]*:[ ]*/, "", line); sub(/,$/, "", line); return line + 0 }
+			function flush() {
+				if (name == "") return
+				k++
+				cpu = user + sys
+				if (k == 1 || k == 3) { base = med; cbase = cpu }
+				added = (k == 1 || k == 3) ? "-" : sprintf("%.2f", (med - base) * 1000)
+				cadded = (k == 1 || k == 3) ? "-" : sprintf("%.2f", (cpu - cbase) * 1000)
+				printf fmt, name, runs, sprintf("%.2f", mean * 1000), sprintf("%.2f", med * 1000), \
+					sprintf("%.2f", mn * 1000), added, sprintf("%.2f", cpu * 1000), cadded
+				name = ""
+			}
+			/"command":/ { flush(); name = $0; sub(/^[^:]*:[ ]*"/, "", name); sub(/",?$/, "", name); runs = 0 }
+			/"mean":/ { mean = num($0) }
+			/"median":/ { med = num($0) }
+			/"min":/ { mn = num($0) }
+			/"user":/ { user = num($0) }
+			/"system":/ { sys = num($0) }
+			/"times": \[/ { intimes = 1; next }
+			intimes && /\]/ { intimes = 0 }
+			intimes { runs++ }
+			END { flush() }' "$TMP/startup.json" | tee -a "$REPORT"
+		out "hyperfine $(hyperfine --version 2>/dev/null | awk '{ print $2 }') -N --warmup 3 --min-runs 20"
+	fi
+else
+	out "hyperfine: not installed; 20 runs each with bench/timeit instead"
+	base=""
+	for spec in "true|$TRUE" "profwrap -q -f -o DIR -- true|$PROFWRAP -q -f -o $st_out -- $TRUE" \
+		"env true|env $TRUE" "env LD_PRELOAD=libprofwrap.so true (no session vars)|env LD_PRELOAD=$LIB $TRUE" \
+		"env LD_PRELOAD=... PROFWRAP_SESSION_DIR=absent true|env LD_PRELOAD=$LIB PROFWRAP_SESSION_DIR=$nosess PROFWRAP_QUIET=1 $TRUE"; do
+		name=${spec%%|*}
+		cmd=${spec#*|}
+		# shellcheck disable=SC2086
+		"$BB/timeit" -n 20 -q -- $cmd >"$TMP/timeit.out" 2>&1
+		mean=$(calc "$(kv "$TMP/timeit.out" mean_s) * 1000")
+		med=$(calc "$(kv "$TMP/timeit.out" median_s) * 1000")
+		cpu=$(calc "$(kv "$TMP/timeit.out" cpu_s) * 1000")
+		case $name in
+		"true" | "env true") base=$med cbase=$cpu added=- cadded=- ;;
+		*) added=$(fmt %.2f "$(calc "$med - $base")") cadded=$(fmt %.2f "$(calc "$cpu - $cbase")") ;;
+		esac
+		outf "$st_fmt" "$name" 20 "$(fmt %.2f "$mean")" "$(fmt %.2f "$med")" \
+			"$(fmt %.2f "$(calc "$(kv "$TMP/timeit.out" min_s) * 1000")")" "$added" "$(fmt %.2f "$cpu")" "$cadded"
+	done
+fi
+rule
+out "added ms: median against the median of 'true' (profwrap row) or 'env true' (preload rows); medians, since"
+out "other work on the machine gives the means a long tail. cpu ms: mean user+system time of the command and the"
+out "children it waited for (for profwrap: the CLI, the collector and the target), and what that adds."
+
+out ""
+out "bench time: $(($(date +%s) - bench_start)) s"
+cp "$REPORT" "$RESULTS/latest.txt" || die "cannot write $RESULTS/latest.txt"
+echo "bench: wrote $RESULTS/latest.txt"

@@ -1,0 +1,65 @@
+"""KNOWN BUG (dlopen RUNPATH search): a program whose RUNPATH names the directory of a library it loads by
+bare name (dlopen("libpwanswer.so")) must load it under profwrap as it does without. (With DT_RPATH it
+works: glibc applies the executable's RPATH to every object's searches; DT_RUNPATH applies only to the
+object that calls dlopen, which under profwrap is libprofwrap.so.)
+
+preload/dl.c searches the caller's RPATH/RUNPATH by keeping the RTLD_DI_SERINFO entries whose dls_flags
+have LA_SER_RUNPATH or LA_SER_LIBPATH; glibc (2.36 here) leaves dls_flags 0 for every entry, so no entry is
+ever kept and the bare name goes to the real dlopen, which searches as called from libprofwrap.so (no
+RUNPATH) and fails. The program below prints "answer 42" without profwrap and "dlopen failed: ..." under
+it, even with the preload passive (LD_PRELOAD alone, no session). Fails until preload/dl.c finds the
+library."""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from pwtest import *  # noqa: E402,F401,F403
+
+LIB_C = "int pw_answer(void) { return 42; }\n"
+PROG_C = r"""
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+int main(void)
+{
+	void *h = dlopen("libpwanswer.so", RTLD_NOW);
+	if (!h) {
+		char msg[512];
+		const char *e = dlerror();
+		snprintf(msg, sizeof msg, "%s", e ? e : "(no dlerror)");
+		printf("dlopen failed: %s\n", msg);
+		return 1;
+	}
+	int (*f)(void) = (int (*)(void))dlsym(h, "pw_answer");
+	printf("answer %d\n", f ? f() : -1);
+	return 0;
+}
+"""
+
+
+def test():
+    d = os.path.abspath(tmpdir("runpath-"))
+    build_c("libpwanswer.so", LIB_C, shared=True, directory=os.path.join(d, "lib"))
+    results = {}
+    for kind, flag in (("RUNPATH", "--enable-new-dtags"), ("RPATH", "--disable-new-dtags")):
+        prog = build_c("prog-" + kind.lower(), PROG_C, ldflags=["-ldl", "-Wl,%s,-rpath,$ORIGIN/lib" % flag],
+                       directory=d)
+        base = run([prog])
+        check_eq((base.rc, base.out), (0, "answer 42\n"), "the %s program without profwrap" % kind)
+        r = profwrap(["-q", "-o", "OUT-" + kind, "--", prog])
+        results[kind] = (r.rc, r.out)
+        if r.rc == 0:
+            rep = load_report("OUT-" + kind)
+            libs = [l for l in rep["libraries"] if l["path"] == "libpwanswer.so"]
+            check_eq([(l["loads"], l["failures"]) for l in libs], [(1, 0)],
+                     "libraries[] (loads, failures) for libpwanswer.so (%s)" % kind)
+            check(libs[0]["load_ns"] > 0, "load_ns of libpwanswer.so is 0")
+    # Also with the preload passive: it must not change what dlopen finds.
+    passive = run([os.path.join(d, "prog-runpath")], extra_env={"LD_PRELOAD": LIB})
+    results["passive preload"] = (passive.rc, passive.out)
+    bad = {k: v for k, v in results.items() if v != (0, "answer 42\n")}
+    check(not bad, "BUG: a bare-name dlopen that the program's own RPATH/RUNPATH resolves fails under profwrap: %r",
+          bad)
+
+
+main(test)
