@@ -1,13 +1,8 @@
-"""KNOWN BUG (dlerror string freed by lazy symbol resolution): a program that prints dlerror()'s message
-after a failed dlopen must print the same message under profwrap.
+"""A program that prints dlerror()'s message after a failed dlopen prints the same message under profwrap.
 
-Wrappers resolve their real function on first use with dlsym(RTLD_NEXT, ...); glibc's dlsym replaces the
-thread's pending dl error and frees the string an earlier dlerror() returned. So
-    const char *e = dlerror(); fputs(e, stdout);
-prints freed memory when fputs (or printf, write, ...) is called for the first time after the dlopen:
-garbage instead of "libx.so: cannot open shared object file", even with the preload passive. A
-use-after-free in the target, caused by the profiler. Fails until the real functions are resolved without
-disturbing the caller's dl error state (e.g. all at start, in the constructor)."""
+glibc's dlsym frees the string an earlier dlerror() returned, so a wrapper that looked up its real function
+on first use would make `const char *e = dlerror(); fputs(e, stdout);` print freed memory: the preload
+resolves every real function at start."""
 import os
 import sys
 
@@ -40,7 +35,7 @@ def test():
     passive = run([prog], extra_env={"LD_PRELOAD": LIB})
     got = {"profwrap": (r.rc, r.out), "passive preload": (passive.rc, passive.out)}
     bad = {k: v for k, v in got.items() if v != (0, base.out)}
-    check(not bad, "BUG: the dlerror() message the program prints differs under profwrap: expected %r, got %r",
+    check(not bad, "the dlerror() message the program prints differs under profwrap: expected %r, got %r",
           base.out, bad)
 
 

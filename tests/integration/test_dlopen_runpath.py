@@ -1,14 +1,7 @@
-"""KNOWN BUG (dlopen RUNPATH search): a program whose RUNPATH names the directory of a library it loads by
-bare name (dlopen("libpwanswer.so")) must load it under profwrap as it does without. (With DT_RPATH it
-works: glibc applies the executable's RPATH to every object's searches; DT_RUNPATH applies only to the
-object that calls dlopen, which under profwrap is libprofwrap.so.)
-
-preload/dl.c searches the caller's RPATH/RUNPATH by keeping the RTLD_DI_SERINFO entries whose dls_flags
-have LA_SER_RUNPATH or LA_SER_LIBPATH; glibc (2.36 here) leaves dls_flags 0 for every entry, so no entry is
-ever kept and the bare name goes to the real dlopen, which searches as called from libprofwrap.so (no
-RUNPATH) and fails. The program below prints "answer 42" without profwrap and "dlopen failed: ..." under
-it, even with the preload passive (LD_PRELOAD alone, no session). Fails until preload/dl.c finds the
-library."""
+"""A program whose RUNPATH names the directory of a library it loads by bare name (dlopen("libpwanswer.so"))
+loads it under profwrap as it does without. (DT_RPATH applies to every object's searches; DT_RUNPATH only to
+the object that calls dlopen, which under profwrap would be libprofwrap.so without the caller emulation in
+preload/dl.c.)"""
 import os
 import sys
 
@@ -58,7 +51,7 @@ def test():
     passive = run([os.path.join(d, "prog-runpath")], extra_env={"LD_PRELOAD": LIB})
     results["passive preload"] = (passive.rc, passive.out)
     bad = {k: v for k, v in results.items() if v != (0, "answer 42\n")}
-    check(not bad, "BUG: a bare-name dlopen that the program's own RPATH/RUNPATH resolves fails under profwrap: %r",
+    check(not bad, "a bare-name dlopen that the program's own RPATH/RUNPATH resolves fails under profwrap: %r",
           bad)
 
 

@@ -1,13 +1,8 @@
 """The reader of raw traces against damaged input (design property 5: garbage gives an error or a skipped
 record, never a crash): traces with random bytes changed, and traces whose clock calibration pairs hold
 extreme values. The report must still be written (exit 0) and nothing may crash; the sanitizer build
-(make SAN=1) turns undefined behaviour in the reader into a failure here.
-
-KNOWN BUG (shows with the sanitizer build): a CLOCK chunk with an extreme pair (e.g. ticks 1, ns near
-2^63) makes pw_clock_to_ns() (common/pw_clock.h) overflow a signed 64-bit addition:
-  runtime error: signed integer overflow: ... cannot be represented in type 'long int'
-and `profwrap report` dies without writing the reports. Fails under SAN=1 until the reader bounds-checks
-clock pairs (or converts with unsigned/saturating arithmetic)."""
+(make SAN=1) turns undefined behaviour in the reader into a failure here. A CLOCK chunk with an extreme pair
+(e.g. ticks 1, ns near 2^63) once overflowed a signed addition in pw_clock_to_ns()."""
 import os
 import random
 import shutil
