@@ -271,6 +271,7 @@ static void on_event(void *ctx, const struct pw_raw_event *e)
 		return;
 	}
 	p->events++;
+	c->rs->r.durations[pw_duration_bucket(dur)]++;
 	struct pw_call_stat *cs = &c->rs->r.calls[ev];
 	cs->count++;
 	cs->total_ns += dur;

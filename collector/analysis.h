@@ -9,6 +9,13 @@
 #include "../common/pw_record.h"
 #include "rawfile.h"
 
+/* Call durations in power-of-two buckets: bucket 0 holds 0 ns, bucket b in 1..64 holds [2^(b-1), 2^b). */
+#define PW_DURATION_BUCKETS 65
+static inline unsigned pw_duration_bucket(uint64_t ns)
+{
+	return ns ? 64u - (unsigned)__builtin_clzll(ns) : 0u;
+}
+
 struct pw_call_stat {
 	uint64_t count;
 	uint64_t total_ns;
@@ -75,6 +82,7 @@ struct pw_rank_report {
 	struct pw_proc *procs;
 	size_t nprocs;
 	struct pw_call_stat calls[PW_EV_COUNT];
+	uint64_t durations[PW_DURATION_BUCKETS]; /* every call of the rank, for the trace's threshold */
 	struct pw_file_stat *files;
 	size_t nfiles;
 	struct pw_lib_stat *libs;

@@ -13,6 +13,8 @@
 
 static const char pad_zeros[8];
 
+#define PW_RAW_WINDOW (16u << 20)
+
 static int write_all(int fd, struct iovec *iov, int cnt)
 {
 	while (cnt > 0) {
@@ -123,12 +125,26 @@ static void strtab_free(struct strtab *t)
 
 #define ERR(...) (snprintf(err, errlen, __VA_ARGS__), -1)
 
+/* Drops the pages before off from the resident set once a window's worth has been read (a 10-million-event
+ * trace is ~0.5 GB). Pointers into them stay valid: an unwritten private file mapping reads them back from
+ * the file when they are touched again. */
+static void release_behind(const uint8_t *base, size_t *released, size_t off)
+{
+	if (off - *released < PW_RAW_WINDOW)
+		return;
+	size_t upto = off & ~(size_t)(PW_RAW_WINDOW - 1);
+	madvise((void *)(base + *released), upto - *released, MADV_DONTNEED);
+	*released = upto;
+}
+
 /* The line through the earliest and the latest calibration pair of the file. */
 static struct pw_clock_line fit_clock(const uint8_t *base, size_t size, size_t off, uint32_t kind,
 				      struct pw_clock_pair first)
 {
 	struct pw_clock_pair lo = first, hi = first;
+	size_t released = 0;
 	while (off + sizeof(struct pw_raw_chunk) <= size) {
+		release_behind(base, &released, off);
 		struct pw_raw_chunk c;
 		memcpy(&c, base + off, sizeof c);
 		size_t body = off + sizeof c;
@@ -202,6 +218,7 @@ int pw_raw_read(const char *path, const struct pw_raw_visitor *v, void *ctx, uin
 		goto out;
 	}
 	struct pw_clock_line line = fit_clock(base, size, off, proc.clock_kind, proc.clock0);
+	madvise((void *)base, size, MADV_DONTNEED); /* the scan touched a page per chunk */
 	const char *strs = (const char *)base + off + sizeof c + sizeof proc;
 	struct pw_raw_proc_view pv = {&proc, strs,
 				      strs + proc.argv_len, strs + proc.argv_len + proc.exe_len,
@@ -210,7 +227,9 @@ int pw_raw_read(const char *path, const struct pw_raw_visitor *v, void *ctx, uin
 		v->proc(ctx, &pv);
 	off += sizeof c + ((c.len + 7u) & ~7u);
 
+	size_t released = 0;
 	while (off + sizeof c <= size) {
+		release_behind(base, &released, off);
 		memcpy(&c, base + off, sizeof c);
 		size_t body = off + sizeof c;
 		if (c.len > size - body)

@@ -1,12 +1,12 @@
 /* OUT/rank<R>.trace.json: the rank's timeline in the Chrome trace event format (JSON object form), for
  * Perfetto UI and chrome://tracing.
  *
- * The raw traces keep every call, but a viewer must be able to open this file however long the run was. A
- * first pass over the raw traces builds a histogram of call durations (power-of-two buckets) and picks the
- * smallest threshold that keeps at most PW_TRACE_MAX_EVENTS calls; the second pass writes the calls at or
- * above it, plus an evenly spread sample of the bucket just below it that fills the rest of the budget, and
- * folds the others into one slice per thread that says how many there were. Paths are
- * cut to TRACE_PATH_MAX bytes, so the file stays under about 100 MB.
+ * The raw traces keep every call, but a viewer must be able to open this file however long the run was. The
+ * analysis's histogram of call durations (power-of-two buckets) gives the smallest threshold that keeps at
+ * most PW_TRACE_MAX_EVENTS calls; one pass over the raw traces writes the calls at or above it, plus an
+ * evenly spread sample of the bucket just below it that fills the rest of the budget, and folds the others
+ * into one slice per thread that says how many there were. Paths are cut to TRACE_PATH_MAX bytes, so the
+ * file stays under about 100 MB.
  */
 #define _GNU_SOURCE
 #include <inttypes.h>
@@ -22,12 +22,6 @@
 #define PW_TRACE_MAX_EVENTS 300000u
 #define TRACE_PATH_MAX 160     /* bytes of a path argument; longer ones keep their end */
 #define FD_LIMIT (1 << 20)     /* fds above this are taken for garbage and get no path */
-#define DURATION_BUCKETS 65    /* bucket 0 holds 0 ns, bucket b in 1..64 holds [2^(b-1), 2^b) */
-
-static unsigned duration_bucket(uint64_t ns)
-{
-	return ns ? 64u - (unsigned)__builtin_clzll(ns) : 0u;
-}
 
 static uint64_t event_duration(const struct pw_raw_event *e)
 {
@@ -129,7 +123,7 @@ struct trace {
 	struct pw_json j;
 	const struct pw_rank_report *r;
 	const struct pw_proc *proc; /* the process image being read */
-	uint64_t histogram[DURATION_BUCKETS];
+	uint64_t histogram[PW_DURATION_BUCKETS];
 	unsigned keep_bucket; /* calls in this bucket and above are written */
 	/* The bucket below keep_bucket fills what is left of the budget: every k-th of its calls, spread over
 	 * the run, so a run of calls that all take about as long is sampled rather than dropped whole. */
@@ -147,19 +141,12 @@ struct trace {
 	char first_read_error[512];
 };
 
-static void count_duration(void *ctx, const struct pw_raw_event *e)
-{
-	struct trace *t = ctx;
-	if (pw_event_is_call(e->rec->h.type))
-		t->histogram[duration_bucket(event_duration(e))]++;
-}
-
 /* The smallest bucket such that the calls from it up number at most PW_TRACE_MAX_EVENTS, and the share of
  * the bucket below it that still fits. */
 static void choose_keep_bucket(struct trace *t)
 {
 	uint64_t kept = 0;
-	for (unsigned b = 0; b < DURATION_BUCKETS; b++)
+	for (unsigned b = 0; b < PW_DURATION_BUCKETS; b++)
 		kept += t->histogram[b];
 	unsigned b = 0;
 	while (kept > PW_TRACE_MAX_EVENTS) {
@@ -176,7 +163,7 @@ static void choose_keep_bucket(struct trace *t)
 /* Whether a call of this duration goes into the trace. */
 static int keep_call(struct trace *t, uint64_t duration)
 {
-	unsigned b = duration_bucket(duration);
+	unsigned b = pw_duration_bucket(duration);
 	if (b >= t->keep_bucket)
 		return 1;
 	if (b + 1 != t->keep_bucket || !t->boundary_budget)
@@ -191,7 +178,7 @@ static uint64_t bucket_floor_ns(unsigned b)
 {
 	if (b == 0)
 		return 0;
-	return b < DURATION_BUCKETS ? (uint64_t)1 << (b - 1) : UINT64_MAX;
+	return b < PW_DURATION_BUCKETS ? (uint64_t)1 << (b - 1) : UINT64_MAX;
 }
 
 /* Microseconds since the rank's start, as the format wants, keeping ns precision. */
@@ -461,27 +448,16 @@ static int read_process(struct trace *t, const struct pw_raw_visitor *v, char *e
 	return pw_raw_read(t->proc->raw_path, v, t, &skipped, err, errlen);
 }
 
-/* First pass: the histogram of call durations over every image. A file that cannot be read is counted and
- * the others still go in; the second pass meets the same files, so it counts nothing. */
-static void count_durations(struct trace *t)
-{
-	const struct pw_raw_visitor v = {.event = count_duration};
-	for (size_t i = 0; i < t->r->nprocs; i++) {
-		char err[sizeof t->first_read_error];
-		t->proc = &t->r->procs[i];
-		if (read_process(t, &v, err, sizeof err) && !t->read_errors++)
-			memcpy(t->first_read_error, err, sizeof err);
-	}
-}
-
-/* Second pass: the calls kept, then each image's tracks. */
+/* The calls kept, then each image's tracks. A file that cannot be read is counted and the others still go
+ * in. */
 static void write_calls(struct trace *t)
 {
 	const struct pw_raw_visitor v = {.event = write_or_fold};
 	for (size_t i = 0; i < t->r->nprocs; i++) {
 		char err[sizeof t->first_read_error];
 		t->proc = &t->r->procs[i];
-		read_process(t, &v, err, sizeof err);
+		if (read_process(t, &v, err, sizeof err) && !t->read_errors++)
+			memcpy(t->first_read_error, err, sizeof err);
 		write_process_tracks(t);
 		free(t->threads.slots);
 		t->threads = (struct thread_table){0};
@@ -498,7 +474,7 @@ int pw_write_rank_trace(const struct pw_analysis *a, const struct pw_rank_report
 		return -1;
 	}
 	t->r = r;
-	count_durations(t);
+	memcpy(t->histogram, r->durations, sizeof t->histogram); /* counted by the analysis */
 	choose_keep_bucket(t);
 	pw_format_duration(t->threshold_text, sizeof t->threshold_text, bucket_floor_ns(t->keep_bucket));
 
