@@ -7,10 +7,20 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+/* Reports are written to PATH.tmp and renamed into place when whole, so a reader polling for PATH (a job
+ * script waiting for rank0.json) never sees half a file. */
+static void tmp_path(char *buf, size_t size, const char *path)
+{
+	snprintf(buf, size, "%s.tmp", path);
+}
 
 FILE *pw_report_open(const char *path, char *err, size_t errlen)
 {
-	FILE *f = fopen(path, "w");
+	char tmp[4400];
+	tmp_path(tmp, sizeof tmp, path);
+	FILE *f = fopen(tmp, "w");
 	if (!f)
 		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
 	return f;
@@ -18,6 +28,8 @@ FILE *pw_report_open(const char *path, char *err, size_t errlen)
 
 int pw_report_close(FILE *f, const char *path, char *err, size_t errlen)
 {
+	char tmp[4400];
+	tmp_path(tmp, sizeof tmp, path);
 	/* A failed write leaves its errno behind; fclose() sets its own when the final flush fails. */
 	int failed = ferror(f);
 	int saved = errno;
@@ -25,9 +37,22 @@ int pw_report_close(FILE *f, const char *path, char *err, size_t errlen)
 		failed = 1;
 		saved = errno;
 	}
-	if (!failed)
+	if (!failed && rename(tmp, path) == 0)
 		return 0;
+	if (!failed)
+		saved = errno;
+	unlink(tmp);
 	snprintf(err, errlen, "cannot write %s: %s", path, strerror(saved ? saved : EIO));
+	return -1;
+}
+
+int pw_report_abandon(FILE *f, const char *path, const char *why, char *err, size_t errlen)
+{
+	char tmp[4400];
+	tmp_path(tmp, sizeof tmp, path);
+	fclose(f);
+	unlink(tmp);
+	snprintf(err, errlen, "cannot write %s: %s", path, why);
 	return -1;
 }
 

@@ -37,11 +37,13 @@ void pw_table_free(struct pw_table *t);
  * alignment, by '?'. */
 void pw_make_printable(char *s);
 
-/* Opens path for writing. Returns the stream, or NULL with "cannot write PATH: reason" in err. */
+/* Opens path for writing (as path.tmp). Returns the stream, or NULL with "cannot write PATH: reason" in err. */
 FILE *pw_report_open(const char *path, char *err, size_t errlen);
-/* Closes f, which was written as path. Returns 0, or -1 with "cannot write PATH: reason" in err when any
- * write failed. */
+/* Closes f and puts it in place as path. Returns 0, or -1 with "cannot write PATH: reason" in err when any
+ * write failed (path is then left as it was). */
 int pw_report_close(FILE *f, const char *path, char *err, size_t errlen);
+/* Closes f and drops what was written. Returns -1 with "cannot write PATH: why" in err. */
+int pw_report_abandon(FILE *f, const char *path, const char *why, char *err, size_t errlen);
 
 /* Strings of the model may be missing: print them as "?". */
 static inline const char *pw_report_str(const char *s)

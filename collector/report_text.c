@@ -83,15 +83,62 @@ static void print_header(FILE *f, const struct pw_analysis *a, const struct pw_r
 	fputc('\n', f);
 }
 
+#define PROCESS_ROWS 40   /* a launcher or shell script can start hundreds: the JSON lists them all */
+#define BUSIEST_ROWS 30
+
+static int ended_badly(const struct pw_proc *p)
+{
+	return p->signal || p->how == PW_END_VANISHED || (p->how == PW_END_EXITED && p->exit_code != 0);
+}
+
+static int by_events_desc(const void *a, const void *b)
+{
+	const struct pw_proc *x = *(const struct pw_proc *const *)a, *y = *(const struct pw_proc *const *)b;
+	return (y->events > x->events) - (y->events < x->events);
+}
+
+/* Which processes get a row: all when they are few; else the busiest and those that ended badly. */
+static unsigned char *choose_process_rows(const struct pw_rank_report *r, size_t *shown)
+{
+	unsigned char *show = calloc(r->nprocs ? r->nprocs : 1, 1);
+	const struct pw_proc **order = calloc(r->nprocs ? r->nprocs : 1, sizeof *order);
+	if (!show || !order) {
+		free(show);
+		free(order);
+		return NULL;
+	}
+	*shown = 0;
+	for (size_t i = 0; i < r->nprocs; i++)
+		order[i] = &r->procs[i];
+	qsort(order, r->nprocs, sizeof *order, by_events_desc);
+	for (size_t i = 0; i < r->nprocs; i++) {
+		size_t k = (size_t)(order[i] - r->procs);
+		if (r->nprocs <= PROCESS_ROWS || i < BUSIEST_ROWS ||
+		    (ended_badly(order[i]) && *shown < PROCESS_ROWS)) {
+			show[k] = 1;
+			(*shown)++;
+		}
+	}
+	free(order);
+	return show;
+}
+
 static int print_processes(FILE *f, const struct pw_rank_report *r)
 {
 	static const char *const headers[] = {"PID", "PPID", "Command", "Ended", "Events", "Dropped"};
 	struct pw_table t = {.ncols = 6, .headers = headers, .align = "rrllrr"};
+	size_t shown;
+	unsigned char *show = choose_process_rows(r, &shown);
+	if (!show)
+		return -1;
 	for (size_t i = 0; i < r->nprocs; i++) {
 		const struct pw_proc *p = &r->procs[i];
 		char cut[PW_CELL_MAX], end[PW_CELL_MAX];
+		if (!show[i])
+			continue;
 		if (pw_table_add_row(&t)) {
 			pw_table_free(&t);
+			free(show);
 			return -1;
 		}
 		pw_format_end(end, sizeof end, p);
@@ -104,8 +151,13 @@ static int print_processes(FILE *f, const struct pw_rank_report *r)
 	}
 	fprintf(f, "Processes (%zu)\n", r->nprocs);
 	pw_table_print(f, &t);
+	if (shown < r->nprocs)
+		fprintf(f, "... %zu more processes with fewer events, none of which ended badly (all are in the JSON "
+			   "report)\n",
+			r->nprocs - shown);
 	fputc('\n', f);
 	pw_table_free(&t);
+	free(show);
 	return 0;
 }
 
@@ -381,9 +433,7 @@ int pw_write_rank_text(const struct pw_analysis *a, const struct pw_rank_report 
 	print_header(f, a, r);
 	if (print_processes(f, r) || print_calls(f, r) || print_files(f, r) || print_waits(f, r) ||
 	    print_libraries(f, r)) {
-		fclose(f);
-		snprintf(err, errlen, "cannot write %s: out of memory", path);
-		return -1;
+		return pw_report_abandon(f, path, "out of memory", err, errlen);
 	}
 	print_coverage(f, r);
 	return pw_report_close(f, path, err, errlen);

@@ -499,9 +499,7 @@ int pw_write_rank_trace(const struct pw_analysis *a, const struct pw_rank_report
 	int out_of_memory = t->out_of_memory;
 	free(t);
 	if (out_of_memory) {
-		fclose(f);
-		snprintf(err, errlen, "cannot write %s: out of memory", path);
-		return -1;
+		return pw_report_abandon(f, path, "out of memory", err, errlen);
 	}
 	return pw_report_close(f, path, err, errlen);
 }

@@ -179,9 +179,7 @@ int pw_write_summary(const struct pw_analysis *a, const char *txt_path, const ch
 	if (!f)
 		return -1;
 	if (print_summary(f, a)) {
-		fclose(f);
-		snprintf(err, errlen, "cannot write %s: out of memory", txt_path);
-		return -1;
+		return pw_report_abandon(f, txt_path, "out of memory", err, errlen);
 	}
 	if (pw_report_close(f, txt_path, err, errlen))
 		return -1;
