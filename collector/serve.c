@@ -644,5 +644,10 @@ int pw_serve(const struct pw_serve_opts *o)
 	}
 	if (s->live)
 		munmap(s->live, sizeof *s->live);
+	/* The CLI removes its session directory; a detached collector leaves only the lock, which the next
+	 * job's processes must find in place to agree on who starts the next collector. */
+	char status_path[3200];
+	if (o->detached && pw_session_path(o->session_dir, "status", status_path, sizeof status_path) == 0)
+		unlink(status_path);
 	return rc;
 }
