@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -267,11 +268,39 @@ static const struct pw_live_status *map_live(const char *sdir)
 	return m == MAP_FAILED ? NULL : m;
 }
 
-/* Waits for the target; on a terminal, keeps a status line on stderr meanwhile. */
-static int wait_target(pid_t pid, const char *sdir, int status_line)
+/* The status line lives on the terminal's last row, under a scroll region that holds everything else (as
+ * apt draws its progress bar), so the target's own output on the same terminal is never written over. */
+static int status_row; /* 0: no status line */
+
+static void status_begin(void)
+{
+	struct winsize ws;
+	if (ioctl(2, TIOCGWINSZ, &ws) < 0 || ws.ws_row < 3)
+		return;
+	status_row = ws.ws_row;
+	/* a new line, so that the cursor can stay inside the region; save; region; restore; back up a line */
+	fprintf(stderr, "\n\0337\033[1;%dr\0338\033[1A", status_row - 1);
+	fflush(stderr);
+}
+
+static void status_show(const char *text)
+{
+	fprintf(stderr, "\0337\033[%d;1H\033[K%s\0338", status_row, text);
+	fflush(stderr);
+}
+
+static void status_end(void)
+{
+	fprintf(stderr, "\0337\033[r\033[%d;1H\033[K\0338", status_row);
+	fflush(stderr);
+	status_row = 0;
+}
+
+/* Waits for the target, keeping the status line (if any) up to date meanwhile. */
+static int wait_target(pid_t pid, const char *sdir)
 {
 	int st = 0;
-	if (!status_line) {
+	if (!status_row) {
 		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 			;
 		return st;
@@ -284,11 +313,13 @@ static int wait_target(pid_t pid, const char *sdir, int status_line)
 			break;
 		uint64_t now = pw_clock_mono_ns();
 		if (now >= next && live && live->magic == PW_LIVE_MAGIC) {
+			char text[256];
 			uint64_t ev = live->events;
 			double rate = now > last_ns ? (double)(ev - last_events) * 1e9 / (double)(now - last_ns) : 0;
-			fprintf(stderr, "\rprofwrap: %.1fs  %llu events  %.0f/s  %llu dropped  %llu processes\033[K",
-				(double)(now - start) / 1e9, (unsigned long long)ev, rate,
-				(unsigned long long)live->dropped, (unsigned long long)live->processes);
+			snprintf(text, sizeof text, "profwrap: %.1fs  %llu events  %.0f/s  %llu dropped  %llu processes",
+				 (double)(now - start) / 1e9, (unsigned long long)ev, rate,
+				 (unsigned long long)live->dropped, (unsigned long long)live->processes);
+			status_show(text);
 			last_events = ev;
 			last_ns = now;
 			next = now + STATUS_EVERY_MS * 1000000ull;
@@ -296,7 +327,7 @@ static int wait_target(pid_t pid, const char *sdir, int status_line)
 		struct timespec ts = {0, 50000000};
 		nanosleep(&ts, NULL);
 	}
-	fputs("\r\033[K", stderr);
+	status_end();
 	if (live)
 		munmap((void *)live, sizeof *live);
 	return st;
@@ -345,6 +376,8 @@ int pw_cli_run(const struct pw_cli_opts *o, const char *self_dir)
 	int sync_pipe[2];
 	if (pipe2(sync_pipe, O_CLOEXEC) < 0)
 		return say("cannot create a pipe: %s", strerror(errno));
+	if (!o->quiet && isatty(2))
+		status_begin();
 	pid_t target = fork();
 	if (target == 0) {
 		/* PROFWRAP_ROOT_PID lets --no-follow-fork tell the target from its children. */
@@ -367,6 +400,8 @@ int pw_cli_run(const struct pw_cli_opts *o, const char *self_dir)
 	close(sync_pipe[1]);
 	int exec_err = 0, status = 0, rc;
 	if (target < 0) {
+		if (status_row)
+			status_end();
 		say("cannot fork: %s", strerror(errno));
 		rc = 1;
 	} else {
@@ -378,7 +413,7 @@ int pw_cli_run(const struct pw_cli_opts *o, const char *self_dir)
 		sigaction(SIGQUIT, &ign, NULL);
 		if (read(sync_pipe[0], &exec_err, sizeof exec_err) != (ssize_t)sizeof exec_err)
 			exec_err = 0;
-		status = wait_target(target, sdir, !o->quiet && isatty(2));
+		status = wait_target(target, sdir);
 		if (exec_err) {
 			say("cannot run %s: %s", o->command[0], strerror(exec_err));
 			rc = 127;
