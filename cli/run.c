@@ -129,12 +129,11 @@ static int prepare_output(const struct pw_cli_opts *o, char *abs, size_t size)
 
 static int private_dir(const char *path)
 {
-	struct stat st;
-	if (mkdir(path, 0700) < 0 && errno != EEXIST)
-		return say("cannot create %s: %s", path, strerror(errno));
-	if (lstat(path, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 077))
+	if (pw_private_dir(path) == 0)
+		return 0;
+	if (errno == EPERM)
 		return say("%s is not a private directory of this user; remove it", path);
-	return 0;
+	return say("cannot create %s: %s", path, strerror(errno));
 }
 
 static void remove_session_dir(const char *sdir)

@@ -188,6 +188,8 @@ const char *pw_end_how_name(int how)
 		return "vanished";
 	case PW_END_RUNNING:
 		return "running";
+	case PW_END_DIED_IN_EXIT:
+		return "died-in-exit";
 	default:
 		return "unknown";
 	}
@@ -219,6 +221,8 @@ void pw_format_end(char *buf, size_t len, const struct pw_proc *p)
 		snprintf(buf, len, "exit %d", p->exit_code);
 	} else if (p->how == PW_END_EXITED) {
 		snprintf(buf, len, "exited (status unknown)");
+	} else if (p->how == PW_END_DIED_IN_EXIT) {
+		snprintf(buf, len, "died while exiting (in an atexit handler or destructor)");
 	} else if (p->how == PW_END_VANISHED) {
 		snprintf(buf, len, "ended without exit (crashed or killed)");
 	} else if (p->how == PW_END_RUNNING) {

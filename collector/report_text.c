@@ -88,7 +88,8 @@ static void print_header(FILE *f, const struct pw_analysis *a, const struct pw_r
 
 static int ended_badly(const struct pw_proc *p)
 {
-	return p->signal || p->how == PW_END_VANISHED || (p->how == PW_END_EXITED && p->exit_code != 0);
+	return p->signal || p->how == PW_END_VANISHED || p->how == PW_END_DIED_IN_EXIT ||
+	       (p->how == PW_END_EXITED && p->exit_code != 0);
 }
 
 static int by_events_desc(const void *a, const void *b)

@@ -410,6 +410,7 @@ static void producer_finish(struct server *s, struct producer *p, int still_runn
 	end.how = still_running		      ? PW_END_RUNNING
 		  : state == PW_STATE_EXITED  ? PW_END_EXITED
 		  : state == PW_STATE_EXECING ? PW_END_EXECED
+		  : state == PW_STATE_EXITING ? PW_END_DIED_IN_EXIT
 					      : PW_END_VANISHED;
 	end.exit_status = h->exit_status;
 	end.end_ticks = end.how == PW_END_EXITED || end.how == PW_END_EXECED ? h->end_ticks : 0;

@@ -28,8 +28,9 @@
 
 enum pw_proc_state {
 	PW_STATE_RUNNING = 1,
-	PW_STATE_EXITED = 2,  /* exit()/_exit()/return from main: exit_status holds the code */
+	PW_STATE_EXITED = 2,  /* the process is ending with exit_status (set by _exit, or our destructor) */
 	PW_STATE_EXECING = 3, /* inside execve(): if the segment ends now, the image was replaced */
+	PW_STATE_EXITING = 4, /* exit() or return from main: atexit handlers and destructors are running */
 };
 
 struct pw_lane {

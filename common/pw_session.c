@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static int fits(int n, size_t size)
@@ -72,4 +73,18 @@ int pw_session_path(const char *dir, const char *leaf, char *buf, size_t size)
 int pw_shm_name(int uid, int pid, uint64_t nonce, char *buf, size_t size)
 {
 	return fits(snprintf(buf, size, "/profwrap.%d.%d.%llx", uid, pid, (unsigned long long)nonce), size);
+}
+
+int pw_private_dir(const char *path)
+{
+	struct stat st;
+	if (mkdir(path, 0700) < 0 && errno != EEXIST)
+		return -1;
+	if (lstat(path, &st) < 0)
+		return -1;
+	if (!S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 077)) {
+		errno = EPERM;
+		return -1;
+	}
+	return 0;
 }

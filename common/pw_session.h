@@ -42,6 +42,11 @@ int pw_session_dir_for_output(const char *output, char *buf, size_t size);
 /* Session directory for a CLI run: <base>/s-<pid>-<nonce>. */
 int pw_session_dir_for_cli(int pid, uint64_t nonce, char *buf, size_t size);
 
+/* Creates path as a directory only this user can enter (0700), or checks that an existing one is that: ours,
+ * a directory and not a link, no access for others. Returns 0, or -1 with errno set (EPERM for a directory
+ * that is not private). */
+int pw_private_dir(const char *path);
+
 /* <dir>/<leaf> into buf. Returns 0 or -ENAMETOOLONG. */
 int pw_session_path(const char *dir, const char *leaf, char *buf, size_t size);
 

@@ -88,7 +88,7 @@ PW_EXPORT void *dlopen(const char *path, int flags)
 		return dlopen_as(path, flags, caller);
 	PW_BEGIN();
 	void *ret = dlopen_as(path, flags, caller);
-	PW_END(DLOPEN, ret, flags, pw_intern_path(path), !ret);
+	PW_END(DLOPEN, ret, flags, pw_intern_path(path), !ret); /* dlopen itself reads path */
 	return ret;
 }
 

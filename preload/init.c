@@ -2,6 +2,7 @@
  * the collector in preload-only mode), thread lanes, and fork handling. Everything here runs with the
  * calling thread's guard held, so what it calls that is itself wrapped goes straight to libc. */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -9,8 +10,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/file.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -28,8 +31,52 @@ uint32_t pw_recording;
 struct pw_seg_header *pw_seg;
 struct pw_config pw_cfg;
 
-static int collector_fd = -1;
+/* Identity of a descriptor of ours, so that a fork child closes it only if the program has not reused the
+ * number meanwhile. */
+struct fd_identity {
+	int fd;
+	dev_t dev;
+	ino_t ino;
+};
+
+/* The profiler's descriptors move out of the way of the program's, which reuses low numbers (a daemon
+ * closes 3..63 and opens its log at 3): to the top of the descriptor table when it is large, else as high
+ * as it allows. Returns the new descriptor (close-on-exec) or fd unchanged if it cannot move. */
+static int move_fd_high(int fd)
+{
+	struct rlimit rl;
+	if (fd < 0 || getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur < 64)
+		return fd;
+	int floor = rl.rlim_cur > 1024 ? 1024 - 64 : (int)rl.rlim_cur - 32;
+	int high = fcntl(fd, F_DUPFD_CLOEXEC, floor);
+	if (high < 0)
+		return fd;
+	close(fd);
+	return high;
+}
+
+static struct fd_identity fd_remember(int fd)
+{
+	struct fd_identity id = {fd, 0, 0};
+	struct stat st;
+	if (fd >= 0 && fstat(fd, &st) == 0) {
+		id.dev = st.st_dev;
+		id.ino = st.st_ino;
+	}
+	return id;
+}
+
+static void fd_close_if_ours(struct fd_identity *id)
+{
+	struct stat st;
+	if (id->fd >= 0 && fstat(id->fd, &st) == 0 && st.st_dev == id->dev && st.st_ino == id->ino)
+		close(id->fd);
+	id->fd = -1;
+}
+
+static struct fd_identity collector_fd = {-1, 0, 0};
 static int seg_fd = -1; /* kept open to back lanes with memory as threads claim them */
+static struct fd_identity seg_fd_id = {-1, 0, 0};
 static pthread_key_t lane_key;
 static int said_passive;
 static int start_argc;
@@ -173,7 +220,7 @@ static pw_strref intern_bytes(const char *s, size_t len)
 	uint64_t end = ref + pw_arena_entry_size(len);
 	uint64_t backed = atomic_load_explicit(&arena_backed, memory_order_acquire);
 	if (end > backed) {
-		uint64_t from = backed < ref ? ref & ~(uint64_t)4095 : backed;
+		uint64_t from = backed; /* not from ref: a thread whose entry lies in between relies on this mark */
 		uint64_t to = (end + PW_ARENA_STEP - 1) & ~(uint64_t)(PW_ARENA_STEP - 1);
 		if (to > h->arena_size)
 			to = h->arena_size;
@@ -242,6 +289,7 @@ static struct pw_seg_header *segment_create(char *name, size_t name_size, int *f
 		say_passive("cannot create shared memory (shm_open failed)");
 		return NULL;
 	}
+	*fd = move_fd_high(*fd);
 	void *p = MAP_FAILED;
 	if (ftruncate(*fd, (off_t)size) == 0)
 		p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0);
@@ -268,20 +316,21 @@ static struct pw_seg_header *segment_create(char *name, size_t name_size, int *f
 	return h;
 }
 
+/* Connects without blocking: a collector that stopped accepting must not hold the program up. */
 static int connect_socket(const char *path)
 {
 	struct sockaddr_un addr = {.sun_family = AF_UNIX};
 	if (strlen(path) >= sizeof addr.sun_path)
 		return -1;
 	strcpy(addr.sun_path, path);
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return -1;
 	if (connect(fd, (struct sockaddr *)&addr, sizeof addr) < 0) {
 		close(fd);
 		return -1;
 	}
-	return fd;
+	return move_fd_high(fd);
 }
 
 /* The collector binary beside this library (build tree) or in ../bin (installed). */
@@ -310,7 +359,7 @@ static int find_collector(char *buf, size_t size)
 
 /* Starts a detached collector for this output directory (double fork, own session, no LD_PRELOAD), so a
  * launcher that kills its job's process group does not take it down before it has written. */
-static void spawn_collector(const char *collector)
+static void spawn_collector(const char *collector, int ready_fd)
 {
 	extern char **environ;
 	spawning_collector = 1; /* stays set in the children, which only exec the collector */
@@ -324,12 +373,12 @@ static void spawn_collector(const char *collector)
 	setsid();
 	if (fork() != 0)
 		_exit(0);
+	/* Only the pipe that says "listening" goes along: stdio to /dev/null (a launcher waiting for the job's
+	 * output must not wait for the collector), none of the program's descriptors. */
 	int devnull = open("/dev/null", O_RDWR);
-	if (devnull >= 0) {
-		dup2(devnull, 0);
-		dup2(devnull, 1);
-		dup2(devnull, 2);
-	}
+	if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(devnull, 1) < 0 || dup2(devnull, 2) < 0 || dup2(ready_fd, 3) < 0)
+		_exit(127);
+	close_range(4, ~0u, 0);
 	size_t n = 0;
 	while (environ[n])
 		n++;
@@ -339,45 +388,62 @@ static void spawn_collector(const char *collector)
 		if (strncmp(environ[i], "LD_PRELOAD=", 11) != 0)
 			env[k++] = environ[i];
 	char *argv[] = {(char *)collector, "--serve", "--session-dir", pw_cfg.session_dir,
-			"--output", pw_cfg.output, "--detached", NULL};
+			"--output", pw_cfg.output, "--detached", "--ready-fd", "3", NULL};
 	execve(collector, argv, env ? env : environ);
 	_exit(127);
 }
 
-static int ensure_private_dir(const char *path)
+#define PW_START_FAILED_RETRY_S 30
+
+/* Whether a collector for this session failed to start in the last PW_START_FAILED_RETRY_S seconds: then the
+ * job's other processes go passive at once instead of each trying again. */
+static int start_failed_recently(const char *marker)
 {
 	struct stat st;
-	if (mkdir(path, 0700) < 0 && errno != EEXIST)
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	return stat(marker, &st) == 0 && now.tv_sec - st.st_mtime < PW_START_FAILED_RETRY_S;
+}
+
+/* Starts the collector and waits until it listens (it writes to the pipe) or gives up (end of file). */
+static int start_collector(const char *collector)
+{
+	int ready[2];
+	if (pipe2(ready, O_CLOEXEC) < 0)
 		return -1;
-	if (lstat(path, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 077))
-		return -1;
-	return 0;
+	spawn_collector(collector, ready[1]);
+	close(ready[1]);
+	struct pollfd pfd = {ready[0], POLLIN, 0};
+	char b = 0;
+	int ok = poll(&pfd, 1, PW_CONNECT_WAIT_MS) == 1 && read(ready[0], &b, 1) == 1 && b == 'R';
+	close(ready[0]);
+	return ok ? 0 : -1;
 }
 
 /* Preload-only mode: connect to the node's collector for this output directory, starting it if none runs.
- * The lock makes sure only one process of the job starts it. */
-static int connect_or_start_collector(const char *sock)
+ * The lock makes sure only one process of the job starts it. A fork child never starts one (it must not
+ * wait inside fork): its parent's collector is there, or the child runs unprofiled. */
+static int connect_or_start_collector(const char *sock, int in_fork_child)
 {
 	int fd = connect_socket(sock);
-	if (fd >= 0 || !pw_cfg.preload_only)
+	if (fd >= 0 || !pw_cfg.preload_only || in_fork_child)
 		return fd;
-	char base[3072], lock[3200], collector[PATH_MAX];
-	if (pw_session_base(base, sizeof base) || ensure_private_dir(base) || ensure_private_dir(pw_cfg.session_dir))
-		return -1;
-	if (pw_session_path(pw_cfg.session_dir, "lock", lock, sizeof lock))
+	char base[3072], lock[3200], failed[3200], collector[PATH_MAX];
+	if (pw_session_base(base, sizeof base) || pw_private_dir(base) || pw_private_dir(pw_cfg.session_dir) ||
+	    pw_session_path(pw_cfg.session_dir, "lock", lock, sizeof lock) ||
+	    pw_session_path(pw_cfg.session_dir, "start-failed", failed, sizeof failed) ||
+	    start_failed_recently(failed))
 		return -1;
 	int lfd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (lfd < 0)
 		return -1;
 	flock(lfd, LOCK_EX);
 	fd = connect_socket(sock);
-	if (fd < 0 && find_collector(collector, sizeof collector) == 0) {
-		spawn_collector(collector);
-		for (int waited = 0; fd < 0 && waited < PW_CONNECT_WAIT_MS; waited += 5) {
-			struct timespec ts = {0, 5000000};
-			nanosleep(&ts, NULL);
+	if (fd < 0 && !start_failed_recently(failed)) {
+		if (find_collector(collector, sizeof collector) == 0 && start_collector(collector) == 0)
 			fd = connect_socket(sock);
-		}
+		if (fd < 0)
+			close(open(failed, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
 	}
 	close(lfd);
 	return fd;
@@ -401,23 +467,34 @@ static int send_hello(int sock, const char *shm_name, int shm_fd)
 	return sendmsg(sock, &msg, MSG_NOSIGNAL) == (ssize_t)sizeof hello ? 0 : -1;
 }
 
-/* Records what fds 0-2 refer to, so reads of stdin and writes to stdout are named in the report. */
+/* Records what every descriptor open at start refers to (a forked worker reads files its parent opened;
+ * stdin/stdout are named too), so the report can name the files their reads and writes go to. */
+#define PW_FD_INFO_MAX 1024
 static void note_inherited_fds(void)
 {
-	for (int fd = 0; fd < 3; fd++) {
-		char link[32], target[1024];
+	DIR *d = opendir("/proc/self/fd");
+	if (!d)
+		return;
+	int own = dirfd(d), noted = 0;
+	struct dirent *de;
+	while ((de = readdir(d)) && noted < PW_FD_INFO_MAX) {
+		int fd = pw_parse_nonneg_int(de->d_name);
+		if (fd < 0 || fd == own || fd == collector_fd.fd || fd == seg_fd)
+			continue;
+		char link[64], target[1024];
 		snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
 		ssize_t n = readlink(link, target, sizeof target - 1);
 		if (n <= 0)
 			continue;
-		target[n] = 0;
 		uint64_t now = pw_clock_ticks();
 		pw_emit_call(PW_EV_FD_INFO, now, now, 0, (uint64_t)fd, intern_bytes(target, (size_t)n), 0);
+		noted++;
 	}
+	closedir(d);
 }
 
 /* Sets up this process's segment and connection; leaves the preload passive on any failure. */
-static void session_start(void)
+static void session_start(int in_fork_child)
 {
 	char sock[3200], name[PW_SHM_NAME_MAX];
 	int shm_fd = -1;
@@ -428,9 +505,11 @@ static void session_start(void)
 		say_passive("session path too long");
 		return;
 	}
-	int fd = connect_or_start_collector(sock);
+	int fd = connect_or_start_collector(sock, in_fork_child);
 	if (fd < 0) {
-		say_passive("no collector is listening");
+		/* Under the CLI this is a process that outlived the session: nothing to say on the program's stderr. */
+		if (pw_cfg.preload_only)
+			say_passive("no collector is listening");
 		return;
 	}
 	struct pw_seg_header *h = segment_create(name, sizeof name, &shm_fd);
@@ -450,7 +529,8 @@ static void session_start(void)
 		say_passive("the collector did not take this process");
 		return;
 	}
-	collector_fd = fd;
+	collector_fd = fd_remember(fd);
+	seg_fd_id = fd_remember(seg_fd);
 	pw_recording = pw_cfg.domain_mask;
 	note_inherited_fds();
 }
@@ -513,7 +593,7 @@ void pw_note_guard_skip(void)
 		atomic_fetch_add_explicit(&pw_seg->guard_skipped, 1, memory_order_relaxed);
 }
 
-void pw_note_exit(int status)
+void pw_note_exit(int status, int finished)
 {
 	struct pw_seg_header *h = pw_seg;
 	if (!h)
@@ -531,7 +611,16 @@ void pw_note_exit(int status)
 	}
 	h->exit_status = status;
 	h->end_ticks = pw_clock_ticks();
-	atomic_store_explicit(&h->state, PW_STATE_EXITED, memory_order_release);
+	atomic_store_explicit(&h->state, finished ? PW_STATE_EXITED : PW_STATE_EXITING, memory_order_release);
+}
+
+/* Runs after the program's atexit handlers and the destructors of libraries loaded after this one: the
+ * exit that pw_note_exit(status, 0) saw begin has gone through. */
+__attribute__((destructor)) static void pw_fini(void)
+{
+	struct pw_seg_header *h = pw_seg;
+	if (h && atomic_load_explicit(&h->state, memory_order_acquire) == PW_STATE_EXITING)
+		atomic_store_explicit(&h->state, PW_STATE_EXITED, memory_order_release);
 }
 
 /* Child side of fork: never write into the parent's segment or keep its connection open (the collector
@@ -545,16 +634,13 @@ void pw_after_fork_child(void)
 	if (pw_seg)
 		munmap(pw_seg, pw_seg->segment_size);
 	pw_seg = NULL;
-	if (collector_fd >= 0)
-		close(collector_fd);
-	collector_fd = -1;
-	if (seg_fd >= 0)
-		close(seg_fd);
+	fd_close_if_ours(&collector_fd);
+	fd_close_if_ours(&seg_fd_id);
 	seg_fd = -1;
 	atomic_store_explicit(&arena_backed, 0, memory_order_relaxed);
 	memset(&pw_self, 0, sizeof pw_self);
 	if (pw_cfg.follow_fork && !spawning_collector)
-		session_start();
+		session_start(1);
 	pw_self.guard = guard;
 }
 
@@ -567,7 +653,7 @@ __attribute__((constructor)) static void pw_init(int argc, char **argv)
 	if (config_load() == 0) {
 		pthread_key_create(&lane_key, lane_release);
 		pthread_atfork(NULL, NULL, pw_after_fork_child);
-		session_start();
+		session_start(0);
 	}
 	pw_self.guard = 0;
 }

@@ -33,7 +33,7 @@
 			return real_##name(path, flags, mode);                           \
 		PW_BEGIN();                                                              \
 		int ret = real_##name(path, flags, mode);                                \
-		PW_END(OPEN, ret, ret, pw_intern_path(path), ret < 0);                   \
+		PW_END(OPEN, ret, ret, PW_PATH_ARG(path, ret < 0), ret < 0);                   \
 		return ret;                                                              \
 	}
 PW_OPEN_WRAP(open)
@@ -49,20 +49,20 @@ PW_OPEN_WRAP(open64)
 			return real_##name(dirfd, path, flags, mode);                    \
 		PW_BEGIN();                                                              \
 		int ret = real_##name(dirfd, path, flags, mode);                         \
-		PW_END(OPENAT, ret, ret, pw_intern_path(path), ret < 0);                 \
+		PW_END(OPENAT, ret, ret, PW_PATH_ARG(path, ret < 0), ret < 0);                 \
 		return ret;                                                              \
 	}
 PW_OPENAT_WRAP(openat)
 PW_OPENAT_WRAP(openat64)
 
-PW_WRAP(IO, OPEN, int, __open_2, (const char *path, int flags), (path, flags), ret, pw_intern_path(path), ret < 0)
-PW_WRAP(IO, OPEN, int, __open64_2, (const char *path, int flags), (path, flags), ret, pw_intern_path(path), ret < 0)
+PW_WRAP(IO, OPEN, int, __open_2, (const char *path, int flags), (path, flags), ret, PW_PATH_ARG(path, ret < 0), ret < 0)
+PW_WRAP(IO, OPEN, int, __open64_2, (const char *path, int flags), (path, flags), ret, PW_PATH_ARG(path, ret < 0), ret < 0)
 PW_WRAP(IO, OPENAT, int, __openat_2, (int dirfd, const char *path, int flags), (dirfd, path, flags), ret,
-	pw_intern_path(path), ret < 0)
+	PW_PATH_ARG(path, ret < 0), ret < 0)
 PW_WRAP(IO, OPENAT, int, __openat64_2, (int dirfd, const char *path, int flags), (dirfd, path, flags), ret,
-	pw_intern_path(path), ret < 0)
-PW_WRAP(IO, CREAT, int, creat, (const char *path, mode_t mode), (path, mode), ret, pw_intern_path(path), ret < 0)
-PW_WRAP(IO, CREAT, int, creat64, (const char *path, mode_t mode), (path, mode), ret, pw_intern_path(path), ret < 0)
+	PW_PATH_ARG(path, ret < 0), ret < 0)
+PW_WRAP(IO, CREAT, int, creat, (const char *path, mode_t mode), (path, mode), ret, PW_PATH_ARG(path, ret < 0), ret < 0)
+PW_WRAP(IO, CREAT, int, creat64, (const char *path, mode_t mode), (path, mode), ret, PW_PATH_ARG(path, ret < 0), ret < 0)
 PW_WRAP(IO, CLOSE, int, close, (int fd), (fd), fd, 0, ret < 0)
 
 /* Duplicates carry the file's name to the new descriptor (dd reads its input through a dup2'd stdin). */

@@ -44,10 +44,11 @@ PW_FORK_WRAP(VFORK, vfork)
 		int rc = real_##name(&child, path, fa, attr, argv, envp);                               \
 		uint64_t t1 = pw_clock_ticks();                                                         \
 		int saved = errno;                                                                      \
-		if (pid)                                                                                \
+		if (pid && rc == 0)                                                                     \
 			*pid = child;                                                                   \
 		pw_self.guard = PW_GUARD_RECORDING;                                                     \
-		pw_emit_call(PW_EV_##ev, t0, t1, rc, (uint64_t)(rc == 0 ? child : -1), pw_intern_path(path), rc); \
+		pw_emit_call(PW_EV_##ev, t0, t1, rc, (uint64_t)(rc == 0 ? child : -1),                  \
+			     rc == EFAULT ? 0 : pw_intern_path(path), rc);                              \
 		pw_self.guard = 0;                                                                      \
 		errno = saved;                                                                          \
 		return rc;                                                                              \
@@ -56,12 +57,22 @@ PW_SPAWN_WRAP(POSIX_SPAWN, posix_spawn)
 PW_SPAWN_WRAP(POSIX_SPAWNP, posix_spawnp)
 
 /* exec: mark the segment so that its end reads as "replaced by path"; only a failed exec returns. */
+/* exec's path is read before the call: a bad pointer (the exec would fail with EFAULT) must not be read
+ * here, so it is probed with a call that reports EFAULT instead of faulting. */
+static pw_strref exec_path_ref(const char *path)
+{
+	int saved = errno;
+	int bad = access(path, F_OK) < 0 && errno == EFAULT;
+	errno = saved;
+	return bad ? 0 : pw_intern_path(path);
+}
+
 static void exec_begin(const char *path)
 {
 	if (!pw_seg)
 		return;
 	pw_self.guard = PW_GUARD_RECORDING;
-	pw_seg->exec_ref = pw_intern_path(path);
+	pw_seg->exec_ref = exec_path_ref(path);
 	pw_seg->end_ticks = pw_clock_ticks();
 	atomic_store_explicit(&pw_seg->state, PW_STATE_EXECING, memory_order_release);
 	pw_self.guard = 0;
@@ -73,7 +84,7 @@ static void exec_failed(uint64_t t0, const char *path)
 	pw_self.guard = PW_GUARD_RECORDING;
 	if (pw_seg)
 		atomic_store_explicit(&pw_seg->state, PW_STATE_RUNNING, memory_order_release);
-	pw_emit_call(PW_EV_EXECVE, t0, pw_clock_ticks(), -1, 0, pw_intern_path(path), saved);
+	pw_emit_call(PW_EV_EXECVE, t0, pw_clock_ticks(), -1, 0, saved == EFAULT ? 0 : pw_intern_path(path), saved);
 	pw_self.guard = 0;
 	errno = saved;
 }
@@ -138,7 +149,7 @@ PW_EXPORT int execle(const char *path, const char *arg, ...)
 }
 
 /* Exits: an instant record, then the status and /proc/self/io into the segment header. */
-#define PW_EXIT_WRAP(ev, name)                                                   \
+#define PW_EXIT_WRAP(ev, name, finished)                                         \
 	PW_REAL(void, name, (int));                                              \
 	PW_EXPORT __attribute__((noreturn)) void name(int status)                \
 	{                                                                        \
@@ -148,15 +159,15 @@ PW_EXPORT int execle(const char *path, const char *arg, ...)
 			uint64_t now = pw_clock_ticks();                         \
 			pw_emit_call(PW_EV_##ev, now, now, 0, (uint64_t)status, 0, 0); \
 			pw_self.guard = PW_GUARD_INTERNAL;                       \
-			pw_note_exit(status);                                    \
+			pw_note_exit(status, finished);                          \
 			pw_self.guard = 0; /* atexit handlers are recorded */    \
 		}                                                                \
 		real_##name(status);                                             \
 		__builtin_unreachable();                                         \
 	}
-PW_EXIT_WRAP(EXIT, exit)
-PW_EXIT_WRAP(EXIT_NOW, _exit)
-PW_EXIT_WRAP(EXIT_NOW, _Exit)
+PW_EXIT_WRAP(EXIT, exit, 0)
+PW_EXIT_WRAP(EXIT_NOW, _exit, 1)
+PW_EXIT_WRAP(EXIT_NOW, _Exit, 1)
 
 /* Waits: the status is recorded even when the caller passed NULL for it. */
 PW_REAL(pid_t, waitpid, (pid_t, int *, int));
@@ -240,7 +251,6 @@ PW_EXPORT int waitid(idtype_t idtype, id_t id, siginfo_t *info, int options)
 	PW_RESOLVE(waitid);
 	if (!pw_should_record(PW_DOM_PROCESS) || !info)
 		return real_waitid(idtype, id, info, options);
-	info->si_pid = 0;
 	PW_BEGIN();
 	int ret = real_waitid(idtype, id, info, options);
 	int reaped = ret == 0 && info->si_pid > 0 && !(options & WNOWAIT);
@@ -258,7 +268,7 @@ static int pw_main(int argc, char **argv, char **envp)
 	if (pw_seg) {
 		uint8_t guard = pw_self.guard;
 		pw_self.guard = PW_GUARD_INTERNAL;
-		pw_note_exit(status);
+		pw_note_exit(status, 0);
 		pw_self.guard = guard;
 	}
 	return status;

@@ -106,10 +106,16 @@ static inline int pw_should_record(enum pw_domain dom)
 /* Copies a path into the arena; returns its reference, 0 for NULL or a full arena. Guard held. */
 pw_strref pw_intern_path(const char *path);
 
+/* The path argument of a call that has returned, for PW_RECORD's argument expressions (where errno_ holds
+ * the call's errno): not read when the call failed because the pointer was bad, which reading it would turn
+ * into a crash of the program. */
+#define PW_PATH_ARG(path, failed) ((failed) && errno_ == EFAULT ? 0 : pw_intern_path(path))
+
 /* Called in the child after fork by the process module: a fresh segment and connection, or passive. */
 void pw_after_fork_child(void);
-/* exit/_exit/return from main: the status to report, and /proc/self/io for the coverage check. */
-void pw_note_exit(int status);
+/* exit/_exit/return from main: the status to report, and /proc/self/io for the coverage check. finished is
+ * 0 when atexit handlers and destructors are still to run (exit, return from main), 1 for _exit. */
+void pw_note_exit(int status, int finished);
 
 /* Every real-function pointer is registered in the "pw_real" section, so that the constructor resolves
  * them all at once (pw_resolve_all): a dlsym made later, inside a wrapper, would free the string the

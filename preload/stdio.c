@@ -29,9 +29,9 @@ static int stream_fd(FILE *stream)
 #define NONNEG(ret) ((ret) > 0 ? (uint64_t)(ret) : 0)
 
 PW_WRAP(STDIO, FOPEN, FILE *, fopen, (const char *path, const char *mode), (path, mode), FD_OF(ret),
-	pw_intern_path(path), !ret)
+	PW_PATH_ARG(path, !ret), !ret)
 PW_WRAP(STDIO, FOPEN, FILE *, fopen64, (const char *path, const char *mode), (path, mode), FD_OF(ret),
-	pw_intern_path(path), !ret)
+	PW_PATH_ARG(path, !ret), !ret)
 PW_WRAP(STDIO, FDOPEN, FILE *, fdopen, (int fd, const char *mode), (fd, mode), fd, 0, !ret)
 
 PW_REAL(int, fclose, (FILE *));
@@ -40,7 +40,9 @@ PW_EXPORT int fclose(FILE *stream)
 	PW_RESOLVE(fclose);
 	if (!pw_should_record(PW_DOM_STDIO))
 		return real_fclose(stream);
+	int saved = errno; /* fileno() sets errno on a stream without a descriptor (fmemopen) */
 	int fd = FD_OF(stream);
+	errno = saved;
 	PW_BEGIN();
 	int ret = real_fclose(stream);
 	PW_END(FCLOSE, ret, fd, 0, ret == EOF);
