@@ -256,7 +256,9 @@ static void write_call(struct trace *t, const struct pw_raw_event *e, uint64_t d
 		pw_json_key(j, "path");
 		write_path(j, fd_path, strlen(fd_path));
 	}
-	if (rec->h.err) {
+	if (rec->h.err == PW_ERR_NO_ERRNO) {
+		pw_json_kv_string(j, "error", "failed");
+	} else if (rec->h.err) {
 		pw_json_kv_int(j, "errno", rec->h.err);
 		pw_json_kv_string(j, "error", strerror(rec->h.err));
 	}

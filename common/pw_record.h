@@ -120,7 +120,9 @@ enum pw_event {
 };
 
 /* Every record starts with this. size is in 8-byte units; err is the errno of a failed call (0 if none,
- * errno values on Linux fit in a byte); tid is the kernel thread id of the writer. */
+ * errno values on Linux fit in a byte; PW_ERR_NO_ERRNO for a call that failed without setting errno, such as
+ * dlopen); tid is the kernel thread id of the writer. */
+#define PW_ERR_NO_ERRNO 255
 struct pw_rec_hdr {
 	uint16_t type;
 	uint8_t size8;

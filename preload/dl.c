@@ -1,14 +1,16 @@
 /* Library loads: dlopen's duration is the load time the report lists per library.
  *
- * dlopen searches a bare name in the RPATH/RUNPATH of the object that called it; wrapped, that caller would
- * be this library. So a bare name is first looked up the way the caller's own dlopen would: an object already
- * loaded under that name wins; then the caller's search list (dlinfo RTLD_DI_SERINFO: its RPATH,
- * LD_LIBRARY_PATH, its RUNPATH, then the system directories) is walked in order, up to the first system
- * directory; anything not found there goes to the real dlopen unchanged (cache, system directories).
- * glibc leaves dls_flags at 0, so the caller's own directories are told from LD_LIBRARY_PATH and the
- * system directories by comparing with this library's search list, which has no RPATH or RUNPATH. */
+ * dlopen resolves a name relative to the object that called it: a bare name is searched in the caller's
+ * RPATH and RUNPATH, "$ORIGIN" is the caller's directory. Wrapped, the caller would be this library, so
+ * both are done here as the caller's own dlopen would: an object already loaded under the name wins; then
+ * the directories of the caller's search list (dlinfo RTLD_DI_SERINFO: its RPATH, LD_LIBRARY_PATH, its
+ * RUNPATH, then the system directories) are tried in order, leaving out the system directories at its end,
+ * which it shares with this library's list; a file that is there but does not load does not stop the
+ * search. What is not found goes to the real dlopen unchanged (LD_LIBRARY_PATH, cache, system directories).
+ * glibc leaves dls_flags at 0, hence the comparison of the two lists. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <limits.h>
 #include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,65 +21,88 @@
 
 PW_REAL(void *, dlopen, (const char *, int));
 
-#define PW_SERINFO_MAX 16384
-
-/* A search list, as dlinfo RTLD_DI_SERINFO gives it for the object that holds addr. Returns NULL if none. */
-static Dl_serinfo *search_list(const void *addr, char *buf, size_t size)
+static struct link_map *object_of(const void *addr)
 {
 	Dl_info info;
 	struct link_map *lm = NULL;
+	return dladdr1(addr, &info, (void **)&lm, RTLD_DL_LINKMAP) ? lm : NULL;
+}
+
+/* The search list of an object, malloc'd (free it), or NULL. */
+static Dl_serinfo *search_list(struct link_map *lm)
+{
 	Dl_serinfo head;
-	if (!dladdr1(addr, &info, (void **)&lm, RTLD_DL_LINKMAP) || !lm || dlinfo(lm, RTLD_DI_SERINFOSIZE, &head) ||
-	    head.dls_size > size)
+	if (!lm || dlinfo(lm, RTLD_DI_SERINFOSIZE, &head))
 		return NULL;
-	Dl_serinfo *si = (Dl_serinfo *)(void *)buf;
+	Dl_serinfo *si = malloc(head.dls_size);
+	if (!si)
+		return NULL;
 	si->dls_size = head.dls_size;
 	si->dls_cnt = head.dls_cnt;
-	return dlinfo(lm, RTLD_DI_SERINFO, si) ? NULL : si;
-}
-
-static int in_list(const Dl_serinfo *si, const char *dir)
-{
-	for (unsigned i = 0; si && i < si->dls_cnt; i++)
-		if (strcmp(si->dls_serpath[i].dls_name, dir) == 0)
-			return 1;
-	return 0;
-}
-
-static int in_ld_library_path(const char *dir)
-{
-	const char *p = getenv("LD_LIBRARY_PATH");
-	size_t len = strlen(dir);
-	while (p && *p) {
-		size_t n = strcspn(p, ":;");
-		if (n == len && strncmp(p, dir, n) == 0)
-			return 1;
-		p += n + (p[n] != 0);
+	if (dlinfo(lm, RTLD_DI_SERINFO, si)) {
+		free(si);
+		return NULL;
 	}
-	return 0;
+	return si;
 }
 
-static void *dlopen_as(const char *path, int flags, const void *caller)
+/* How many entries at the end of a and b are the same directories. */
+static unsigned common_tail(const Dl_serinfo *a, const Dl_serinfo *b)
 {
-	if (!path || strchr(path, '/'))
+	unsigned n = 0;
+	while (n < a->dls_cnt && n < b->dls_cnt &&
+	       strcmp(a->dls_serpath[a->dls_cnt - 1 - n].dls_name, b->dls_serpath[b->dls_cnt - 1 - n].dls_name) == 0)
+		n++;
+	return n;
+}
+
+static void *search_as(const char *path, int flags, struct link_map *caller)
+{
+	void *found = NULL;
+	Dl_serinfo *theirs = search_list(caller);
+	Dl_serinfo *ours = theirs ? search_list(object_of((const void *)search_as)) : NULL;
+	if (ours) {
+		unsigned own = theirs->dls_cnt - common_tail(theirs, ours);
+		for (unsigned i = 0; i < own && !found; i++) {
+			char full[PATH_MAX];
+			int n = snprintf(full, sizeof full, "%s/%s", theirs->dls_serpath[i].dls_name, path);
+			if (n > 0 && n < (int)sizeof full && access(full, F_OK) == 0)
+				found = real_dlopen(full, flags);
+		}
+	}
+	free(theirs);
+	free(ours);
+	return found;
+}
+
+/* path with a leading "$ORIGIN" or "${ORIGIN}" replaced by the caller's directory, into buf; NULL if it has
+ * none (or the caller's directory is unknown). */
+static const char *expand_origin(const char *path, struct link_map *caller, char *buf, size_t size)
+{
+	size_t skip = strncmp(path, "$ORIGIN", 7) == 0 ? 7 : strncmp(path, "${ORIGIN}", 9) == 0 ? 9 : 0;
+	char origin[PATH_MAX];
+	if (!skip || !caller || dlinfo(caller, RTLD_DI_ORIGIN, origin))
+		return NULL;
+	int n = snprintf(buf, size, "%s%s", origin, path + skip);
+	return n > 0 && (size_t)n < size ? buf : NULL;
+}
+
+static void *dlopen_as(const char *path, int flags, const void *caller_addr)
+{
+	if (!path)
+		return real_dlopen(path, flags);
+	struct link_map *caller = object_of(caller_addr);
+	char expanded[PATH_MAX];
+	const char *as_caller = expand_origin(path, caller, expanded, sizeof expanded);
+	if (as_caller)
+		return real_dlopen(as_caller, flags);
+	if (strchr(path, '/'))
 		return real_dlopen(path, flags);
 	void *loaded = real_dlopen(path, flags | RTLD_NOLOAD);
 	if (loaded)
 		return loaded;
-	(void)dlerror();
-	_Alignas(Dl_serinfo) char cbuf[PW_SERINFO_MAX], obuf[PW_SERINFO_MAX];
-	const Dl_serinfo *theirs = search_list(caller, cbuf, sizeof cbuf);
-	const Dl_serinfo *ours = search_list((const void *)dlopen_as, obuf, sizeof obuf);
-	for (unsigned i = 0; theirs && ours && i < theirs->dls_cnt; i++) {
-		const char *dir = theirs->dls_serpath[i].dls_name;
-		if (in_list(ours, dir) && !in_ld_library_path(dir))
-			break; /* the system directories: the real dlopen searches them, with its cache */
-		char full[4096];
-		int n = snprintf(full, sizeof full, "%s/%s", dir, path);
-		if (n > 0 && n < (int)sizeof full && access(full, F_OK) == 0)
-			return real_dlopen(full, flags);
-	}
-	return real_dlopen(path, flags);
+	void *found = search_as(path, flags, caller);
+	return found ? found : real_dlopen(path, flags);
 }
 
 PW_EXPORT void *dlopen(const char *path, int flags)

@@ -75,7 +75,7 @@ static inline __attribute__((always_inline)) void pw_emit_call(uint16_t ev, uint
 	struct pw_rec_call *c = (struct pw_rec_call *)r.rec;
 	c->h.type = ev;
 	c->h.size8 = sizeof *c / 8;
-	c->h.err = (uint8_t)(err > 255 ? 255 : err);
+	c->h.err = (uint8_t)(err > PW_ERR_NO_ERRNO ? PW_ERR_NO_ERRNO : err);
 	c->h.tid = t->tid;
 	c->t0 = t0;
 	c->t1 = t1;
@@ -152,7 +152,7 @@ void pw_resolve_all(void);
 		int errno_ = errno;                                                                       \
 		pw_self.guard = PW_GUARD_RECORDING;                                                       \
 		pw_emit_call(PW_EV_##ev, t0_, t1_, (int64_t)(intptr_t)(ret), (uint64_t)(uintptr_t)(a0),   \
-			     (uint64_t)(uintptr_t)(a1), (failed) ? errno_ : 0);                           \
+			     (uint64_t)(uintptr_t)(a1), (failed) ? (errno_ ? errno_ : PW_ERR_NO_ERRNO) : 0);    \
 		pw_self.guard = 0;                                                                        \
 		errno = errno_;                                                                           \
 	} while (0)

@@ -13,9 +13,9 @@ PROG_C = r"""
 #include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
-int main(void)
+int main(int argc, char **argv)
 {
-	void *h = dlopen("libpwanswer.so", RTLD_NOW);
+	void *h = dlopen(argc > 1 ? argv[1] : "libpwanswer.so", RTLD_NOW);
 	if (!h) {
 		char msg[512];
 		const char *e = dlerror();
@@ -48,8 +48,15 @@ def test():
                      "libraries[] (loads, failures) for libpwanswer.so (%s)" % kind)
             check(libs[0]["load_ns"] > 0, "load_ns of libpwanswer.so is 0")
     # Also with the preload passive: it must not change what dlopen finds.
-    passive = run([os.path.join(d, "prog-runpath")], extra_env={"LD_PRELOAD": LIB})
+    runpath_prog = os.path.join(d, "prog-runpath")
+    passive = run([runpath_prog], extra_env={"LD_PRELOAD": LIB})
     results["passive preload"] = (passive.rc, passive.out)
+    # LD_LIBRARY_PATH with an empty entry (a trailing colon, common in CUDA set-ups) before the RUNPATH.
+    r = profwrap(["-q", "-o", "OUT-LDPATH", "--", runpath_prog], extra_env={"LD_LIBRARY_PATH": "/nonexistent:"})
+    results["RUNPATH, LD_LIBRARY_PATH=/nonexistent:"] = (r.rc, r.out)
+    # "$ORIGIN" in the name means the caller's directory, not the profiler's.
+    r = profwrap(["-q", "-o", "OUT-ORIGIN", "--", runpath_prog, "$ORIGIN/lib/libpwanswer.so"])
+    results["dlopen(\"$ORIGIN/lib/libpwanswer.so\")"] = (r.rc, r.out)
     bad = {k: v for k, v in results.items() if v != (0, "answer 42\n")}
     check(not bad, "a bare-name dlopen that the program's own RPATH/RUNPATH resolves fails under profwrap: %r",
           bad)
