@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <stdarg.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,11 +39,11 @@ struct refset {
 struct producer {
 	int sock;
 	pid_t pid;
-	char shm_name[PW_SHM_NAME_MAX];
 	struct pw_seg_header *h;
-	uint64_t map_size;
+	struct pw_seg_geometry geo; /* checked once; the header itself is the producer's to scribble on */
 	int raw_fd;
 	int write_failed;
+	int broken; /* reading its segment faulted (it was truncated): nothing more is read from it */
 	uint64_t *lost_seen;
 	struct refset strings;
 	uint64_t events;
@@ -74,6 +75,29 @@ struct server {
 };
 
 static volatile sig_atomic_t stop_requested;
+
+/* A producer can truncate its segment under the collector's mapping; reading there raises SIGBUS. Reads
+ * of a segment run with the guard armed: the fault jumps back, and only that producer is given up. */
+static sigjmp_buf fault_jump;
+static volatile sig_atomic_t fault_armed;
+
+static void on_fault(int sig)
+{
+	if (fault_armed) {
+		fault_armed = 0;
+		siglongjmp(fault_jump, 1);
+	}
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+#define SEGMENT_READ_BEGIN(p, on_fault_stmt)          \
+	if (sigsetjmp(fault_jump, 1)) {               \
+		(p)->broken = 1;                      \
+		on_fault_stmt;                        \
+	}                                             \
+	fault_armed = 1
+#define SEGMENT_READ_END() fault_armed = 0
 
 static void on_stop_signal(int sig)
 {
@@ -137,8 +161,8 @@ static void raw_chunk(struct server *s, struct producer *p, uint32_t type, const
 	int rc = pw_raw_write_chunk(p->raw_fd, type, a, alen, b, blen);
 	if (rc < 0) {
 		p->write_failed = 1;
-		log_line(s, "cannot write the raw trace of pid %d: %s; its records stay in shared memory %s", (int)p->pid,
-			 strerror(-rc), p->shm_name);
+		log_line(s, "cannot write the raw trace of pid %d: %s; its later records are lost", (int)p->pid,
+			 strerror(-rc));
 	}
 }
 
@@ -147,11 +171,6 @@ static void write_clock(struct server *s, struct producer *p)
 	struct pw_clock_pair pair = pw_clock_pair_now();
 	raw_chunk(s, p, PW_CHUNK_CLOCK, &pair, sizeof pair, NULL, 0);
 	p->last_clock_ns = pair.ns;
-}
-
-static size_t strnlen_bounded(const char *str, uint32_t len)
-{
-	return str ? len : 0;
 }
 
 /* Opens OUT/raw/<rank>-<pid>[.<image>].pwt, never reusing a name: an exec'd image gets the next index. */
@@ -183,34 +202,104 @@ static void producer_free(struct producer *p)
 	if (p->raw_fd >= 0)
 		close(p->raw_fd);
 	if (p->h)
-		munmap(p->h, p->map_size);
+		munmap(p->h, p->geo.mapped_size);
 	free(p->lost_seen);
 	free(p->strings.slots);
 	free(p);
 }
 
-/* Takes a producer from its hello: same user (SO_PEERCRED), the pid it claims, a segment it owns that is
- * self-consistent. Returns NULL after logging why it was refused. */
-static struct producer *producer_open(struct server *s, int sock)
+/* Receives a hello: the message and the segment's descriptor. Returns the descriptor, or -1. */
+static int receive_hello(int sock, struct pw_hello *hello)
 {
-	struct pw_hello hello;
 	union {
 		char buf[CMSG_SPACE(sizeof(int))];
 		struct cmsghdr align;
 	} ctl;
-	struct iovec iov = {&hello, sizeof hello};
+	struct iovec iov = {hello, sizeof *hello};
 	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf, .msg_controllen = sizeof ctl.buf};
 	ssize_t n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
-	int shm_fd = -1;
-	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm))
+	int fd = -1;
+	for (struct cmsghdr *cm = n > 0 ? CMSG_FIRSTHDR(&msg) : NULL; cm; cm = CMSG_NXTHDR(&msg, cm))
 		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS && cm->cmsg_len == CMSG_LEN(sizeof(int)))
-			memcpy(&shm_fd, CMSG_DATA(cm), sizeof(int));
+			memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+	if (fd >= 0 && (n != (ssize_t)sizeof *hello || hello->magic != PW_HELLO_MAGIC ||
+			hello->version != PW_FORMAT_VERSION)) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+/* The PROC chunk: what describes the process, from its header and arena (read under the fault guard). */
+static void write_proc(struct server *s, struct producer *p, uint32_t image)
+{
+	struct pw_seg_header *h = p->h;
+	struct pw_raw_proc proc = {h->pid, h->ppid, h->rank, h->world_size, h->clock_kind, h->domain_mask,
+				   h->clock0, h->start_realtime_ns, 0, 0, 0, image};
+	const char *strs[3];
+	uint32_t lens[3] = {0, 0, 0};
+	pw_strref refs[3] = {h->argv_ref, h->exe_ref, h->host_ref};
+	size_t total = 0;
+	for (int i = 0; i < 3; i++) {
+		strs[i] = pw_arena_get_in(h, &p->geo, refs[i], &lens[i]);
+		if (!strs[i])
+			lens[i] = 0;
+		total += lens[i];
+	}
+	proc.argv_len = lens[0];
+	proc.exe_len = lens[1];
+	proc.host_len = lens[2];
+	char *buf = malloc(total + 1);
+	if (!buf)
+		return;
+	for (int i = 0, at = 0; i < 3; at += (int)lens[i], i++)
+		memcpy(buf + at, strs[i] ? strs[i] : "", lens[i]);
+	raw_chunk(s, p, PW_CHUNK_PROC, &proc, sizeof proc, buf, total);
+	free(buf);
+}
+
+/* Checks the segment's layout (keeping the copy) and starts the raw trace with the process's description.
+ * Reads of the segment run under the fault guard. Returns 0, or -1 after logging why. */
+static int producer_load(struct server *s, struct producer *p)
+{
+	SEGMENT_READ_BEGIN(p, return -1);
+	if (pw_seg_geometry_read(p->h, p->geo.mapped_size, &p->geo) < 0 || p->h->pid != p->pid) {
+		SEGMENT_READ_END();
+		log_line(s, "refused pid %d: its shared memory header is inconsistent", (int)p->pid);
+		return -1;
+	}
+	if (p->geo.lane_size > s->buf_size) {
+		uint8_t *nb = realloc(s->buf, p->geo.lane_size);
+		if (!nb) {
+			SEGMENT_READ_END();
+			return -1;
+		}
+		s->buf = nb;
+		s->buf_size = p->geo.lane_size;
+	}
+	uint32_t image = 0;
+	p->lost_seen = calloc(p->geo.lane_count, sizeof *p->lost_seen);
+	if (!p->lost_seen || (p->raw_fd = open_raw(s, p, &image)) < 0 || pw_raw_write_header(p->raw_fd) < 0) {
+		SEGMENT_READ_END();
+		return -1;
+	}
+	write_proc(s, p, image);
+	SEGMENT_READ_END();
+	return 0;
+}
+
+/* Takes a producer from its hello: same user (SO_PEERCRED), the pid it claims, a segment it owns, private,
+ * and self-consistent. The segment's name is removed at once: the mappings keep it alive, and nothing is
+ * left in /dev/shm whatever happens to either side. Returns NULL after logging why it was refused. */
+static struct producer *producer_open(struct server *s, int sock)
+{
+	struct pw_hello hello;
 	struct ucred cred;
 	socklen_t clen = sizeof cred;
-	struct producer *p = NULL;
 	struct stat st;
-	if (n != (ssize_t)sizeof hello || hello.magic != PW_HELLO_MAGIC || hello.version != PW_FORMAT_VERSION ||
-	    shm_fd < 0) {
+	struct producer *p = NULL;
+	int shm_fd = receive_hello(sock, &hello);
+	if (shm_fd < 0) {
 		log_line(s, "refused a connection: not a profwrap %u producer", PW_FORMAT_VERSION);
 		goto fail;
 	}
@@ -225,78 +314,32 @@ static struct producer *producer_open(struct server *s, int sock)
 		log_line(s, "refused pid %d: its shared memory is not private to this user", hello.pid);
 		goto fail;
 	}
+	if (strncmp(hello.shm_name, "/profwrap.", 10) == 0)
+		shm_unlink(hello.shm_name);
 	p = calloc(1, sizeof *p);
 	if (!p)
 		goto fail;
-	p->sock = sock;
+	p->sock = -1;
 	p->raw_fd = -1;
 	p->pid = hello.pid;
-	memcpy(p->shm_name, hello.shm_name, sizeof p->shm_name);
-	p->map_size = (uint64_t)st.st_size;
-	void *m = mmap(NULL, p->map_size, PROT_READ | PROT_WRITE, MAP_SHARED, shm_fd, 0);
-	close(shm_fd);
-	shm_fd = -1;
+	void *m = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, shm_fd, 0);
 	if (m == MAP_FAILED) {
 		log_line(s, "refused pid %d: cannot map its shared memory: %s", hello.pid, strerror(errno));
-		free(p);
-		p = NULL;
 		goto fail;
 	}
 	p->h = m;
-	if (pw_seg_validate(p->h, p->map_size) < 0 || p->h->pid != p->pid) {
-		log_line(s, "refused pid %d: its shared memory header is inconsistent", hello.pid);
-		p->sock = -1;
-		producer_free(p);
-		p = NULL;
+	p->geo.mapped_size = (uint64_t)st.st_size;
+	if (producer_load(s, p) < 0)
 		goto fail;
-	}
-	if (p->h->lane_size > s->buf_size) {
-		uint8_t *nb = realloc(s->buf, p->h->lane_size);
-		if (!nb) {
-			p->sock = -1;
-			producer_free(p);
-			p = NULL;
-			goto fail;
-		}
-		s->buf = nb;
-		s->buf_size = p->h->lane_size;
-	}
-	p->lost_seen = calloc(p->h->lane_count, sizeof *p->lost_seen);
-	uint32_t image = 0;
-	p->raw_fd = open_raw(s, p, &image);
-	if (!p->lost_seen || p->raw_fd < 0 || pw_raw_write_header(p->raw_fd) < 0) {
-		p->sock = -1;
-		producer_free(p);
-		p = NULL;
-		goto fail;
-	}
-	struct pw_raw_proc proc = {p->h->pid, p->h->ppid, p->h->rank, p->h->world_size, p->h->clock_kind,
-				   p->h->domain_mask, p->h->clock0, p->h->start_realtime_ns, 0, 0, 0, image};
-	uint32_t alen = 0, elen = 0, hlen = 0;
-	const char *argv = pw_arena_get(p->h, p->map_size, p->h->argv_ref, &alen);
-	const char *exe = pw_arena_get(p->h, p->map_size, p->h->exe_ref, &elen);
-	const char *host = pw_arena_get(p->h, p->map_size, p->h->host_ref, &hlen);
-	proc.argv_len = (uint32_t)strnlen_bounded(argv, alen);
-	proc.exe_len = (uint32_t)strnlen_bounded(exe, elen);
-	proc.host_len = (uint32_t)strnlen_bounded(host, hlen);
-	size_t slen = (size_t)proc.argv_len + proc.exe_len + proc.host_len;
-	char *strs = malloc(slen + 1);
-	if (!strs) {
-		p->sock = -1;
-		producer_free(p);
-		p = NULL;
-		goto fail;
-	}
-	memcpy(strs, argv ? argv : "", proc.argv_len);
-	memcpy(strs + proc.argv_len, exe ? exe : "", proc.exe_len);
-	memcpy(strs + proc.argv_len + proc.exe_len, host ? host : "", proc.host_len);
-	raw_chunk(s, p, PW_CHUNK_PROC, &proc, sizeof proc, strs, slen);
-	free(strs);
+	close(shm_fd);
+	p->sock = sock;
 	raw_chunk(s, p, PW_CHUNK_CLOCK, &s->start_pair, sizeof s->start_pair, NULL, 0);
 	write_clock(s, p);
 	s->processes++;
 	return p;
 fail:
+	if (p)
+		producer_free(p);
 	if (shm_fd >= 0)
 		close(shm_fd);
 	close(sock);
@@ -309,7 +352,7 @@ static void emit_string(struct server *s, struct producer *p, uint64_t ref)
 	if (!ref || refset_add(&p->strings, ref) != 1)
 		return;
 	uint32_t len;
-	const char *str = pw_arena_get(p->h, p->map_size, ref, &len);
+	const char *str = pw_arena_get_in(p->h, &p->geo, ref, &len);
 	if (!str)
 		return;
 	struct pw_raw_string hdr = {ref, len, 0};
@@ -320,9 +363,8 @@ static void emit_string(struct server *s, struct producer *p, uint64_t ref)
  * was validated), writes the valid records as RECORDS chunks, and frees the space. Returns bytes consumed. */
 static uint64_t drain_lane(struct server *s, struct producer *p, uint32_t lane)
 {
-	struct pw_seg_header *h = p->h;
-	struct pw_lane *l = &pw_seg_lanes(h)[lane];
-	uint64_t size = h->lane_size, tail;
+	struct pw_lane *l = &pw_seg_lanes(p->h)[lane];
+	uint64_t size = p->geo.lane_size, tail;
 	uint64_t avail = pw_lane_readable(l, &tail);
 	if (!avail)
 		return 0;
@@ -331,7 +373,7 @@ static uint64_t drain_lane(struct server *s, struct producer *p, uint32_t lane)
 		pw_lane_release(l, tail + avail);
 		return 0;
 	}
-	const uint8_t *data = pw_seg_lane_data(h, lane);
+	const uint8_t *data = pw_seg_lane_data_in(p->h, &p->geo, lane);
 	uint64_t off = tail & (size - 1);
 	uint64_t first = size - off < avail ? size - off : avail;
 	memcpy(s->buf, data + off, first);
@@ -379,11 +421,15 @@ static uint64_t drain_lane(struct server *s, struct producer *p, uint32_t lane)
 
 static uint64_t drain_producer(struct server *s, struct producer *p)
 {
-	if (p->write_failed)
+	if (p->write_failed || p->broken)
 		return 0;
-	uint64_t moved = 0;
+	volatile uint64_t moved = 0;
+	SEGMENT_READ_BEGIN(p, {
+		log_line(s, "pid %d truncated its shared memory; its later records are lost", (int)p->pid);
+		return moved;
+	});
 	struct pw_lane *lanes = pw_seg_lanes(p->h);
-	for (uint32_t i = 0; i < p->h->lane_count; i++) {
+	for (uint32_t i = 0; i < p->geo.lane_count; i++) {
 		moved += drain_lane(s, p, i);
 		uint64_t d = atomic_load_explicit(&lanes[i].dropped, memory_order_relaxed);
 		if (d != p->lost_seen[i]) {
@@ -394,6 +440,7 @@ static uint64_t drain_producer(struct server *s, struct producer *p)
 			p->lost_seen[i] = d;
 		}
 	}
+	SEGMENT_READ_END();
 	if (now_ns() - p->last_clock_ns > CLOCK_EVERY_NS)
 		write_clock(s, p);
 	return moved;
@@ -404,30 +451,34 @@ static uint64_t drain_producer(struct server *s, struct producer *p)
 static void producer_finish(struct server *s, struct producer *p, int still_running)
 {
 	drain_producer(s, p);
-	struct pw_seg_header *h = p->h;
-	uint32_t state = atomic_load_explicit(&h->state, memory_order_acquire);
 	struct pw_raw_end end = {0};
-	end.how = still_running		      ? PW_END_RUNNING
-		  : state == PW_STATE_EXITED  ? PW_END_EXITED
-		  : state == PW_STATE_EXECING ? PW_END_EXECED
-		  : state == PW_STATE_EXITING ? PW_END_DIED_IN_EXIT
-					      : PW_END_VANISHED;
-	end.exit_status = h->exit_status;
-	end.end_ticks = end.how == PW_END_EXITED || end.how == PW_END_EXECED ? h->end_ticks : 0;
-	if (end.how == PW_END_EXECED) {
-		end.exec_ref = h->exec_ref;
-		emit_string(s, p, h->exec_ref);
-	}
-	end.io_rchar = h->io_rchar;
-	end.io_wchar = h->io_wchar;
-	end.io_valid = h->io_valid;
-	end.arena_dropped = atomic_load(&h->arena_dropped);
-	end.guard_skipped = atomic_load(&h->guard_skipped);
+	end.how = PW_END_VANISHED;
 	end.bad_records = p->bad_records;
+	if (!p->broken) {
+		SEGMENT_READ_BEGIN(p, goto write_end);
+		struct pw_seg_header *h = p->h;
+		uint32_t state = atomic_load_explicit(&h->state, memory_order_acquire);
+		end.how = still_running		      ? PW_END_RUNNING
+			  : state == PW_STATE_EXITED  ? PW_END_EXITED
+			  : state == PW_STATE_EXECING ? PW_END_EXECED
+			  : state == PW_STATE_EXITING ? PW_END_DIED_IN_EXIT
+						      : PW_END_VANISHED;
+		end.exit_status = h->exit_status;
+		end.end_ticks = end.how == PW_END_EXITED || end.how == PW_END_EXECED ? h->end_ticks : 0;
+		if (end.how == PW_END_EXECED) {
+			end.exec_ref = h->exec_ref;
+			emit_string(s, p, h->exec_ref);
+		}
+		end.io_rchar = h->io_rchar;
+		end.io_wchar = h->io_wchar;
+		end.io_valid = h->io_valid;
+		end.arena_dropped = atomic_load(&h->arena_dropped);
+		end.guard_skipped = atomic_load(&h->guard_skipped);
+		SEGMENT_READ_END();
+	}
+write_end:
 	write_clock(s, p);
 	raw_chunk(s, p, PW_CHUNK_END, &end, sizeof end, NULL, 0);
-	if (!p->write_failed && strncmp(p->shm_name, "/profwrap.", 10) == 0)
-		shm_unlink(p->shm_name);
 	producer_free(p);
 }
 
@@ -489,17 +540,14 @@ static void update_live(struct server *s)
 	s->live->processes = s->processes;
 }
 
+/* Takes new connections while there is room for their hellos; the rest wait in the listen backlog (their
+ * processes are not held up: connecting does not wait for the accept). */
 static void accept_all(struct server *s)
 {
-	for (;;) {
+	while (s->npend < sizeof s->pend / sizeof s->pend[0]) {
 		int fd = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 		if (fd < 0)
 			return;
-		if (s->npend == sizeof s->pend / sizeof s->pend[0]) {
-			close(fd);
-			log_line(s, "refused a connection: too many at once");
-			continue;
-		}
 		s->pend[s->npend++] = (struct pending){fd, now_ns()};
 	}
 }
@@ -512,6 +560,8 @@ int pw_serve(const struct pw_serve_opts *o)
 	int rc = 1;
 
 	signal(SIGPIPE, SIG_IGN);
+	struct sigaction fault = {.sa_handler = on_fault};
+	sigaction(SIGBUS, &fault, NULL);
 	struct sigaction sa = {.sa_handler = on_stop_signal};
 	sigaction(SIGTERM, &sa, NULL);
 	if (o->detached)

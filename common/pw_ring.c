@@ -49,17 +49,29 @@ int pw_seg_init(struct pw_seg_header *h, uint32_t lane_count, uint64_t lane_size
 	return 0;
 }
 
+int pw_seg_geometry_read(const struct pw_seg_header *h, uint64_t mapped_size, struct pw_seg_geometry *g)
+{
+	if (mapped_size < sizeof *h)
+		return -EINVAL;
+	struct pw_seg_header copy;
+	memcpy(&copy, h, sizeof copy);
+	uint32_t header_size;
+	if (copy.magic != PW_SEG_MAGIC || copy.version != PW_FORMAT_VERSION)
+		return -EINVAL;
+	uint64_t total = pw_seg_layout(copy.lane_count, copy.lane_size, copy.arena_size, &header_size);
+	if (!total || total != copy.segment_size || total > mapped_size || header_size != copy.header_size)
+		return -EINVAL;
+	if (copy.arena_offset != header_size + (uint64_t)copy.lane_count * copy.lane_size)
+		return -EINVAL;
+	*g = (struct pw_seg_geometry){header_size, copy.lane_count, copy.lane_size, copy.arena_offset,
+				      copy.arena_size, mapped_size};
+	return 0;
+}
+
 int pw_seg_validate(const struct pw_seg_header *h, uint64_t mapped_size)
 {
-	uint32_t header_size;
-	if (mapped_size < sizeof *h || h->magic != PW_SEG_MAGIC || h->version != PW_FORMAT_VERSION)
-		return -EINVAL;
-	uint64_t total = pw_seg_layout(h->lane_count, h->lane_size, h->arena_size, &header_size);
-	if (!total || total != h->segment_size || total > mapped_size || header_size != h->header_size)
-		return -EINVAL;
-	if (h->arena_offset != header_size + (uint64_t)h->lane_count * h->lane_size)
-		return -EINVAL;
-	return 0;
+	struct pw_seg_geometry g;
+	return pw_seg_geometry_read(h, mapped_size, &g);
 }
 
 static size_t clamp_len(size_t len)
@@ -101,20 +113,28 @@ pw_strref pw_arena_put(struct pw_seg_header *h, const char *s, size_t len)
 	return ref;
 }
 
-const char *pw_arena_get(struct pw_seg_header *h, uint64_t mapped_size, pw_strref ref, uint32_t *len)
+const char *pw_arena_get_in(struct pw_seg_header *h, const struct pw_seg_geometry *g, pw_strref ref, uint32_t *len)
 {
 	uint64_t used = atomic_load_explicit(&h->arena_used, memory_order_acquire);
-	if (used > h->arena_size)
-		used = h->arena_size;
-	if (h->arena_offset + h->arena_size > mapped_size)
+	if (used > g->arena_size)
+		used = g->arena_size;
+	if (g->arena_offset > g->mapped_size || g->arena_size > g->mapped_size - g->arena_offset)
 		return NULL;
 	if (ref < 8 || (ref & 7) || ref > used || used - ref < PW_ARENA_ENTRY_HDR)
 		return NULL;
-	const char *p = (const char *)h + h->arena_offset + ref;
+	const char *p = (const char *)h + g->arena_offset + ref;
 	uint32_t l32;
 	memcpy(&l32, p, sizeof l32);
 	if ((uint64_t)l32 + 1 > used - ref - PW_ARENA_ENTRY_HDR)
 		return NULL;
 	*len = l32;
 	return p + PW_ARENA_ENTRY_HDR;
+}
+
+const char *pw_arena_get(struct pw_seg_header *h, uint64_t mapped_size, pw_strref ref, uint32_t *len)
+{
+	struct pw_seg_geometry g;
+	if (pw_seg_geometry_read(h, mapped_size, &g) < 0)
+		return NULL;
+	return pw_arena_get_in(h, &g, ref, len);
 }

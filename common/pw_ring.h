@@ -96,9 +96,28 @@ uint64_t pw_seg_layout(uint32_t lane_count, uint64_t lane_size, uint64_t arena_s
 /* Fills a zeroed segment's layout fields. Returns 0, or -EINVAL for sizes that pw_seg_layout rejects. */
 int pw_seg_init(struct pw_seg_header *h, uint32_t lane_count, uint64_t lane_size, uint64_t arena_size);
 
-/* Checks that a segment of mapped_size bytes read from an untrusted producer is self-consistent.
- * Returns 0, or -EINVAL naming nothing: the caller says which segment. */
+/* A segment's layout as the consumer checked it. The producer can rewrite its header at any time, so the
+ * consumer reads the layout once, checks the copy, and from then on uses only the copy. */
+struct pw_seg_geometry {
+	uint32_t header_size;
+	uint32_t lane_count;
+	uint64_t lane_size;
+	uint64_t arena_offset;
+	uint64_t arena_size;
+	uint64_t mapped_size;
+};
+
+/* Copies h's layout into *g and checks that it is self-consistent and fits in mapped_size bytes. Returns 0,
+ * or -EINVAL naming nothing: the caller says which segment. */
+int pw_seg_geometry_read(const struct pw_seg_header *h, uint64_t mapped_size, struct pw_seg_geometry *g);
+
+/* pw_seg_geometry_read without keeping the copy. */
 int pw_seg_validate(const struct pw_seg_header *h, uint64_t mapped_size);
+
+static inline uint8_t *pw_seg_lane_data_in(void *seg, const struct pw_seg_geometry *g, uint32_t lane)
+{
+	return (uint8_t *)seg + g->header_size + (uint64_t)lane * g->lane_size;
+}
 
 /* ---- producer side (hot path) ---- */
 
@@ -182,8 +201,11 @@ pw_strref pw_arena_put(struct pw_seg_header *h, const char *s, size_t len);
 /* ---- consumer side ---- */
 
 /* Returns the string for ref with its length in *len, or NULL when ref is out of the arena's written range or
- * the stored length runs past it. The pointer is into the segment: copy before the producer can be trusted
- * again (it may scribble, but never beyond the mapping). */
+ * the stored length runs past it; the layout comes from the consumer's checked copy g. The pointer is into
+ * the segment: the producer may still scribble on the bytes, but never beyond the arena. */
+const char *pw_arena_get_in(struct pw_seg_header *h, const struct pw_seg_geometry *g, pw_strref ref, uint32_t *len);
+
+/* pw_arena_get_in with the layout read from h itself (a segment known to be consistent). */
 const char *pw_arena_get(struct pw_seg_header *h, uint64_t mapped_size, pw_strref ref, uint32_t *len);
 
 /* Bytes published in lane and not yet consumed: [tail, head). */

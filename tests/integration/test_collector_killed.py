@@ -83,7 +83,8 @@ def test():
     try:
         check_run(base, data, path, p.returncode, out, err, seconds, killed_at)
     finally:
-        remove_leftover_segments(session_target_pid("OUT", required=False))
+        leftovers = remove_leftover_segments(session_target_pid("OUT", required=False))
+    check_eq(leftovers, [], "shared memory left in /dev/shm by the target whose collector was killed")
 
 
 def check_run(base, data, path, rc, out, err, seconds, killed_at):
@@ -127,15 +128,15 @@ def session_target_pid(out, required=True):
 
 
 def remove_leftover_segments(pid):
-    """The killed collector can no longer unlink the target's shared memory: do it, so that every run of
-    this test does not leave its segment in /dev/shm."""
+    """The collector removes a segment's name as soon as it has the segment, so a killed collector leaves
+    nothing behind; should one be there, it is removed (and reported) so runs of this test do not pile up."""
     if not pid:
-        return
+        return []
     prefix = "profwrap.%d.%d." % (os.getuid(), pid)
     try:
         names = [n for n in os.listdir("/dev/shm") if n.startswith(prefix)]
     except OSError:
-        return
+        return []
     if names:
         note("removing leftover shared memory: %s" % names)
     for n in names:
@@ -143,6 +144,7 @@ def remove_leftover_segments(pid):
             os.unlink(os.path.join("/dev/shm", n))
         except OSError:
             pass
+    return names
 
 
 main(test)
