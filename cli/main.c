@@ -25,7 +25,7 @@ static void usage(FILE *f)
 	      "      --trace LIST      domains to record, comma-separated (default all):\n"
 	      "                        io, stdio, process, dl, wait\n"
 	      "      --no-follow-fork  record only COMMAND's own process, not its children\n"
-	      "      --ring-size BYTES per-thread ring size, a power of two >= 4096; K, M, G suffixes\n"
+	      "      --ring-size BYTES per-thread ring size, a power of two from 4K to 1G; K, M, G suffixes\n"
 	      "                        (default 2M)\n"
 	      "  -q, --quiet           no status line or closing message on stderr\n"
 	      "  -h, --help            this help\n"
@@ -134,8 +134,8 @@ int main(int argc, char **argv)
 			break;
 		case OPT_RING:
 			o.ring_size = parse_size(optarg);
-			if (o.ring_size < 4096 || (o.ring_size & (o.ring_size - 1)))
-				return fail("--ring-size must be a power of two of at least 4096 bytes, not '%s'", optarg);
+			if (o.ring_size < 4096 || o.ring_size > (1u << 30) || (o.ring_size & (o.ring_size - 1)))
+				return fail("--ring-size must be a power of two from 4096 bytes to 1G, not '%s'", optarg);
 			break;
 		case 'h':
 			usage(stdout);

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -107,13 +108,12 @@ static int dir_is_empty(const char *path)
 }
 
 /* Output directory: created if missing; a non-empty one only with --force. Checked before the target runs. */
-static int prepare_output(const struct pw_cli_opts *o, char *abs, size_t size)
+static int prepare_output(const struct pw_cli_opts *o, char abs[PATH_MAX])
 {
 	if (mkdir(o->output, 0777) < 0 && errno != EEXIST)
 		return say("cannot create output directory %s: %s", o->output, strerror(errno));
 	if (!realpath(o->output, abs))
 		return say("cannot use output directory %s: %s", o->output, strerror(errno));
-	(void)size;
 	struct stat st;
 	if (stat(abs, &st) < 0 || !S_ISDIR(st.st_mode))
 		return say("output %s is not a directory", o->output);
@@ -336,7 +336,7 @@ int pw_cli_run(const struct pw_cli_opts *o, const char *self_dir)
 {
 	char lib[4352], collector[4352], out[4096], sdir[3072], base[3072];
 	if (find_parts(self_dir, lib, sizeof lib, collector, sizeof collector) ||
-	    prepare_output(o, out, sizeof out))
+	    prepare_output(o, out))
 		return 1;
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);

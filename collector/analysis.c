@@ -1,6 +1,8 @@
 #define _GNU_SOURCE
 #include "analysis.h"
 
+#include "../common/pw_session.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
@@ -19,12 +21,10 @@ struct name_index {
 	size_t used;
 };
 
+/* Never 0: 0 marks an empty slot. */
 static uint64_t hash_str(const char *s, size_t len)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
-	return h | 1;
+	return pw_hash64(s, len) | 1;
 }
 
 /* Finds the element of arr (elements of stride bytes that start with their name) named s; returns its
@@ -597,8 +597,7 @@ int pw_analyze(const char *out_dir, struct pw_analysis *a, char *err, size_t err
 	qsort(names, n, sizeof *names, cmp_str);
 
 	struct analysis_state as = {0};
-	int rc = 0;
-	for (size_t i = 0; i < n && rc == 0; i++) {
+	for (size_t i = 0; i < n; i++) {
 		char path[4608];
 		snprintf(path, sizeof path, "%s/%s", raw, names[i] ? names[i] : "");
 		char ferr[512];
@@ -643,7 +642,7 @@ int pw_analyze(const char *out_dir, struct pw_analysis *a, char *err, size_t err
 	free(as.reaped);
 	for (size_t i = 0; i < a->nranks; i++)
 		finish_rank(a, &a->ranks[i]);
-	return rc;
+	return 0;
 }
 
 void pw_analysis_free(struct pw_analysis *a)

@@ -12,7 +12,7 @@
 static void usage(FILE *f)
 {
 	fputs("usage: profwrap-collector --serve --session-dir DIR --output DIR [--detached] [--control-fd FD]\n"
-	      "                          [--ready-fd FD]"
+	      "                          [--ready-fd FD]\n"
 	      "                          [--linger-ms MS] [--grace-ms MS] [--quiet]\n",
 	      f);
 }

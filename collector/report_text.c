@@ -152,10 +152,13 @@ static int print_processes(FILE *f, const struct pw_rank_report *r)
 	}
 	fprintf(f, "Processes (%zu)\n", r->nprocs);
 	pw_table_print(f, &t);
-	if (shown < r->nprocs)
-		fprintf(f, "... %zu more processes with fewer events, none of which ended badly (all are in the JSON "
-			   "report)\n",
-			r->nprocs - shown);
+	if (shown < r->nprocs) {
+		size_t bad_hidden = 0;
+		for (size_t i = 0; i < r->nprocs; i++)
+			bad_hidden += !show[i] && ended_badly(&r->procs[i]);
+		fprintf(f, "... %zu more processes with fewer events, %zu of which ended badly (all are in the JSON report)\n",
+			r->nprocs - shown, bad_hidden);
+	}
 	fputc('\n', f);
 	pw_table_free(&t);
 	free(show);
@@ -416,9 +419,12 @@ static void print_coverage(FILE *f, const struct pw_rank_report *r)
 			"copy_file_range), or I/O by code that makes system calls directly.\n",
 			(1.0 - r->coverage) * 100.0);
 	if (r->dropped)
-		fprintf(f, "WARNING: %" PRIu64 " events dropped: ring full; raise --ring-size.\n", r->dropped);
+		fprintf(f,
+			"WARNING: %" PRIu64 " events dropped: a thread's ring was full (raise --ring-size), or calls "
+			"came from a signal handler that interrupted a record.\n",
+			r->dropped);
 	if (r->strings_dropped)
-		fprintf(f, "WARNING: %" PRIu64 " strings dropped: string arena full; their paths show as ?.\n",
+		fprintf(f, "WARNING: %" PRIu64 " strings dropped: string arena full; those files are not named in the report.\n",
 			r->strings_dropped);
 	if (r->skipped)
 		fprintf(f, "WARNING: %" PRIu64 " records refused by the reader: the raw trace is damaged.\n",

@@ -169,66 +169,28 @@ PW_EXIT_WRAP(EXIT, exit, 0)
 PW_EXIT_WRAP(EXIT_NOW, _exit, 1)
 PW_EXIT_WRAP(EXIT_NOW, _Exit, 1)
 
-/* Waits: the status is recorded even when the caller passed NULL for it. */
-PW_REAL(pid_t, waitpid, (pid_t, int *, int));
-PW_EXPORT pid_t waitpid(pid_t pid, int *status, int options)
-{
-	PW_RESOLVE(waitpid);
-	if (!pw_should_record(PW_DOM_PROCESS))
-		return real_waitpid(pid, status, options);
-	int st = 0;
-	PW_BEGIN();
-	pid_t ret = real_waitpid(pid, &st, options);
-	if (status && ret > 0)
-		*status = st;
-	PW_END(WAITPID, ret, ret, ret > 0 ? st : 0, ret < 0);
-	return ret;
-}
-
-PW_REAL(pid_t, wait, (int *));
-PW_EXPORT pid_t wait(int *status)
-{
-	PW_RESOLVE(wait);
-	if (!pw_should_record(PW_DOM_PROCESS))
-		return real_wait(status);
-	int st = 0;
-	PW_BEGIN();
-	pid_t ret = real_wait(&st);
-	if (status && ret > 0)
-		*status = st;
-	PW_END(WAIT, ret, ret, ret > 0 ? st : 0, ret < 0);
-	return ret;
-}
-
-PW_REAL(pid_t, wait3, (int *, int, struct rusage *));
-PW_EXPORT pid_t wait3(int *status, int options, struct rusage *ru)
-{
-	PW_RESOLVE(wait3);
-	if (!pw_should_record(PW_DOM_PROCESS))
-		return real_wait3(status, options, ru);
-	int st = 0;
-	PW_BEGIN();
-	pid_t ret = real_wait3(&st, options, ru);
-	if (status && ret > 0)
-		*status = st;
-	PW_END(WAIT3, ret, ret, ret > 0 ? st : 0, ret < 0);
-	return ret;
-}
-
-PW_REAL(pid_t, wait4, (pid_t, int *, int, struct rusage *));
-PW_EXPORT pid_t wait4(pid_t pid, int *status, int options, struct rusage *ru)
-{
-	PW_RESOLVE(wait4);
-	if (!pw_should_record(PW_DOM_PROCESS))
-		return real_wait4(pid, status, options, ru);
-	int st = 0;
-	PW_BEGIN();
-	pid_t ret = real_wait4(pid, &st, options, ru);
-	if (status && ret > 0)
-		*status = st;
-	PW_END(WAIT4, ret, ret, ret > 0 ? st : 0, ret < 0);
-	return ret;
-}
+/* Waits: the status is recorded even when the caller passed NULL for it. own_args are the real call's
+ * arguments with &st in the status's place. */
+#define PW_WAIT_WRAP(ev, name, params, args, own_args)                \
+	PW_REAL(pid_t, name, params);                                 \
+	PW_EXPORT pid_t name params                                   \
+	{                                                             \
+		PW_RESOLVE(name);                                     \
+		if (!pw_should_record(PW_DOM_PROCESS))                \
+			return real_##name args;                      \
+		int st = 0;                                           \
+		PW_BEGIN();                                           \
+		pid_t ret = real_##name own_args;                     \
+		if (status && ret > 0)                                \
+			*status = st;                                 \
+		PW_END(ev, ret, ret, ret > 0 ? st : 0, ret < 0);      \
+		return ret;                                           \
+	}
+PW_WAIT_WRAP(WAITPID, waitpid, (pid_t pid, int *status, int options), (pid, status, options), (pid, &st, options))
+PW_WAIT_WRAP(WAIT, wait, (int *status), (status), (&st))
+PW_WAIT_WRAP(WAIT3, wait3, (int *status, int options, struct rusage *ru), (status, options, ru), (&st, options, ru))
+PW_WAIT_WRAP(WAIT4, wait4, (pid_t pid, int *status, int options, struct rusage *ru), (pid, status, options, ru),
+	     (pid, &st, options, ru))
 
 /* waitid reports through siginfo: turned into the waitpid() status form the other waits record. */
 static int siginfo_status(const siginfo_t *si)
