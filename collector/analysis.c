@@ -198,6 +198,26 @@ static void fd_bind(struct file_ctx *c, int64_t fd, size_t file)
 	c->fd_file[fd] = (int32_t)file + 1;
 }
 
+static void follow_fd(struct file_ctx *c, const struct pw_raw_event *e)
+{
+	int64_t fd, from;
+	struct pw_file_stat *src;
+	switch (pw_fd_effect_of(e, &fd, &from)) {
+	case PW_FD_BIND:
+		fd_bind(c, fd, file_index(c, e->str, e->str_len));
+		break;
+	case PW_FD_UNBIND:
+		fd_bind(c, fd, (size_t)-1);
+		break;
+	case PW_FD_COPY:
+		src = file_of_fd(c, from);
+		fd_bind(c, fd, src ? (size_t)(src - c->rs->r.files) : (size_t)-1);
+		break;
+	case PW_FD_NONE:
+		break;
+	}
+}
+
 static void on_proc(void *ctx, const struct pw_raw_proc_view *v)
 {
 	struct file_ctx *c = ctx;
@@ -266,8 +286,7 @@ static void on_event(void *ctx, const struct pw_raw_event *e)
 		note_tid(c, rec->h.tid);
 
 	if (kind == PW_K_FDINFO) {
-		if (e->str)
-			fd_bind(c, (int64_t)rec->arg0, file_index(c, e->str, e->str_len));
+		follow_fd(c, e);
 		return;
 	}
 	p->events++;
@@ -285,9 +304,9 @@ static void on_event(void *ctx, const struct pw_raw_event *e)
 	struct pw_file_stat *f;
 	switch (kind) {
 	case PW_K_OPEN:
-		if (!rec->h.err && (int64_t)rec->arg0 >= 0) {
-			size_t fi = e->str ? file_index(c, e->str, e->str_len) : (size_t)-1;
-			fd_bind(c, (int64_t)rec->arg0, fi);
+		follow_fd(c, e);
+		if (!rec->h.err && (int64_t)rec->arg0 >= 0 && e->str) {
+			size_t fi = file_index(c, e->str, e->str_len); /* also when the fd is past the fd table */
 			if (fi != (size_t)-1) {
 				c->rs->r.files[fi].opens++;
 				c->rs->r.files[fi].time_ns += dur;
@@ -295,13 +314,7 @@ static void on_event(void *ctx, const struct pw_raw_event *e)
 		}
 		break;
 	case PW_K_DUP:
-		if (!rec->h.err && (int64_t)rec->arg0 >= 0 && rec->arg0 != rec->arg1) {
-			struct pw_file_stat *src = file_of_fd(c, (int64_t)rec->arg1);
-			if (src)
-				fd_bind(c, (int64_t)rec->arg0, (size_t)(src - c->rs->r.files));
-			else if ((uint64_t)rec->arg0 < c->fd_cap)
-				c->fd_file[rec->arg0] = 0;
-		}
+		follow_fd(c, e);
 		break;
 	case PW_K_READ:
 		cs->bytes += rec->arg1;
@@ -327,11 +340,9 @@ static void on_event(void *ctx, const struct pw_raw_event *e)
 			f->time_ns += dur;
 		break;
 	case PW_K_CLOSE:
-		if ((f = file_of_fd(c, (int64_t)rec->arg0))) {
+		if ((f = file_of_fd(c, (int64_t)rec->arg0)))
 			f->time_ns += dur;
-			if (!rec->h.err)
-				c->fd_file[rec->arg0] = 0;
-		}
+		follow_fd(c, e);
 		break;
 	case PW_K_PLAIN:
 		if ((pw_events[ev].domain == PW_DOM_IO) && (f = file_of_fd(c, (int64_t)rec->arg0)))

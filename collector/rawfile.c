@@ -61,6 +61,26 @@ int pw_kind_has_string(enum pw_event_kind k)
 	return k == PW_K_OPEN || k == PW_K_FDINFO || k == PW_K_DLOPEN || k == PW_K_EXEC;
 }
 
+enum pw_fd_effect pw_fd_effect_of(const struct pw_raw_event *e, int64_t *fd, int64_t *from)
+{
+	const struct pw_rec_call *rec = e->rec;
+	*fd = (int64_t)rec->arg0;
+	*from = (int64_t)rec->arg1;
+	if (rec->h.type >= PW_EV_COUNT || rec->h.err || *fd < 0)
+		return PW_FD_NONE;
+	switch (pw_events[rec->h.type].kind) {
+	case PW_K_OPEN:
+	case PW_K_FDINFO:
+		return e->str ? PW_FD_BIND : PW_FD_UNBIND;
+	case PW_K_DUP:
+		return *fd != *from ? PW_FD_COPY : PW_FD_NONE;
+	case PW_K_CLOSE:
+		return PW_FD_UNBIND;
+	default:
+		return PW_FD_NONE;
+	}
+}
+
 /* ref -> string, open addressing. Refs are nonzero, so 0 marks an empty slot. */
 struct strtab {
 	uint64_t *refs;

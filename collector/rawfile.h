@@ -133,4 +133,14 @@ int pw_raw_read(const char *path, const struct pw_raw_visitor *v, void *ctx, uin
 /* Whether records of this kind carry a string reference in arg1. */
 int pw_kind_has_string(enum pw_event_kind k);
 
+/* What a record does to a reader's table of descriptors (fd -> what it refers to), so that every reader
+ * follows opens, duplicates and closes the same way. */
+enum pw_fd_effect {
+	PW_FD_NONE,
+	PW_FD_BIND,   /* *fd now refers to the record's string (open, or a descriptor named at start) */
+	PW_FD_UNBIND, /* *fd refers to nothing known (closed, or opened with a path that was not recorded) */
+	PW_FD_COPY,   /* *fd refers to what *from refers to (dup, dup2, dup3, F_DUPFD) */
+};
+enum pw_fd_effect pw_fd_effect_of(const struct pw_raw_event *e, int64_t *fd, int64_t *from);
+
 #endif

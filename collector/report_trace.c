@@ -266,21 +266,39 @@ static void write_call(struct trace *t, const struct pw_raw_event *e, uint64_t d
 	pw_json_end_object(j);
 }
 
+static void follow_fd(struct trace *t, const struct pw_raw_event *e)
+{
+	int64_t fd, from;
+	int rc = 0;
+	switch (pw_fd_effect_of(e, &fd, &from)) {
+	case PW_FD_BIND:
+		rc = fd_paths_set(&t->fds, fd, e->str, e->str_len);
+		break;
+	case PW_FD_UNBIND:
+		rc = fd_paths_set(&t->fds, fd, NULL, 0);
+		break;
+	case PW_FD_COPY: {
+		const char *src = fd_paths_get(&t->fds, from);
+		rc = fd_paths_set(&t->fds, fd, src, src ? strlen(src) : 0);
+		break;
+	}
+	case PW_FD_NONE:
+		break;
+	}
+	if (rc)
+		t->out_of_memory = 1;
+}
+
 static void write_or_fold(void *ctx, const struct pw_raw_event *e)
 {
 	struct trace *t = ctx;
 	const struct pw_rec_call *rec = e->rec;
 	if (rec->h.type >= PW_EV_COUNT)
 		return;
-	enum pw_event_kind kind = pw_events[rec->h.type].kind;
-	int64_t fd = (int64_t)rec->arg0;
-	if (kind == PW_K_FDINFO) {
-		if (e->str && fd_paths_set(&t->fds, fd, e->str, e->str_len))
-			t->out_of_memory = 1;
+	if (!pw_event_is_call(rec->h.type)) {
+		follow_fd(t, e);
 		return;
 	}
-	if (!pw_event_is_call(rec->h.type))
-		return;
 	struct thread_stat *th = thread_get(&t->threads, rec->h.tid);
 	if (!th) {
 		t->out_of_memory = 1;
@@ -299,11 +317,7 @@ static void write_or_fold(void *ctx, const struct pw_raw_event *e)
 		th->folded_ns += duration;
 		t->folded++;
 	}
-	/* after writing, so that a close still shows what it closed */
-	if (kind == PW_K_OPEN && fd >= 0 && e->str && fd_paths_set(&t->fds, fd, e->str, e->str_len))
-		t->out_of_memory = 1;
-	else if (kind == PW_K_CLOSE && !rec->h.err)
-		fd_paths_set(&t->fds, fd, NULL, 0);
+	follow_fd(t, e); /* after writing, so that a close still shows what it closed */
 }
 
 static void write_metadata(struct pw_json *j, const char *what, int pid, uint32_t tid, const char *name)

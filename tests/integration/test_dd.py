@@ -1,4 +1,5 @@
-"""dd from /dev/zero to a file: 64 reads and 64 writes of 1 MiB each, on the right files, one process."""
+"""dd from /dev/zero to a file: 64 reads and 64 writes of 1 MiB each, on the right files (in the report and
+in the trace), one process."""
 import os
 import shutil
 import sys
@@ -40,6 +41,15 @@ def test():
     check_eq(p["exe"], os.path.realpath(dd), "dd exe")
     check_eq(rep["dropped_events"], 0, "dropped_events")
     check_eq(rep["events"], total_calls(rep), "events == sum of calls counts")
+
+    # The trace names the same files: dd reads /dev/zero through a dup2'd stdin.
+    trace = load_json("OUT/rank0.trace.json")
+    paths = {}
+    for ev in trace["traceEvents"]:
+        if ev.get("ph") == "X" and ev.get("name") in ("read", "write"):
+            key = (ev["name"], ev.get("args", {}).get("path"))
+            paths[key] = paths.get(key, 0) + 1
+    check_eq(paths, {("read", "/dev/zero"): COUNT, ("write", target): COUNT}, "(call, path) of the trace's reads and writes")
 
 
 main(test)
