@@ -68,12 +68,6 @@ int pw_seg_geometry_read(const struct pw_seg_header *h, uint64_t mapped_size, st
 	return 0;
 }
 
-int pw_seg_validate(const struct pw_seg_header *h, uint64_t mapped_size)
-{
-	struct pw_seg_geometry g;
-	return pw_seg_geometry_read(h, mapped_size, &g);
-}
-
 static size_t clamp_len(size_t len)
 {
 	return len > UINT32_MAX - 64 ? UINT32_MAX - 64 : len;
@@ -105,14 +99,6 @@ void pw_arena_fill(struct pw_seg_header *h, pw_strref ref, const char *s, size_t
 	p[PW_ARENA_ENTRY_HDR + len] = 0;
 }
 
-pw_strref pw_arena_put(struct pw_seg_header *h, const char *s, size_t len)
-{
-	pw_strref ref = pw_arena_alloc(h, len);
-	if (ref)
-		pw_arena_fill(h, ref, s, len);
-	return ref;
-}
-
 const char *pw_arena_get_in(struct pw_seg_header *h, const struct pw_seg_geometry *g, pw_strref ref, uint32_t *len)
 {
 	uint64_t used = atomic_load_explicit(&h->arena_used, memory_order_acquire);
@@ -129,12 +115,4 @@ const char *pw_arena_get_in(struct pw_seg_header *h, const struct pw_seg_geometr
 		return NULL;
 	*len = l32;
 	return p + PW_ARENA_ENTRY_HDR;
-}
-
-const char *pw_arena_get(struct pw_seg_header *h, uint64_t mapped_size, pw_strref ref, uint32_t *len)
-{
-	struct pw_seg_geometry g;
-	if (pw_seg_geometry_read(h, mapped_size, &g) < 0)
-		return NULL;
-	return pw_arena_get_in(h, &g, ref, len);
 }

@@ -9,8 +9,9 @@
  * reads the other's with an acquire load. A record never straddles the end of a lane: a PAD record there
  * tells the reader to continue at the lane's start.
  *
- * The string arena is append-only: pw_arena_put() bumps arena_used atomically and copies the string; a
- * record committed after it carries its offset, so the consumer sees the bytes once it sees the record.
+ * The string arena is append-only: pw_arena_alloc() bumps arena_used atomically, pw_arena_fill() copies the
+ * string; a record committed after it carries its offset, so the consumer sees the bytes once it sees the
+ * record.
  */
 #ifndef PW_RING_H
 #define PW_RING_H
@@ -111,9 +112,6 @@ struct pw_seg_geometry {
  * or -EINVAL naming nothing: the caller says which segment. */
 int pw_seg_geometry_read(const struct pw_seg_header *h, uint64_t mapped_size, struct pw_seg_geometry *g);
 
-/* pw_seg_geometry_read without keeping the copy. */
-int pw_seg_validate(const struct pw_seg_header *h, uint64_t mapped_size);
-
 static inline uint8_t *pw_seg_lane_data_in(void *seg, const struct pw_seg_geometry *g, uint32_t lane)
 {
 	return (uint8_t *)seg + g->header_size + (uint64_t)lane * g->lane_size;
@@ -195,8 +193,6 @@ pw_strref pw_arena_alloc(struct pw_seg_header *h, size_t len);
 /* Copies len bytes of s (NUL added) into the entry that pw_arena_alloc(h, len) returned. */
 void pw_arena_fill(struct pw_seg_header *h, pw_strref ref, const char *s, size_t len);
 
-/* pw_arena_alloc and pw_arena_fill in one, for memory that is known to be backed. */
-pw_strref pw_arena_put(struct pw_seg_header *h, const char *s, size_t len);
 
 /* ---- consumer side ---- */
 
@@ -204,9 +200,6 @@ pw_strref pw_arena_put(struct pw_seg_header *h, const char *s, size_t len);
  * the stored length runs past it; the layout comes from the consumer's checked copy g. The pointer is into
  * the segment: the producer may still scribble on the bytes, but never beyond the arena. */
 const char *pw_arena_get_in(struct pw_seg_header *h, const struct pw_seg_geometry *g, pw_strref ref, uint32_t *len);
-
-/* pw_arena_get_in with the layout read from h itself (a segment known to be consistent). */
-const char *pw_arena_get(struct pw_seg_header *h, uint64_t mapped_size, pw_strref ref, uint32_t *len);
 
 /* Bytes published in lane and not yet consumed: [tail, head). */
 static inline uint64_t pw_lane_readable(struct pw_lane *l, uint64_t *tail)

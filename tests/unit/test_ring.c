@@ -18,6 +18,28 @@
 
 #include "../../common/pw_ring.h"
 
+/* The consumer's view, as the collector takes it: the layout read and checked once, then used from the copy. */
+static int seg_validate(const struct pw_seg_header *h, uint64_t size)
+{
+	struct pw_seg_geometry g;
+	return pw_seg_geometry_read(h, size, &g);
+}
+
+static const char *arena_get(struct pw_seg_header *h, uint64_t size, pw_strref ref, uint32_t *len)
+{
+	struct pw_seg_geometry g;
+	return pw_seg_geometry_read(h, size, &g) < 0 ? NULL : pw_arena_get_in(h, &g, ref, len);
+}
+
+/* The producer's: space handed out, then filled. */
+static pw_strref arena_put(struct pw_seg_header *h, const char *str, size_t len)
+{
+	pw_strref ref = pw_arena_alloc(h, len);
+	if (ref)
+		pw_arena_fill(h, ref, str, len);
+	return ref;
+}
+
 #define LANE_SIZE 4096u
 #define LANES 3u
 #define ARENA_SIZE 4096u
@@ -291,8 +313,8 @@ static void test_init_fields(void **state)
 		assert_int_equal(atomic_load(&lane_of(h, i)->lock), 0);
 	}
 	assert_ptr_equal(pw_seg_lane_data(h, LANES), (uint8_t *)h + h->arena_offset);
-	assert_int_equal(pw_seg_validate(h, s->size), 0);
-	assert_int_equal(pw_seg_validate(h, s->size + 4096), 0);
+	assert_int_equal(seg_validate(h, s->size), 0);
+	assert_int_equal(seg_validate(h, s->size + 4096), 0);
 }
 
 static void test_init_rejects(void **state)
@@ -318,12 +340,12 @@ static void test_validate(void **state)
 #define EXPECT_INVALID(stmt)                                         \
 	do {                                                         \
 		stmt;                                                \
-		assert_int_equal(pw_seg_validate(h, sz), -EINVAL);   \
+		assert_int_equal(seg_validate(h, sz), -EINVAL);   \
 		memcpy(h, &save, sizeof save);                       \
-		assert_int_equal(pw_seg_validate(h, sz), 0);         \
+		assert_int_equal(seg_validate(h, sz), 0);         \
 	} while (0)
 
-	assert_int_equal(pw_seg_validate(h, sz), 0);
+	assert_int_equal(seg_validate(h, sz), 0);
 	EXPECT_INVALID(h->magic = 0);
 	EXPECT_INVALID(h->magic = PW_SEG_MAGIC ^ 1);
 	EXPECT_INVALID(h->version = PW_FORMAT_VERSION + 1);
@@ -346,15 +368,15 @@ static void test_validate(void **state)
 	h->lane_count = 2;
 	h->arena_size = 2 * ARENA_SIZE;
 	h->arena_offset = 4096 + 2 * LANE_SIZE;
-	assert_int_equal(pw_seg_validate(h, sz), 0);
+	assert_int_equal(seg_validate(h, sz), 0);
 	memcpy(h, &save, sizeof save);
 
 	/* the mapping must cover the whole segment */
-	assert_int_equal(pw_seg_validate(h, sz - 1), -EINVAL);
-	assert_int_equal(pw_seg_validate(h, sz - 4096), -EINVAL);
-	assert_int_equal(pw_seg_validate(h, sizeof *h - 1), -EINVAL);
-	assert_int_equal(pw_seg_validate(h, 0), -EINVAL);
-	assert_int_equal(pw_seg_validate(h, sz), 0);
+	assert_int_equal(seg_validate(h, sz - 1), -EINVAL);
+	assert_int_equal(seg_validate(h, sz - 4096), -EINVAL);
+	assert_int_equal(seg_validate(h, sizeof *h - 1), -EINVAL);
+	assert_int_equal(seg_validate(h, 0), -EINVAL);
+	assert_int_equal(seg_validate(h, sz), 0);
 }
 
 /* ---- lanes ---- */
@@ -829,39 +851,39 @@ static void test_arena_roundtrip(void **state)
 	/* garbage where the strings go: the NUL must be written, not found */
 	memset((char *)h + h->arena_offset + 8, 0xaa, h->arena_size - 8);
 
-	pw_strref a = pw_arena_put(h, "hello", 5);
+	pw_strref a = arena_put(h, "hello", 5);
 	assert_int_equal(a, 8); /* the first string follows the reserved 0 slot */
 	assert_int_equal(atomic_load(&h->arena_used), 8 + 16);
-	const char *p = pw_arena_get(h, s->size, a, &len);
+	const char *p = arena_get(h, s->size, a, &len);
 	assert_non_null(p);
 	assert_int_equal(len, 5);
 	assert_memory_equal(p, "hello", 6); /* NUL included */
 
 	/* only len bytes are taken, and a NUL added */
-	pw_strref b = pw_arena_put(h, "/usr/lib/libfoo.so.1 trailing", 20);
+	pw_strref b = arena_put(h, "/usr/lib/libfoo.so.1 trailing", 20);
 	assert_int_equal(b, 24);
 	assert_int_equal(atomic_load(&h->arena_used), 24 + 32);
-	p = pw_arena_get(h, s->size, b, &len);
+	p = arena_get(h, s->size, b, &len);
 	assert_non_null(p);
 	assert_int_equal(len, 20);
 	assert_memory_equal(p, "/usr/lib/libfoo.so.1", 21);
 
 	/* embedded NULs (argv) and the empty string */
-	pw_strref c = pw_arena_put(h, "ls\0-l\0/tmp", 10);
+	pw_strref c = arena_put(h, "ls\0-l\0/tmp", 10);
 	assert_int_equal(c, 56);
-	p = pw_arena_get(h, s->size, c, &len);
+	p = arena_get(h, s->size, c, &len);
 	assert_non_null(p);
 	assert_int_equal(len, 10);
 	assert_memory_equal(p, "ls\0-l\0/tmp", 11);
-	pw_strref e = pw_arena_put(h, "", 0);
+	pw_strref e = arena_put(h, "", 0);
 	assert_int_equal(e, 56 + 24);
-	p = pw_arena_get(h, s->size, e, &len);
+	p = arena_get(h, s->size, e, &len);
 	assert_non_null(p);
 	assert_int_equal(len, 0);
 	assert_int_equal(p[0], 0);
 
 	/* earlier strings are unchanged */
-	p = pw_arena_get(h, s->size, a, &len);
+	p = arena_get(h, s->size, a, &len);
 	assert_non_null(p);
 	assert_int_equal(len, 5);
 	assert_string_equal(p, "hello");
@@ -877,7 +899,7 @@ static void test_arena_refs_aligned(void **state)
 	uint64_t prev = 0;
 	for (size_t n = 0; n < 40; n++) {
 		buf[0] = (char)('A' + n % 26);
-		pw_strref r = pw_arena_put(h, buf, n);
+		pw_strref r = arena_put(h, buf, n);
 		assert_int_not_equal(r, 0);
 		assert_int_equal(r % 8, 0);
 		assert_true(r > prev);
@@ -886,7 +908,7 @@ static void test_arena_refs_aligned(void **state)
 			assert_int_equal(r - prev, (8 + (n - 1) + 1 + 7) & ~7ull);
 		prev = r;
 		uint32_t len;
-		const char *p = pw_arena_get(h, s->size, r, &len);
+		const char *p = arena_get(h, s->size, r, &len);
 		assert_non_null(p);
 		assert_int_equal(len, n);
 		assert_memory_equal(p, buf, n);
@@ -906,19 +928,19 @@ static void test_arena_full(void **state)
 	for (int i = 0; i < 73; i++) {
 		memset(str, 'a' + i % 26, 47);
 		str[47] = 0;
-		refs[i] = pw_arena_put(h, str, 47);
+		refs[i] = arena_put(h, str, 47);
 		assert_int_equal(refs[i], 8 + 56 * (uint64_t)i);
 	}
 	assert_int_equal(atomic_load(&h->arena_used), 4096);
 	assert_int_equal(atomic_load(&h->arena_dropped), 0);
-	assert_int_equal(pw_arena_put(h, "x", 1), 0);
+	assert_int_equal(arena_put(h, "x", 1), 0);
 	assert_int_equal(atomic_load(&h->arena_dropped), 1);
 	for (int i = 0; i < 5; i++)
-		assert_int_equal(pw_arena_put(h, str, 47), 0);
+		assert_int_equal(arena_put(h, str, 47), 0);
 	assert_int_equal(atomic_load(&h->arena_dropped), 6);
 	/* what was stored stays readable, the last entry included */
 	for (int i = 0; i < 73; i++) {
-		const char *p = pw_arena_get(h, s->size, refs[i], &len);
+		const char *p = arena_get(h, s->size, refs[i], &len);
 		assert_non_null(p);
 		assert_int_equal(len, 47);
 		assert_int_equal(p[0], 'a' + i % 26);
@@ -926,7 +948,7 @@ static void test_arena_full(void **state)
 		assert_int_equal(p[47], 0);
 	}
 	/* nothing was written past the arena */
-	assert_null(pw_arena_get(h, s->size, 4096, &len));
+	assert_null(arena_get(h, s->size, 4096, &len));
 }
 
 static void test_arena_get_refuses(void **state)
@@ -935,28 +957,28 @@ static void test_arena_get_refuses(void **state)
 	struct pw_seg_header *h = s->h;
 	uint32_t len = 12345;
 
-	pw_strref a = pw_arena_put(h, "hello", 5); /* entry [8, 24) */
+	pw_strref a = arena_put(h, "hello", 5); /* entry [8, 24) */
 	assert_int_equal(a, 8);
 	assert_int_equal(atomic_load(&h->arena_used), 24);
 
 	/* "no string", below the first entry, misaligned */
-	assert_null(pw_arena_get(h, s->size, 0, &len));
-	assert_null(pw_arena_get(h, s->size, 4, &len));
-	assert_null(pw_arena_get(h, s->size, 9, &len));
-	assert_null(pw_arena_get(h, s->size, 12, &len));
-	assert_null(pw_arena_get(h, s->size, 15, &len));
+	assert_null(arena_get(h, s->size, 0, &len));
+	assert_null(arena_get(h, s->size, 4, &len));
+	assert_null(arena_get(h, s->size, 9, &len));
+	assert_null(arena_get(h, s->size, 12, &len));
+	assert_null(arena_get(h, s->size, 15, &len));
 	/* at or past arena_used, past the arena, huge */
-	assert_null(pw_arena_get(h, s->size, 24, &len));
-	assert_null(pw_arena_get(h, s->size, 32, &len));
-	assert_null(pw_arena_get(h, s->size, ARENA_SIZE, &len));
-	assert_null(pw_arena_get(h, s->size, ARENA_SIZE + 8, &len));
-	assert_null(pw_arena_get(h, s->size, 1ull << 40, &len));
-	assert_null(pw_arena_get(h, s->size, UINT64_MAX - 15, &len));
+	assert_null(arena_get(h, s->size, 24, &len));
+	assert_null(arena_get(h, s->size, 32, &len));
+	assert_null(arena_get(h, s->size, ARENA_SIZE, &len));
+	assert_null(arena_get(h, s->size, ARENA_SIZE + 8, &len));
+	assert_null(arena_get(h, s->size, 1ull << 40, &len));
+	assert_null(arena_get(h, s->size, UINT64_MAX - 15, &len));
 	assert_int_equal(len, 12345); /* untouched on refusal */
 
 	/* a mapping that does not cover the arena */
-	assert_null(pw_arena_get(h, s->size - 1, a, &len));
-	assert_non_null(pw_arena_get(h, s->size, a, &len));
+	assert_null(arena_get(h, s->size - 1, a, &len));
+	assert_non_null(arena_get(h, s->size, a, &len));
 	assert_int_equal(len, 5);
 }
 
@@ -966,42 +988,42 @@ static void test_arena_get_refuses_long_length(void **state)
 	struct seg *s = *state;
 	struct pw_seg_header *h = s->h;
 	uint32_t len = 0;
-	pw_strref a = pw_arena_put(h, "hello", 5); /* entry [8, 24): 8 header bytes, room for 7 + NUL */
+	pw_strref a = arena_put(h, "hello", 5); /* entry [8, 24): 8 header bytes, room for 7 + NUL */
 	uint8_t *entry = (uint8_t *)h + h->arena_offset + a;
 	uint32_t l32;
 
 	l32 = 7;
 	memcpy(entry, &l32, 4);
-	assert_non_null(pw_arena_get(h, s->size, a, &len));
+	assert_non_null(arena_get(h, s->size, a, &len));
 	assert_int_equal(len, 7);
 	l32 = 8;
 	memcpy(entry, &l32, 4);
-	assert_null(pw_arena_get(h, s->size, a, &len));
+	assert_null(arena_get(h, s->size, a, &len));
 	l32 = 4096;
 	memcpy(entry, &l32, 4);
-	assert_null(pw_arena_get(h, s->size, a, &len));
+	assert_null(arena_get(h, s->size, a, &len));
 	l32 = UINT32_MAX;
 	memcpy(entry, &l32, 4);
-	assert_null(pw_arena_get(h, s->size, a, &len));
+	assert_null(arena_get(h, s->size, a, &len));
 
 	/* arena_used from the producer is not trusted beyond the arena */
 	l32 = 5;
 	memcpy(entry, &l32, 4);
 	atomic_store(&h->arena_used, 1ull << 40);
-	const char *p = pw_arena_get(h, s->size, a, &len);
+	const char *p = arena_get(h, s->size, a, &len);
 	assert_non_null(p);
 	assert_int_equal(len, 5);
-	assert_null(pw_arena_get(h, s->size, ARENA_SIZE, &len));
+	assert_null(arena_get(h, s->size, ARENA_SIZE, &len));
 	l32 = ARENA_SIZE;
 	memcpy(entry, &l32, 4);
-	assert_null(pw_arena_get(h, s->size, a, &len));
+	assert_null(arena_get(h, s->size, a, &len));
 	l32 = ARENA_SIZE - 8 - 8 - 1;
 	memcpy(entry, &l32, 4);
-	assert_non_null(pw_arena_get(h, s->size, a, &len));
+	assert_non_null(arena_get(h, s->size, a, &len));
 	assert_int_equal(len, ARENA_SIZE - 17);
 	l32 = ARENA_SIZE - 8 - 8;
 	memcpy(entry, &l32, 4);
-	assert_null(pw_arena_get(h, s->size, a, &len));
+	assert_null(arena_get(h, s->size, a, &len));
 }
 
 /* The largest 8-aligned ref, 2^64 - 8: ref + 8 wraps to 0 in a bounds check written as ref + 8 > used. Refs come
@@ -1012,8 +1034,8 @@ static void test_arena_get_refuses_wrapping_ref(void **state)
 	struct seg *s = *state;
 	struct pw_seg_header *h = s->h;
 	uint32_t len = 12345;
-	assert_int_equal(pw_arena_put(h, "hello", 5), 8);
-	assert_null(pw_arena_get(h, s->size, UINT64_MAX - 7, &len));
+	assert_int_equal(arena_put(h, "hello", 5), 8);
+	assert_null(arena_get(h, s->size, UINT64_MAX - 7, &len));
 	assert_int_equal(len, 12345);
 }
 
