@@ -40,8 +40,8 @@ struct fd_identity {
 };
 
 /* The profiler's descriptors move out of the way of the program's, which reuses low numbers (a daemon
- * closes 3..63 and opens its log at 3): to the top of the descriptor table when it is large, else as high
- * as it allows. Returns the new descriptor (close-on-exec) or fd unchanged if it cannot move. */
+ * closes 3..63 and opens its log at 3): to 960 and up when the table is larger than 1024, else to its last
+ * 32 numbers. Returns the new descriptor (close-on-exec) or fd unchanged if it cannot move. */
 static int move_fd_high(int fd)
 {
 	struct rlimit rl;
@@ -75,8 +75,7 @@ static void fd_close_if_ours(struct fd_identity *id)
 }
 
 static struct fd_identity collector_fd = {-1, 0, 0};
-static int seg_fd = -1; /* kept open to back lanes with memory as threads claim them */
-static struct fd_identity seg_fd_id = {-1, 0, 0};
+static struct fd_identity seg_fd = {-1, 0, 0}; /* kept open to back lanes with memory as threads claim them */
 static pthread_key_t lane_key;
 static int said_passive;
 static int start_argc;
@@ -202,7 +201,7 @@ static char *read_small_file(const char *path, char *buf, size_t size, ssize_t *
 /* Backs [off, off+len) of the segment with memory (see segment_create). Returns 0 or -1. */
 static int back_range(uint64_t off, uint64_t len)
 {
-	return seg_fd >= 0 && posix_fallocate(seg_fd, (off_t)off, (off_t)len) == 0 ? 0 : -1;
+	return seg_fd.fd >= 0 && posix_fallocate(seg_fd.fd, (off_t)off, (off_t)len) == 0 ? 0 : -1;
 }
 
 /* The arena is backed in steps as it fills: the step that holds an entry is reserved before it is written. */
@@ -270,8 +269,9 @@ static void describe_process(struct pw_seg_header *h, enum pw_clock_kind clock)
 	}
 }
 
-/* Creates, sizes and maps this process's segment; *fd stays open for passing to the collector. */
-static struct pw_seg_header *segment_create(char *name, size_t name_size, int *fd)
+/* Creates, sizes and maps this process's segment; its descriptor stays open in seg_fd, for passing to the
+ * collector and backing lanes later. */
+static struct pw_seg_header *segment_create(char *name, size_t name_size)
 {
 	uint32_t header_size;
 	uint64_t size = pw_seg_layout(pw_cfg.lanes + 1, pw_cfg.lane_size, pw_cfg.arena_size, &header_size);
@@ -284,36 +284,27 @@ static struct pw_seg_header *segment_create(char *name, size_t name_size, int *f
 	uint64_t nonce = ((uint64_t)ts.tv_sec << 32) ^ (uint64_t)ts.tv_nsec ^ pw_clock_ticks();
 	if (pw_shm_name((int)getuid(), getpid(), nonce, name, name_size))
 		return NULL;
-	*fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	if (*fd < 0) {
+	int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0) {
 		say_passive("cannot create shared memory (shm_open failed)");
 		return NULL;
 	}
-	*fd = move_fd_high(*fd);
-	void *p = MAP_FAILED;
-	if (ftruncate(*fd, (off_t)size) == 0)
-		p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0);
-	if (p == MAP_FAILED) {
-		close(*fd);
-		shm_unlink(name);
-		say_passive("cannot size or map shared memory");
-		return NULL;
-	}
-	struct pw_seg_header *h = p;
-	pw_seg_init(h, pw_cfg.lanes + 1, pw_cfg.lane_size, pw_cfg.arena_size);
+	seg_fd = fd_remember(move_fd_high(fd));
 	/* Pages of shared memory are taken when first written, and a write to a full /dev/shm is a SIGBUS in
-	 * the target. So memory is reserved before it is used: the header here, a lane when a thread claims
-	 * it, the arena step by step as it fills. */
-	seg_fd = *fd;
-	if (back_range(0, h->header_size) < 0) {
-		munmap(p, size);
-		close(*fd);
-		seg_fd = -1;
+	 * the target. So memory is reserved before it is used: the header here, before it is written, a lane
+	 * when a thread claims it, the arena step by step as it fills. */
+	void *p = MAP_FAILED;
+	if (ftruncate(seg_fd.fd, (off_t)size) == 0 && back_range(0, header_size) == 0)
+		p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, seg_fd.fd, 0);
+	if (p == MAP_FAILED) {
+		close(seg_fd.fd);
+		seg_fd.fd = -1;
 		shm_unlink(name);
-		say_passive("not enough shared memory (/dev/shm is full)");
+		say_passive("cannot size, reserve or map shared memory (is /dev/shm full?)");
 		return NULL;
 	}
-	return h;
+	pw_seg_init(p, pw_cfg.lanes + 1, pw_cfg.lane_size, pw_cfg.arena_size);
+	return p;
 }
 
 /* Connects without blocking: a collector that stopped accepting must not hold the program up. */
@@ -479,7 +470,7 @@ static void note_inherited_fds(void)
 	struct dirent *de;
 	while ((de = readdir(d)) && noted < PW_FD_INFO_MAX) {
 		int fd = pw_parse_nonneg_int(de->d_name);
-		if (fd < 0 || fd == own || fd == collector_fd.fd || fd == seg_fd)
+		if (fd < 0 || fd == own || fd == collector_fd.fd || fd == seg_fd.fd)
 			continue;
 		char link[64], target[1024];
 		snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
@@ -497,7 +488,6 @@ static void note_inherited_fds(void)
 static void session_start(int in_fork_child)
 {
 	char sock[3200], name[PW_SHM_NAME_MAX];
-	int shm_fd = -1;
 	if (!pw_cfg.follow_fork && pw_cfg.root_pid > 0 && pw_cfg.root_pid != getpid())
 		return;
 	enum pw_clock_kind clock = pw_clock_init(pw_cfg.clock);
@@ -512,17 +502,17 @@ static void session_start(int in_fork_child)
 			say_passive("no collector is listening");
 		return;
 	}
-	struct pw_seg_header *h = segment_create(name, sizeof name, &shm_fd);
+	struct pw_seg_header *h = segment_create(name, sizeof name);
 	if (!h) {
 		close(fd);
 		return;
 	}
 	pw_seg = h;
 	describe_process(h, clock);
-	if (send_hello(fd, name, shm_fd) < 0) {
+	if (send_hello(fd, name, seg_fd.fd) < 0) {
 		close(fd);
-		close(shm_fd);
-		seg_fd = -1;
+		close(seg_fd.fd);
+		seg_fd.fd = -1;
 		munmap(h, h->segment_size);
 		shm_unlink(name);
 		pw_seg = NULL;
@@ -530,7 +520,6 @@ static void session_start(int in_fork_child)
 		return;
 	}
 	collector_fd = fd_remember(fd);
-	seg_fd_id = fd_remember(seg_fd);
 	pw_recording = pw_cfg.domain_mask;
 	note_inherited_fds();
 }
@@ -635,8 +624,7 @@ void pw_after_fork_child(void)
 		munmap(pw_seg, pw_seg->segment_size);
 	pw_seg = NULL;
 	fd_close_if_ours(&collector_fd);
-	fd_close_if_ours(&seg_fd_id);
-	seg_fd = -1;
+	fd_close_if_ours(&seg_fd);
 	atomic_store_explicit(&arena_backed, 0, memory_order_relaxed);
 	memset(&pw_self, 0, sizeof pw_self);
 	if (pw_cfg.follow_fork && !spawning_collector)

@@ -23,6 +23,7 @@
 
 #include "../../collector/analysis.h"
 #include "../../collector/rawfile.h"
+#include "raw_writer.h"
 
 /* ---- the output directory ---- */
 
@@ -73,11 +74,6 @@ struct procspec {
 	uint64_t realtime;
 };
 
-static void put_chunk(int fd, uint32_t type, const void *a, size_t alen, const void *b, size_t blen)
-{
-	assert_int_equal(pw_raw_write_chunk(fd, type, a, alen, b, blen), 0);
-}
-
 /* Creates OUT/raw/name with the header, PROC and a CLOCK chunk; returns the fd to add chunks to. */
 static int pwt_open_spec(const struct fx *fx, const char *name, const struct procspec *ps)
 {
@@ -96,19 +92,9 @@ static int pwt_open_spec(const struct fx *fx, const char *name, const struct pro
 	p.clock0.ticks = ps->start;
 	p.clock0.ns = ps->start;
 	p.start_realtime_ns = ps->realtime;
-	p.argv_len = (uint32_t)ps->argv_len;
-	p.exe_len = (uint32_t)strlen(ps->exe);
-	p.host_len = (uint32_t)strlen(ps->host);
 	p.image = ps->image;
-	char strs[512];
-	size_t n = (size_t)p.argv_len + p.exe_len + p.host_len;
-	assert_true(n <= sizeof strs);
-	memcpy(strs, ps->argv, p.argv_len);
-	memcpy(strs + p.argv_len, ps->exe, p.exe_len);
-	memcpy(strs + p.argv_len + p.exe_len, ps->host, p.host_len);
-	put_chunk(fd, PW_CHUNK_PROC, &p, sizeof p, strs, n);
-	struct pw_clock_pair c = {ps->start, ps->start};
-	put_chunk(fd, PW_CHUNK_CLOCK, &c, sizeof c, NULL, 0);
+	put_proc(fd, p, ps->argv, (uint32_t)ps->argv_len, ps->exe, ps->host);
+	put_clock(fd, ps->start, ps->start);
 	return fd;
 }
 
@@ -119,27 +105,10 @@ static int pwt_open(const struct fx *fx, const char *name, int pid, int ppid, in
 	return pwt_open_spec(fx, name, &ps);
 }
 
-static void pwt_string(int fd, uint64_t ref, const char *s)
-{
-	struct pw_raw_string h = {ref, (uint32_t)strlen(s), 0};
-	put_chunk(fd, PW_CHUNK_STRING, &h, sizeof h, s, strlen(s));
-}
-
-static void pwt_records(int fd, const struct pw_rec_call *r, size_t n)
-{
-	put_chunk(fd, PW_CHUNK_RECORDS, r, n * sizeof *r, NULL, 0);
-}
-
-static void pwt_lost(int fd, uint32_t lane, uint64_t total)
-{
-	struct pw_raw_lost l = {lane, 0, total};
-	put_chunk(fd, PW_CHUNK_LOST, &l, sizeof l, NULL, 0);
-}
-
 /* END, then closes the file. */
 static void pwt_end_full(int fd, const struct pw_raw_end *e)
 {
-	put_chunk(fd, PW_CHUNK_END, e, sizeof *e, NULL, 0);
+	put_end(fd, e);
 	close(fd);
 }
 
@@ -154,23 +123,6 @@ static void pwt_end(int fd, uint32_t how, int32_t status, uint64_t end_ns, uint6
 }
 
 #define NREC(a) (sizeof(a) / sizeof((a)[0]))
-
-static struct pw_rec_call rec(uint16_t type, uint32_t tid, uint64_t t0, uint64_t t1, int64_t ret, uint64_t arg0,
-			      uint64_t arg1, uint8_t err)
-{
-	struct pw_rec_call r;
-	memset(&r, 0, sizeof r);
-	r.h.type = type;
-	r.h.size8 = sizeof r / 8;
-	r.h.err = err;
-	r.h.tid = tid;
-	r.t0 = t0;
-	r.t1 = t1;
-	r.ret = ret;
-	r.arg0 = arg0;
-	r.arg1 = arg1;
-	return r;
-}
 
 static void write_text(const struct fx *fx, const char *name, const char *text)
 {
@@ -258,21 +210,21 @@ static void test_call_figures(void **state)
 	struct fx *fx = *state;
 	int fd = pwt_open(fx, "0-100.pwt", 100, 1, 0, 1000);
 	struct pw_rec_call a[] = {
-		rec(PW_EV_READ, 100, 2000, 2100, 10, 5, 10, 0),
-		rec(PW_EV_READ, 100, 3000, 3300, 20, 5, 20, 0),
-		rec(PW_EV_READ, 101, 4000, 4050, -1, 5, 0, EIO),
-		rec(PW_EV_WRITE, 100, 5000, 5007, 1000, 1, 1000, 0),
-		rec(PW_EV_LSEEK, 100, 6000, 6001, 0, 5, 0, 0),
-		rec(PW_EV_PREAD, 101, 7000, 7010, 5, 5, 5, 0),
-		rec(PW_EV_OPEN, 100, 7100, 7130, -1, (uint64_t)-1, 0, ENOENT),
+		mkrec(PW_EV_READ, 100, 2000, 2100, 10, 5, 10, 0),
+		mkrec(PW_EV_READ, 100, 3000, 3300, 20, 5, 20, 0),
+		mkrec(PW_EV_READ, 101, 4000, 4050, -1, 5, 0, EIO),
+		mkrec(PW_EV_WRITE, 100, 5000, 5007, 1000, 1, 1000, 0),
+		mkrec(PW_EV_LSEEK, 100, 6000, 6001, 0, 5, 0, 0),
+		mkrec(PW_EV_PREAD, 101, 7000, 7010, 5, 5, 5, 0),
+		mkrec(PW_EV_OPEN, 100, 7100, 7130, -1, (uint64_t)-1, 0, ENOENT),
 	};
-	pwt_records(fd, a, NREC(a));
+	put_records(fd, a, NREC(a));
 	pwt_end(fd, PW_END_EXITED, 0, 9000, 0);
 	fd = pwt_open(fx, "0-101.pwt", 101, 100, 0, 9500);
 	struct pw_rec_call b[] = {
-		rec(PW_EV_READ, 101, 10000, 10500, 7, 0, 7, 0),
+		mkrec(PW_EV_READ, 101, 10000, 10500, 7, 0, 7, 0),
 	};
-	pwt_records(fd, b, NREC(b));
+	put_records(fd, b, NREC(b));
 	close(fd);
 
 	struct pw_analysis *an = &fx->an;
@@ -312,24 +264,24 @@ static void test_files_open_read_write_close(void **state)
 {
 	struct fx *fx = *state;
 	int fd = pwt_open(fx, "0-10.pwt", 10, 1, 0, 1000);
-	pwt_string(fd, 8, "/data/a");
-	pwt_string(fd, 16, "/missing");
+	put_string(fd, 8, "/data/a");
+	put_string(fd, 16, "/missing");
 	struct pw_rec_call a[] = {
-		rec(PW_EV_OPEN, 10, 1000, 1100, 3, 3, 8, 0),
-		rec(PW_EV_READ, 10, 1100, 1150, 200, 3, 200, 0),
-		rec(PW_EV_WRITE, 10, 1200, 1220, 50, 3, 50, 0),
-		rec(PW_EV_LSEEK, 10, 1230, 1232, 0, 3, 0, 0),
-		rec(PW_EV_FSYNC, 10, 1240, 1250, 0, 3, 0, 0),
-		rec(PW_EV_MMAP, 10, 1260, 1270, 0x7f0000000000ll, 3, 8192, 0),
-		rec(PW_EV_CLOSE, 10, 1300, 1305, 0, 3, 0, 0),
-		rec(PW_EV_READ, 10, 1400, 1410, 99, 3, 99, 0), /* fd 3 is closed: no file */
-		rec(PW_EV_OPENAT, 10, 1420, 1430, -1, (uint64_t)-1, 16, ENOENT),
-		rec(PW_EV_FOPEN, 10, 1500, 1600, 0x5500000010ll, 4, 8, 0),
-		rec(PW_EV_FREAD, 10, 1600, 1700, 1, 4, 30, 0),
-		rec(PW_EV_NANOSLEEP, 10, 1700, 1800, 0, 4, 0, 0),
-		rec(PW_EV_FCLOSE, 10, 1800, 1801, 0, 4, 0, 0),
+		mkrec(PW_EV_OPEN, 10, 1000, 1100, 3, 3, 8, 0),
+		mkrec(PW_EV_READ, 10, 1100, 1150, 200, 3, 200, 0),
+		mkrec(PW_EV_WRITE, 10, 1200, 1220, 50, 3, 50, 0),
+		mkrec(PW_EV_LSEEK, 10, 1230, 1232, 0, 3, 0, 0),
+		mkrec(PW_EV_FSYNC, 10, 1240, 1250, 0, 3, 0, 0),
+		mkrec(PW_EV_MMAP, 10, 1260, 1270, 0x7f0000000000ll, 3, 8192, 0),
+		mkrec(PW_EV_CLOSE, 10, 1300, 1305, 0, 3, 0, 0),
+		mkrec(PW_EV_READ, 10, 1400, 1410, 99, 3, 99, 0), /* fd 3 is closed: no file */
+		mkrec(PW_EV_OPENAT, 10, 1420, 1430, -1, (uint64_t)-1, 16, ENOENT),
+		mkrec(PW_EV_FOPEN, 10, 1500, 1600, 0x5500000010ll, 4, 8, 0),
+		mkrec(PW_EV_FREAD, 10, 1600, 1700, 1, 4, 30, 0),
+		mkrec(PW_EV_NANOSLEEP, 10, 1700, 1800, 0, 4, 0, 0),
+		mkrec(PW_EV_FCLOSE, 10, 1800, 1801, 0, 4, 0, 0),
 	};
-	pwt_records(fd, a, NREC(a));
+	put_records(fd, a, NREC(a));
 	pwt_end(fd, PW_END_EXITED, 0, 2000, 0);
 
 	struct pw_analysis *an = &fx->an;
@@ -349,21 +301,21 @@ static void test_files_dup2_and_inherited(void **state)
 {
 	struct fx *fx = *state;
 	int fd = pwt_open(fx, "0-20.pwt", 20, 1, 0, 1000);
-	pwt_string(fd, 8, "/dev/zero");
-	pwt_string(fd, 24, "/dev/pts/0");
+	put_string(fd, 8, "/dev/zero");
+	put_string(fd, 24, "/dev/pts/0");
 	struct pw_rec_call a[] = {
-		rec(PW_EV_FD_INFO, 20, 1000, 1000, 0, 1, 24, 0),
-		rec(PW_EV_FD_INFO, 20, 1000, 1000, 0, 2, 24, 0),
-		rec(PW_EV_OPEN, 20, 1100, 1110, 3, 3, 8, 0),
-		rec(PW_EV_DUP2, 20, 1120, 1121, 0, 0, 3, 0),
-		rec(PW_EV_CLOSE, 20, 1130, 1131, 0, 3, 0, 0),
-		rec(PW_EV_READ, 20, 1200, 1210, 512, 0, 512, 0),
-		rec(PW_EV_READ, 20, 1300, 1320, 512, 0, 512, 0),
-		rec(PW_EV_WRITE, 20, 1400, 1440, 1024, 1, 1024, 0),
-		rec(PW_EV_WRITE, 20, 1500, 1505, 30, 2, 30, 0),
-		rec(PW_EV_READ, 20, 1600, 1601, 7, 3, 7, 0), /* fd 3 was closed */
+		mkrec(PW_EV_FD_INFO, 20, 1000, 1000, 0, 1, 24, 0),
+		mkrec(PW_EV_FD_INFO, 20, 1000, 1000, 0, 2, 24, 0),
+		mkrec(PW_EV_OPEN, 20, 1100, 1110, 3, 3, 8, 0),
+		mkrec(PW_EV_DUP2, 20, 1120, 1121, 0, 0, 3, 0),
+		mkrec(PW_EV_CLOSE, 20, 1130, 1131, 0, 3, 0, 0),
+		mkrec(PW_EV_READ, 20, 1200, 1210, 512, 0, 512, 0),
+		mkrec(PW_EV_READ, 20, 1300, 1320, 512, 0, 512, 0),
+		mkrec(PW_EV_WRITE, 20, 1400, 1440, 1024, 1, 1024, 0),
+		mkrec(PW_EV_WRITE, 20, 1500, 1505, 30, 2, 30, 0),
+		mkrec(PW_EV_READ, 20, 1600, 1601, 7, 3, 7, 0), /* fd 3 was closed */
 	};
-	pwt_records(fd, a, NREC(a));
+	put_records(fd, a, NREC(a));
 	pwt_end(fd, PW_END_EXITED, 0, 2000, 0);
 
 	struct pw_analysis *an = &fx->an;
@@ -385,23 +337,23 @@ static void test_files_dup_variants(void **state)
 {
 	struct fx *fx = *state;
 	int fd = pwt_open(fx, "0-30.pwt", 30, 1, 0, 1000);
-	pwt_string(fd, 8, "/a");
+	put_string(fd, 8, "/a");
 	struct pw_rec_call a[] = {
-		rec(PW_EV_OPEN, 30, 1000, 1001, 3, 3, 8, 0),
-		rec(PW_EV_DUP2, 30, 1002, 1003, 0, 0, 3, 0),
-		rec(PW_EV_DUP2, 30, 1004, 1005, 0, 0, 9, 0), /* fd 9: unknown */
-		rec(PW_EV_READ, 30, 1006, 1007, 100, 0, 100, 0),
-		rec(PW_EV_FCNTL_DUPFD, 30, 1008, 1009, 10, 10, 3, 0),
-		rec(PW_EV_READ, 30, 1010, 1011, 5, 10, 5, 0),
-		rec(PW_EV_DUP2, 30, 1012, 1013, 3, 3, 3, 0),
-		rec(PW_EV_READ, 30, 1014, 1015, 1, 3, 1, 0),
-		rec(PW_EV_DUP, 30, 1016, 1017, -1, (uint64_t)-1, 3, EMFILE),
-		rec(PW_EV_DUP3, 30, 1018, 1019, 11, 11, 3, 0),
-		rec(PW_EV_READ, 30, 1020, 1021, 2, 11, 2, 0),
-		rec(PW_EV_READ, 30, 1022, 1023, 1000, (uint64_t)1 << 40, 1000, 0), /* absurd fd */
-		rec(PW_EV_OPEN, 30, 1024, 1025, 1, (uint64_t)1 << 30, 8, 0),    /* beyond the fd table */
+		mkrec(PW_EV_OPEN, 30, 1000, 1001, 3, 3, 8, 0),
+		mkrec(PW_EV_DUP2, 30, 1002, 1003, 0, 0, 3, 0),
+		mkrec(PW_EV_DUP2, 30, 1004, 1005, 0, 0, 9, 0), /* fd 9: unknown */
+		mkrec(PW_EV_READ, 30, 1006, 1007, 100, 0, 100, 0),
+		mkrec(PW_EV_FCNTL_DUPFD, 30, 1008, 1009, 10, 10, 3, 0),
+		mkrec(PW_EV_READ, 30, 1010, 1011, 5, 10, 5, 0),
+		mkrec(PW_EV_DUP2, 30, 1012, 1013, 3, 3, 3, 0),
+		mkrec(PW_EV_READ, 30, 1014, 1015, 1, 3, 1, 0),
+		mkrec(PW_EV_DUP, 30, 1016, 1017, -1, (uint64_t)-1, 3, EMFILE),
+		mkrec(PW_EV_DUP3, 30, 1018, 1019, 11, 11, 3, 0),
+		mkrec(PW_EV_READ, 30, 1020, 1021, 2, 11, 2, 0),
+		mkrec(PW_EV_READ, 30, 1022, 1023, 1000, (uint64_t)1 << 40, 1000, 0), /* absurd fd */
+		mkrec(PW_EV_OPEN, 30, 1024, 1025, 1, (uint64_t)1 << 30, 8, 0),    /* beyond the fd table */
 	};
-	pwt_records(fd, a, NREC(a));
+	put_records(fd, a, NREC(a));
 	pwt_end(fd, PW_END_EXITED, 0, 2000, 0);
 
 	struct pw_analysis *an = &fx->an;
@@ -421,15 +373,15 @@ static void test_open_without_path_unbinds_fd(void **state)
 {
 	struct fx *fx = *state;
 	int fd = pwt_open(fx, "0-40.pwt", 40, 1, 0, 1000);
-	pwt_string(fd, 8, "/a");
+	put_string(fd, 8, "/a");
 	struct pw_rec_call a[] = {
-		rec(PW_EV_OPEN, 40, 1000, 1001, 3, 3, 8, 0),
-		rec(PW_EV_READ, 40, 1002, 1003, 10, 3, 10, 0),
+		mkrec(PW_EV_OPEN, 40, 1000, 1001, 3, 3, 8, 0),
+		mkrec(PW_EV_READ, 40, 1002, 1003, 10, 3, 10, 0),
 		/* close(3) was lost; open of a path whose string was dropped returns 3 again */
-		rec(PW_EV_OPEN, 40, 1004, 1005, 3, 3, 0, 0),
-		rec(PW_EV_READ, 40, 1006, 1007, 20, 3, 20, 0),
+		mkrec(PW_EV_OPEN, 40, 1004, 1005, 3, 3, 0, 0),
+		mkrec(PW_EV_READ, 40, 1006, 1007, 20, 3, 20, 0),
 	};
-	pwt_records(fd, a, NREC(a));
+	put_records(fd, a, NREC(a));
 	pwt_end(fd, PW_END_EXITED, 0, 2000, 0);
 
 	struct pw_analysis *an = &fx->an;
@@ -446,13 +398,13 @@ static void test_fd_map_per_process(void **state)
 {
 	struct fx *fx = *state;
 	int fd = pwt_open(fx, "0-50.pwt", 50, 1, 0, 1000);
-	pwt_string(fd, 8, "/a");
-	struct pw_rec_call a[] = {rec(PW_EV_OPEN, 50, 1000, 1001, 3, 3, 8, 0)};
-	pwt_records(fd, a, NREC(a));
+	put_string(fd, 8, "/a");
+	struct pw_rec_call a[] = {mkrec(PW_EV_OPEN, 50, 1000, 1001, 3, 3, 8, 0)};
+	put_records(fd, a, NREC(a));
 	pwt_end(fd, PW_END_EXITED, 0, 2000, 0);
 	fd = pwt_open(fx, "0-51.pwt", 51, 1, 0, 1500);
-	struct pw_rec_call b[] = {rec(PW_EV_READ, 51, 1600, 1601, 9, 3, 9, 0)};
-	pwt_records(fd, b, NREC(b));
+	struct pw_rec_call b[] = {mkrec(PW_EV_READ, 51, 1600, 1601, 9, 3, 9, 0)};
+	put_records(fd, b, NREC(b));
 	pwt_end(fd, PW_END_EXITED, 0, 2000, 0);
 
 	struct pw_analysis *an = &fx->an;
@@ -473,31 +425,31 @@ static void test_process_endings(void **state)
 	assert_true(WIFSIGNALED(9) && WTERMSIG(9) == SIGKILL); /* the waitpid status of a SIGKILLed child */
 	int fd = pwt_open(fx, "0-200.pwt", 200, 1, 0, 1000);
 	struct pw_rec_call a[] = {
-		rec(PW_EV_FORK, 200, 1100, 1200, 203, 203, 0, 0),
-		rec(PW_EV_WAITPID, 200, 5000, 6000, 203, 203, 9, 0),
-		rec(PW_EV_WAITPID, 200, 6000, 6100, 204, 204, 7 << 8, 0),
-		rec(PW_EV_WAITPID, 200, 6100, 6200, 201, 201, SIGTERM, 0),
-		rec(PW_EV_WAITPID, 200, 6200, 6300, 0, 0, 9, 0),                    /* WNOHANG: none */
-		rec(PW_EV_WAIT, 200, 6300, 6400, -1, (uint64_t)-1, 9, ECHILD), /* none */
+		mkrec(PW_EV_FORK, 200, 1100, 1200, 203, 203, 0, 0),
+		mkrec(PW_EV_WAITPID, 200, 5000, 6000, 203, 203, 9, 0),
+		mkrec(PW_EV_WAITPID, 200, 6000, 6100, 204, 204, 7 << 8, 0),
+		mkrec(PW_EV_WAITPID, 200, 6100, 6200, 201, 201, SIGTERM, 0),
+		mkrec(PW_EV_WAITPID, 200, 6200, 6300, 0, 0, 9, 0),                    /* WNOHANG: none */
+		mkrec(PW_EV_WAIT, 200, 6300, 6400, -1, (uint64_t)-1, 9, ECHILD), /* none */
 	};
-	pwt_records(fd, a, NREC(a));
+	put_records(fd, a, NREC(a));
 	pwt_end(fd, PW_END_EXITED, 3, 7000, 0);
 
 	fd = pwt_open(fx, "0-201.pwt", 201, 200, 0, 2000);
-	pwt_string(fd, 8, "/bin/ls");
+	put_string(fd, 8, "/bin/ls");
 	pwt_end(fd, PW_END_EXECED, 0, 2500, 8);
 	struct procspec ps1 = {201, 200, 0, 2, 2600, "ls\0-l", 5, "/bin/ls", "node0", 1, 0};
 	fd = pwt_open_spec(fx, "0-201.1.pwt", &ps1);
-	struct pw_rec_call b[] = {rec(PW_EV_WRITE, 201, 2700, 2900, 5, 1, 5, 0)};
-	pwt_records(fd, b, NREC(b));
+	struct pw_rec_call b[] = {mkrec(PW_EV_WRITE, 201, 2700, 2900, 5, 1, 5, 0)};
+	put_records(fd, b, NREC(b));
 	pwt_end(fd, PW_END_VANISHED, 0, 0, 0);
 
 	fd = pwt_open(fx, "0-202.pwt", 202, 200, 0, 3000);
 	struct pw_rec_call c[] = {
-		rec(PW_EV_READ, 202, 3000, 3500, 1, 0, 1, 0),
-		rec(PW_EV_WAITPID, 202, 3500, 3600, 200, 200, 5 << 8, 0), /* 200's own END says 3 */
+		mkrec(PW_EV_READ, 202, 3000, 3500, 1, 0, 1, 0),
+		mkrec(PW_EV_WAITPID, 202, 3500, 3600, 200, 200, 5 << 8, 0), /* 200's own END says 3 */
 	};
-	pwt_records(fd, c, NREC(c));
+	put_records(fd, c, NREC(c));
 	close(fd); /* no END */
 
 	fd = pwt_open(fx, "0-203.pwt", 203, 200, 0, 3100);
@@ -582,8 +534,8 @@ static void test_wait_applies_to_child_on_same_host(void **state)
 	pwt_end(fd, PW_END_EXITED, 0, 5000, 0);
 	struct procspec b0 = {299, 1, 1, 2, 900, "b", 1, "/b", "nodeB", 0, 0};
 	fd = pwt_open_spec(fx, "1-299.pwt", &b0);
-	struct pw_rec_call w[] = {rec(PW_EV_WAITPID, 299, 3000, 4000, 300, 300, 9, 0)};
-	pwt_records(fd, w, NREC(w));
+	struct pw_rec_call w[] = {mkrec(PW_EV_WAITPID, 299, 3000, 4000, 300, 300, 9, 0)};
+	put_records(fd, w, NREC(w));
 	pwt_end(fd, PW_END_EXITED, 0, 5000, 0);
 	struct procspec b1 = {300, 299, 1, 2, 1100, "c", 1, "/c", "nodeB", 0, 0};
 	fd = pwt_open_spec(fx, "1-300.pwt", &b1);
@@ -692,8 +644,8 @@ static void test_ranks(void **state)
 	pwt_end(fd, PW_END_EXITED, 0, 2500, 0);
 	struct procspec c = {11, 1, 1, 4, 500, "c", 1, "/c", "hostB", 0, 5000};
 	fd = pwt_open_spec(fx, "c.pwt", &c);
-	struct pw_rec_call rc[] = {rec(PW_EV_WRITE, 11, 600, 7000, 1, 1, 1, 0)};
-	pwt_records(fd, rc, NREC(rc));
+	struct pw_rec_call rc[] = {mkrec(PW_EV_WRITE, 11, 600, 7000, 1, 1, 1, 0)};
+	put_records(fd, rc, NREC(rc));
 	close(fd);
 	struct procspec d = {30, 1, 3, 0, 100, "d", 1, "/d", "", 0, 100};
 	fd = pwt_open_spec(fx, "d.pwt", &d);
@@ -744,13 +696,13 @@ static void test_dropped_cumulative(void **state)
 {
 	struct fx *fx = *state;
 	int fd = pwt_open(fx, "0-70.pwt", 70, 1, 0, 1000);
-	pwt_lost(fd, 0, 5);
-	pwt_lost(fd, 2, 3);
-	pwt_lost(fd, 0, 12);
-	pwt_lost(fd, 2, 1);
+	put_lost(fd, 0, 5);
+	put_lost(fd, 2, 3);
+	put_lost(fd, 0, 12);
+	put_lost(fd, 2, 1);
 	pwt_end(fd, PW_END_EXITED, 0, 2000, 0);
 	fd = pwt_open(fx, "0-71.pwt", 71, 1, 0, 1100);
-	pwt_lost(fd, 0, 4);
+	put_lost(fd, 0, 4);
 	pwt_end(fd, PW_END_EXITED, 0, 2000, 0);
 
 	struct pw_analysis *an = &fx->an;
@@ -769,13 +721,13 @@ static void test_skipped_and_strings_dropped(void **state)
 	struct fx *fx = *state;
 	int fd = pwt_open(fx, "0-80.pwt", 80, 1, 0, 1000);
 	struct pw_rec_call a[] = {
-		rec(PW_EV_READ, 80, 1000, 1001, 1, 0, 1, 0),
-		rec(999, 80, 1000, 1001, 1, 0, 1, 0),
-		rec(PW_EV_READ, 81, 1000, 1001, 1, 0, 1, 0),
-		rec(PW_EV_READ, 80, 1000, 1001, 1, 0, 1, 0),
-		rec(PW_EV_READ, 82, 1000, 1001, 1, 0, 1, 0),
+		mkrec(PW_EV_READ, 80, 1000, 1001, 1, 0, 1, 0),
+		mkrec(999, 80, 1000, 1001, 1, 0, 1, 0),
+		mkrec(PW_EV_READ, 81, 1000, 1001, 1, 0, 1, 0),
+		mkrec(PW_EV_READ, 80, 1000, 1001, 1, 0, 1, 0),
+		mkrec(PW_EV_READ, 82, 1000, 1001, 1, 0, 1, 0),
 	};
-	pwt_records(fd, a, NREC(a));
+	put_records(fd, a, NREC(a));
 	struct pw_raw_end e = {PW_END_EXITED, 0, 2000, 0, 0, 0, 0, 6, 0, 2};
 	pwt_end_full(fd, &e);
 
@@ -801,32 +753,32 @@ static void test_coverage(void **state)
 	struct fx *fx = *state;
 	int fd = pwt_open(fx, "0-60.pwt", 60, 1, 0, 1000);
 	struct pw_rec_call a[] = {
-		rec(PW_EV_READ, 60, 1100, 1200, 300, 0, 300, 0),
-		rec(PW_EV_FREAD, 60, 1200, 1300, 1, 0, 200, 0),
-		rec(PW_EV_WRITE, 60, 1300, 1400, 300, 1, 300, 0),
+		mkrec(PW_EV_READ, 60, 1100, 1200, 300, 0, 300, 0),
+		mkrec(PW_EV_FREAD, 60, 1200, 1300, 1, 0, 200, 0),
+		mkrec(PW_EV_WRITE, 60, 1300, 1400, 300, 1, 300, 0),
 	};
-	pwt_records(fd, a, NREC(a));
+	put_records(fd, a, NREC(a));
 	struct pw_raw_end e = {PW_END_EXITED, 0, 2000, 0, 1000, 600, 1, 0, 0, 0};
 	pwt_end_full(fd, &e);
 	fd = pwt_open(fx, "0-61.pwt", 61, 1, 0, 1000);
-	struct pw_rec_call b[] = {rec(PW_EV_READ, 61, 1100, 1200, 999, 0, 999, 0)};
-	pwt_records(fd, b, NREC(b));
+	struct pw_rec_call b[] = {mkrec(PW_EV_READ, 61, 1100, 1200, 999, 0, 999, 0)};
+	put_records(fd, b, NREC(b));
 	pwt_end(fd, PW_END_EXITED, 0, 2000, 0);
 
 	fd = pwt_open(fx, "1-70.pwt", 70, 1, 1, 1000);
-	struct pw_rec_call c[] = {rec(PW_EV_READ, 70, 1100, 1200, 100, 0, 100, 0)};
-	pwt_records(fd, c, NREC(c));
+	struct pw_rec_call c[] = {mkrec(PW_EV_READ, 70, 1100, 1200, 100, 0, 100, 0)};
+	put_records(fd, c, NREC(c));
 	pwt_end(fd, PW_END_EXECED, 0, 1500, 0);
 	struct procspec img1 = {70, 1, 1, 2, 1600, "x", 1, "/x", "n", 1, 0};
 	fd = pwt_open_spec(fx, "1-70.1.pwt", &img1);
-	struct pw_rec_call d[] = {rec(PW_EV_WRITE, 70, 1700, 1800, 300, 1, 300, 0)};
-	pwt_records(fd, d, NREC(d));
+	struct pw_rec_call d[] = {mkrec(PW_EV_WRITE, 70, 1700, 1800, 300, 1, 300, 0)};
+	put_records(fd, d, NREC(d));
 	struct pw_raw_end e2 = {PW_END_EXITED, 0, 2000, 0, 500, 300, 1, 0, 0, 0};
 	pwt_end_full(fd, &e2);
 
 	fd = pwt_open(fx, "2-90.pwt", 90, 1, 2, 1000);
-	struct pw_rec_call f[] = {rec(PW_EV_READ, 90, 1100, 1200, 5, 0, 5, 0)};
-	pwt_records(fd, f, NREC(f));
+	struct pw_rec_call f[] = {mkrec(PW_EV_READ, 90, 1100, 1200, 5, 0, 5, 0)};
+	put_records(fd, f, NREC(f));
 	pwt_end(fd, PW_END_EXITED, 0, 2000, 0);
 
 	struct pw_analysis *an = &fx->an;
@@ -859,22 +811,22 @@ static void test_libraries(void **state)
 {
 	struct fx *fx = *state;
 	int fd = pwt_open(fx, "0-90.pwt", 90, 1, 0, 1000);
-	pwt_string(fd, 8, "/usr/lib/libA.so");
-	pwt_string(fd, 32, "/usr/lib/libB.so");
+	put_string(fd, 8, "/usr/lib/libA.so");
+	put_string(fd, 32, "/usr/lib/libB.so");
 	struct pw_rec_call a[] = {
-		rec(PW_EV_DLOPEN, 90, 1000, 1100, 0x7f0000001000ll, 0, 8, 0),
-		rec(PW_EV_DLOPEN, 90, 1200, 1500, 0x7f0000001000ll, 0, 8, 0),
-		rec(PW_EV_DLOPEN, 90, 1600, 1650, 0, 0, 32, 0),
-		rec(PW_EV_DLOPEN, 90, 1700, 1701, 0x7f0000002000ll, 0, 0, 0),
-		rec(PW_EV_DLCLOSE, 90, 1800, 1810, 0, 0, 0, 0),
+		mkrec(PW_EV_DLOPEN, 90, 1000, 1100, 0x7f0000001000ll, 0, 8, 0),
+		mkrec(PW_EV_DLOPEN, 90, 1200, 1500, 0x7f0000001000ll, 0, 8, 0),
+		mkrec(PW_EV_DLOPEN, 90, 1600, 1650, 0, 0, 32, 0),
+		mkrec(PW_EV_DLOPEN, 90, 1700, 1701, 0x7f0000002000ll, 0, 0, 0),
+		mkrec(PW_EV_DLCLOSE, 90, 1800, 1810, 0, 0, 0, 0),
 	};
-	pwt_records(fd, a, NREC(a));
+	put_records(fd, a, NREC(a));
 	pwt_end(fd, PW_END_EXITED, 0, 2000, 0);
 	/* the same library in another process of the rank */
 	fd = pwt_open(fx, "0-91.pwt", 91, 90, 0, 1000);
-	pwt_string(fd, 16, "/usr/lib/libA.so");
-	struct pw_rec_call b[] = {rec(PW_EV_DLOPEN, 91, 1000, 1010, 0x7f0000001000ll, 0, 16, 0)};
-	pwt_records(fd, b, NREC(b));
+	put_string(fd, 16, "/usr/lib/libA.so");
+	struct pw_rec_call b[] = {mkrec(PW_EV_DLOPEN, 91, 1000, 1010, 0x7f0000001000ll, 0, 16, 0)};
+	put_records(fd, b, NREC(b));
 	pwt_end(fd, PW_END_EXITED, 0, 2000, 0);
 
 	struct pw_analysis *an = &fx->an;
@@ -1194,30 +1146,30 @@ static void assert_json_file(const struct fx *fx, const char *name)
 static void build_two_ranks(const struct fx *fx)
 {
 	int fd = pwt_open(fx, "0-1000.pwt", 1000, 1, 0, 1000);
-	pwt_string(fd, 8, "/dev/zero");
-	pwt_string(fd, 16, "/dev/pts/0");
-	pwt_string(fd, 24, "/usr/lib/lib\"quoted\".so");
-	pwt_string(fd, 40, "/bin/next");
+	put_string(fd, 8, "/dev/zero");
+	put_string(fd, 16, "/dev/pts/0");
+	put_string(fd, 24, "/usr/lib/lib\"quoted\".so");
+	put_string(fd, 40, "/bin/next");
 	struct pw_rec_call a[] = {
-		rec(PW_EV_FD_INFO, 1000, 1000, 1000, 0, 1, 16, 0),
-		rec(PW_EV_OPEN, 1000, 1100, 1110, 3, 3, 8, 0),
-		rec(PW_EV_DUP2, 1000, 1120, 1121, 0, 0, 3, 0),
-		rec(PW_EV_CLOSE, 1000, 1130, 1131, 0, 3, 0, 0),
-		rec(PW_EV_READ, 1000, 1200, 1210, 512, 0, 512, 0),
-		rec(PW_EV_WRITE, 1000, 1300, 1340, 512, 1, 512, 0),
-		rec(PW_EV_DLOPEN, 1001, 1400, 1500, 0x7f0000001000ll, 0, 24, 0),
-		rec(PW_EV_NANOSLEEP, 1001, 1500, 1900, 0, 0, 0, 0),
+		mkrec(PW_EV_FD_INFO, 1000, 1000, 1000, 0, 1, 16, 0),
+		mkrec(PW_EV_OPEN, 1000, 1100, 1110, 3, 3, 8, 0),
+		mkrec(PW_EV_DUP2, 1000, 1120, 1121, 0, 0, 3, 0),
+		mkrec(PW_EV_CLOSE, 1000, 1130, 1131, 0, 3, 0, 0),
+		mkrec(PW_EV_READ, 1000, 1200, 1210, 512, 0, 512, 0),
+		mkrec(PW_EV_WRITE, 1000, 1300, 1340, 512, 1, 512, 0),
+		mkrec(PW_EV_DLOPEN, 1001, 1400, 1500, 0x7f0000001000ll, 0, 24, 0),
+		mkrec(PW_EV_NANOSLEEP, 1001, 1500, 1900, 0, 0, 0, 0),
 	};
-	pwt_records(fd, a, NREC(a));
-	pwt_lost(fd, 0, 2);
+	put_records(fd, a, NREC(a));
+	put_lost(fd, 0, 2);
 	pwt_end(fd, PW_END_EXECED, 0, 2000, 40);
 	struct procspec img = {1000, 1, 0, 2, 2100, "next", 4, "/bin/next", "node0", 1, 0};
 	fd = pwt_open_spec(fx, "0-1000.1.pwt", &img);
 	struct pw_raw_end e = {PW_END_EXITED, 0, 3000, 0, 600, 600, 1, 0, 0, 0};
 	pwt_end_full(fd, &e);
 	fd = pwt_open(fx, "1-2000.pwt", 2000, 1, 1, 1500);
-	struct pw_rec_call b[] = {rec(PW_EV_WRITE, 2000, 1600, 1700, 10, 1, 10, 0)};
-	pwt_records(fd, b, NREC(b));
+	struct pw_rec_call b[] = {mkrec(PW_EV_WRITE, 2000, 1600, 1700, 10, 1, 10, 0)};
+	put_records(fd, b, NREC(b));
 	pwt_end(fd, PW_END_VANISHED, 0, 0, 0);
 }
 

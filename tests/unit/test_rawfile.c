@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "../../collector/rawfile.h"
+#include "raw_writer.h"
 
 /* ---- a private directory and one file path in it ---- */
 
@@ -59,11 +60,6 @@ static int create(const char *path)
 	return fd;
 }
 
-static void put_chunk(int fd, uint32_t type, const void *a, size_t alen, const void *b, size_t blen)
-{
-	assert_int_equal(pw_raw_write_chunk(fd, type, a, alen, b, blen), 0);
-}
-
 /* Bytes exactly as given: for damage the writer would never produce. */
 static void put_raw(int fd, const void *p, size_t len)
 {
@@ -89,70 +85,9 @@ static struct pw_raw_proc mkproc(int pid, enum pw_clock_kind kind, uint64_t tick
 	return p;
 }
 
-/* PROC chunk: the struct, then argv (argv_len bytes, may hold NULs), exe and host. */
-static void put_proc(int fd, struct pw_raw_proc p, const char *argv, uint32_t argv_len, const char *exe,
-		     const char *host)
-{
-	p.argv_len = argv_len;
-	p.exe_len = (uint32_t)strlen(exe);
-	p.host_len = (uint32_t)strlen(host);
-	char strs[512];
-	size_t n = (size_t)p.argv_len + p.exe_len + p.host_len;
-	assert_true(n <= sizeof strs);
-	memcpy(strs, argv, p.argv_len);
-	memcpy(strs + p.argv_len, exe, p.exe_len);
-	memcpy(strs + p.argv_len + p.exe_len, host, p.host_len);
-	put_chunk(fd, PW_CHUNK_PROC, &p, sizeof p, strs, n);
-}
-
 static void put_simple_proc(int fd, int pid)
 {
 	put_proc(fd, mkproc(pid, PW_CLOCK_MONOTONIC, 1000, 1000), "prog", 4, "/bin/prog", "host");
-}
-
-static void put_string(int fd, uint64_t ref, const char *s)
-{
-	struct pw_raw_string h = {ref, (uint32_t)strlen(s), 0};
-	put_chunk(fd, PW_CHUNK_STRING, &h, sizeof h, s, strlen(s));
-}
-
-static void put_clock(int fd, uint64_t ticks, uint64_t ns)
-{
-	struct pw_clock_pair p = {ticks, ns};
-	put_chunk(fd, PW_CHUNK_CLOCK, &p, sizeof p, NULL, 0);
-}
-
-static void put_records(int fd, const struct pw_rec_call *r, size_t n)
-{
-	put_chunk(fd, PW_CHUNK_RECORDS, r, n * sizeof *r, NULL, 0);
-}
-
-static void put_lost(int fd, uint32_t lane, uint64_t total)
-{
-	struct pw_raw_lost l = {lane, 0, total};
-	put_chunk(fd, PW_CHUNK_LOST, &l, sizeof l, NULL, 0);
-}
-
-static void put_end(int fd, const struct pw_raw_end *e)
-{
-	put_chunk(fd, PW_CHUNK_END, e, sizeof *e, NULL, 0);
-}
-
-static struct pw_rec_call mkrec(uint16_t type, uint32_t tid, uint64_t t0, uint64_t t1, int64_t ret, uint64_t arg0,
-				uint64_t arg1, uint8_t err)
-{
-	struct pw_rec_call r;
-	memset(&r, 0, sizeof r);
-	r.h.type = type;
-	r.h.size8 = sizeof r / 8;
-	r.h.err = err;
-	r.h.tid = tid;
-	r.t0 = t0;
-	r.t1 = t1;
-	r.ret = ret;
-	r.arg0 = arg0;
-	r.arg1 = arg1;
-	return r;
 }
 
 static off_t here(int fd)
