@@ -27,8 +27,18 @@ endif
 # The preload is never sanitized: it is loaded into arbitrary programs and must not bring a runtime along.
 PRELOAD_CFLAGS := $(ALL_CFLAGS) -fvisibility=hidden -ftls-model=initial-exec -U_FORTIFY_SOURCE -D_FORTIFY_SOURCE=0
 
+# The CUDA toolkit's headers give the wrappers and the fake CUDA libraries the real types; no CUDA library is
+# linked. Without them, libprofwrap.so is built without the GPU library wrappers.
+CUDA_HOME ?= /usr/local/cuda
+CUDA_INC := $(CUDA_HOME)/include
+HAVE_CUDA := $(if $(wildcard $(CUDA_INC)/cuda_runtime_api.h),1,0)
+GPU_WRAPPER_SRC := preload/cudart.c preload/cublas.c preload/cudnn.c preload/nccl.c
+
 COMMON_SRC := $(wildcard common/*.c)
 PRELOAD_SRC := $(wildcard preload/*.c)
+ifeq ($(HAVE_CUDA),0)
+PRELOAD_SRC := $(filter-out $(GPU_WRAPPER_SRC),$(PRELOAD_SRC))
+endif
 COLLECTOR_LIB_SRC := $(filter-out collector/main.c,$(wildcard collector/*.c))
 CLI_SRC := $(wildcard cli/*.c)
 
@@ -39,7 +49,8 @@ CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
 
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
-WORKLOAD_SRC := $(wildcard tests/workloads/*.c)
+# cuda_*.c workloads link against the fake CUDA libraries (tests/fakes/fakes.mk builds them).
+WORKLOAD_SRC := $(filter-out tests/workloads/cuda_%.c,$(wildcard tests/workloads/*.c))
 WORKLOAD_BIN := $(WORKLOAD_SRC:tests/workloads/%.c=$(BUILD)/workloads/%)
 BENCH_SRC := $(wildcard bench/*.c)
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
@@ -54,11 +65,18 @@ COLLECTOR := $(OUT_PREFIX)profwrap-collector
 CLI := $(OUT_PREFIX)profwrap
 
 .PHONY: all deps test unit integration bench demo install clean
-all: $(LIB) $(COLLECTOR) $(CLI) $(WORKLOAD_BIN)
+.DEFAULT_GOAL := all
+
+ifeq ($(HAVE_CUDA),1)
+include tests/fakes/fakes.mk
+endif
+all: $(LIB) $(COLLECTOR) $(CLI) $(WORKLOAD_BIN) $(FAKES)
 
 $(BUILD)/preload-obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(call say,CC,$@)$(CC) $(PRELOAD_CFLAGS) -c $< -o $@
+
+$(GPU_WRAPPER_SRC:%.c=$(BUILD)/preload-obj/%.o): PRELOAD_CFLAGS += -isystem $(CUDA_INC)
 
 $(BUILD)/tests/%.o: tests/unit/%.c
 	@mkdir -p $(dir $@)
@@ -96,7 +114,8 @@ unit: $(UNIT_BIN)
 	$(Q)fail=0; for t in $(UNIT_BIN); do $$t || fail=1; done; exit $$fail
 
 integration: all
-	$(Q)PROFWRAP_BIN_DIR=$(CURDIR)/$(OUT_PREFIX) PROFWRAP_WORKLOADS=$(CURDIR)/$(BUILD)/workloads tests/integration/run.sh
+	$(Q)PROFWRAP_BIN_DIR=$(CURDIR)/$(OUT_PREFIX) PROFWRAP_WORKLOADS=$(CURDIR)/$(BUILD)/workloads \
+		PROFWRAP_FAKES=$(if $(FAKES),$(CURDIR)/$(BUILD)/fakes) CUDA_HOME=$(CUDA_HOME) tests/integration/run.sh
 
 test: deps
 	$(Q)$(MAKE) --no-print-directory all $(UNIT_BIN)

@@ -58,7 +58,7 @@ int pw_raw_write_header(int fd)
 
 int pw_kind_has_string(enum pw_event_kind k)
 {
-	return k == PW_K_OPEN || k == PW_K_FDINFO || k == PW_K_DLOPEN || k == PW_K_EXEC;
+	return k == PW_K_OPEN || k == PW_K_FDINFO || k == PW_K_DLOPEN || k == PW_K_EXEC || k == PW_K_GPU_LAUNCH;
 }
 
 enum pw_fd_effect pw_fd_effect_of(const struct pw_raw_event *e, int64_t *fd, int64_t *from)
@@ -277,7 +277,7 @@ int pw_raw_read(const char *path, const struct pw_raw_visitor *v, void *ctx, uin
 					(*skipped)++;
 					break;
 				}
-				if (h.type == PW_EV_PAD || h.type >= PW_EV_COUNT || rsize < sizeof(struct pw_rec_call) ||
+				if (h.type == PW_EV_PAD || h.type >= PW_EV_COUNT || rsize < pw_event_min_size(h.type) ||
 				    ((uintptr_t)(p + r) & 7)) {
 					(*skipped)++;
 					r += rsize;

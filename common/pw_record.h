@@ -19,7 +19,12 @@
 	X(STDIO, "stdio")     \
 	X(PROCESS, "process") \
 	X(DL, "dl")           \
-	X(WAIT, "wait")
+	X(WAIT, "wait")       \
+	X(CUDART, "cudart")   \
+	X(CUBLAS, "cublas")   \
+	X(CUBLASLT, "cublaslt") \
+	X(CUDNN, "cudnn")     \
+	X(NCCL, "nccl")
 
 enum pw_domain {
 #define PW_X(id, str) PW_DOM_##id,
@@ -45,7 +50,158 @@ enum pw_event_kind {
 	PW_K_SLEEP,  /* the thread waits: on time, I/O readiness or another thread */
 	PW_K_EXEC,   /* an exec that failed: arg1 = path string ref (one that succeeds ends the segment) */
 	PW_K_DUP,    /* arg0 = new fd (-1 on failure), arg1 = the fd it duplicates */
+	/* GPU library calls: struct pw_rec_api, ret = the library's status code (0 = success everywhere). */
+	PW_K_GPU_LAUNCH, /* arg0 = function address, arg1 = kernel name string ref (0: unknown),
+			  * a[0] = grid.x | grid.y << 32, a[1] = grid.z | block.x << 32, a[2] = block.y | block.z << 32,
+			  * sub = dynamic shared memory bytes */
+	PW_K_GPU_GRAPH,  /* arg0 = graph exec handle */
+	PW_K_GPU_MEMCPY, /* arg0 = bytes, a[0] = dst, a[1] = src, a[2] = dst device | src device << 32 (peer
+			  * copies), sub = enum pw_copy_dir | PW_API_ASYNC */
+	PW_K_GPU_MEMSET, /* arg0 = bytes, a[0] = address, sub = PW_API_ASYNC when asynchronous */
+	PW_K_GPU_ALLOC,  /* arg0 = bytes asked for, arg1 = address returned (0 on failure), sub = enum pw_mem */
+	PW_K_GPU_FREE,   /* arg1 = address, sub = enum pw_mem */
+	PW_K_GPU_SYNC,   /* the thread waits for the device: arg0 = stream or event waited for, arg1 = the event
+			  * of cudaStreamWaitEvent */
+	PW_K_GPU_API,    /* other runtime calls: arg0 = the stream/event/device the call made or used */
+	PW_K_GEMM,       /* a[0] = m, a[1] = n, a[2] = k, a[3] = batch count, arg0 = compute type (-1 if none),
+			  * sub = data type (cudaDataType_t) | transa << 8 | transb << 16 */
+	PW_K_DNN,        /* arg0 = for graph executions, the operations in the plan: bit t set for each
+			  * cudnnBackendDescriptorType_t t among them (bit 63: some unknown) */
+	PW_K_COLL,       /* NCCL collective or point-to-point: arg0 = element count, a[0] = communicator,
+			  * a[1] = root or peer (-1: none), a[2] = nranks | rank << 32 (0: unknown),
+			  * sub = ncclDataType_t | ncclRedOp_t << 8 */
+	PW_K_COMM,       /* NCCL communicator set-up and groups: a[0] = communicator, a[2] = nranks | rank << 32 */
 };
+
+/* Whether records of this kind are struct pw_rec_api (else struct pw_rec_call). */
+static inline int pw_kind_is_api(enum pw_event_kind k)
+{
+	return k >= PW_K_GPU_LAUNCH;
+}
+
+/* Direction of a copy: the values of cudaMemcpyKind, plus peer copies between devices. DEFAULT means the
+ * runtime inferred it from the addresses (unified addressing); the analysis infers it the same way from
+ * the allocations it saw. */
+enum pw_copy_dir {
+	PW_COPY_HTOH = 0,
+	PW_COPY_HTOD = 1,
+	PW_COPY_DTOH = 2,
+	PW_COPY_DTOD = 3,
+	PW_COPY_DEFAULT = 4,
+	PW_COPY_PEER = 5,
+};
+#define PW_COPY_DIR_MASK 0xffu
+#define PW_API_ASYNC 0x100u /* sub flag: the call only enqueued the work (…Async) */
+#define PW_API_PTSZ 0x200u  /* sub flag: the per-thread default stream variant (_ptsz/_ptds) was called */
+
+/* What an allocation or free is of. */
+enum pw_mem {
+	PW_MEM_DEVICE = 1,          /* cudaMalloc, cudaMallocPitch */
+	PW_MEM_DEVICE_ASYNC = 2,    /* cudaMallocAsync/cudaFreeAsync: stream-ordered */
+	PW_MEM_HOST_PINNED = 3,     /* cudaMallocHost, cudaHostAlloc, cudaFreeHost */
+	PW_MEM_HOST_REGISTERED = 4, /* cudaHostRegister/cudaHostUnregister: pinned in place */
+	PW_MEM_MANAGED = 5,         /* cudaMallocManaged (freed with cudaFree) */
+};
+
+
+/* GPU library calls, named as the library names them. A _ptsz/_ptds variant records the event of its base
+ * name with PW_API_PTSZ in sub. */
+#define PW_GPU_EVENT_LIST(X)                                                                 \
+	X(CUDA_LAUNCH_KERNEL, CUDART, "cudaLaunchKernel", PW_K_GPU_LAUNCH)                  \
+	X(CUDA_LAUNCH_KERNEL_EXC, CUDART, "cudaLaunchKernelExC", PW_K_GPU_LAUNCH)           \
+	X(CUDA_LAUNCH_COOPERATIVE_KERNEL, CUDART, "cudaLaunchCooperativeKernel", PW_K_GPU_LAUNCH) \
+	X(CUDA_GRAPH_LAUNCH, CUDART, "cudaGraphLaunch", PW_K_GPU_GRAPH)                     \
+	X(CUDA_MEMCPY, CUDART, "cudaMemcpy", PW_K_GPU_MEMCPY)                               \
+	X(CUDA_MEMCPY_ASYNC, CUDART, "cudaMemcpyAsync", PW_K_GPU_MEMCPY)                    \
+	X(CUDA_MEMCPY_2D, CUDART, "cudaMemcpy2D", PW_K_GPU_MEMCPY)                          \
+	X(CUDA_MEMCPY_2D_ASYNC, CUDART, "cudaMemcpy2DAsync", PW_K_GPU_MEMCPY)               \
+	X(CUDA_MEMCPY_3D, CUDART, "cudaMemcpy3D", PW_K_GPU_MEMCPY)                          \
+	X(CUDA_MEMCPY_3D_ASYNC, CUDART, "cudaMemcpy3DAsync", PW_K_GPU_MEMCPY)               \
+	X(CUDA_MEMCPY_TO_SYMBOL, CUDART, "cudaMemcpyToSymbol", PW_K_GPU_MEMCPY)             \
+	X(CUDA_MEMCPY_TO_SYMBOL_ASYNC, CUDART, "cudaMemcpyToSymbolAsync", PW_K_GPU_MEMCPY)  \
+	X(CUDA_MEMCPY_FROM_SYMBOL, CUDART, "cudaMemcpyFromSymbol", PW_K_GPU_MEMCPY)         \
+	X(CUDA_MEMCPY_FROM_SYMBOL_ASYNC, CUDART, "cudaMemcpyFromSymbolAsync", PW_K_GPU_MEMCPY) \
+	X(CUDA_MEMCPY_PEER, CUDART, "cudaMemcpyPeer", PW_K_GPU_MEMCPY)                      \
+	X(CUDA_MEMCPY_PEER_ASYNC, CUDART, "cudaMemcpyPeerAsync", PW_K_GPU_MEMCPY)           \
+	X(CUDA_MEMSET, CUDART, "cudaMemset", PW_K_GPU_MEMSET)                               \
+	X(CUDA_MEMSET_ASYNC, CUDART, "cudaMemsetAsync", PW_K_GPU_MEMSET)                    \
+	X(CUDA_MEMSET_2D, CUDART, "cudaMemset2D", PW_K_GPU_MEMSET)                          \
+	X(CUDA_MEMSET_2D_ASYNC, CUDART, "cudaMemset2DAsync", PW_K_GPU_MEMSET)               \
+	X(CUDA_MALLOC, CUDART, "cudaMalloc", PW_K_GPU_ALLOC)                                \
+	X(CUDA_MALLOC_PITCH, CUDART, "cudaMallocPitch", PW_K_GPU_ALLOC)                     \
+	X(CUDA_FREE, CUDART, "cudaFree", PW_K_GPU_FREE)                                     \
+	X(CUDA_MALLOC_ASYNC, CUDART, "cudaMallocAsync", PW_K_GPU_ALLOC)                     \
+	X(CUDA_FREE_ASYNC, CUDART, "cudaFreeAsync", PW_K_GPU_FREE)                          \
+	X(CUDA_MALLOC_HOST, CUDART, "cudaMallocHost", PW_K_GPU_ALLOC)                       \
+	X(CUDA_HOST_ALLOC, CUDART, "cudaHostAlloc", PW_K_GPU_ALLOC)                         \
+	X(CUDA_FREE_HOST, CUDART, "cudaFreeHost", PW_K_GPU_FREE)                            \
+	X(CUDA_MALLOC_MANAGED, CUDART, "cudaMallocManaged", PW_K_GPU_ALLOC)                 \
+	X(CUDA_HOST_REGISTER, CUDART, "cudaHostRegister", PW_K_GPU_ALLOC)                   \
+	X(CUDA_HOST_UNREGISTER, CUDART, "cudaHostUnregister", PW_K_GPU_FREE)                \
+	X(CUDA_DEVICE_SYNCHRONIZE, CUDART, "cudaDeviceSynchronize", PW_K_GPU_SYNC)          \
+	X(CUDA_STREAM_SYNCHRONIZE, CUDART, "cudaStreamSynchronize", PW_K_GPU_SYNC)          \
+	X(CUDA_EVENT_SYNCHRONIZE, CUDART, "cudaEventSynchronize", PW_K_GPU_SYNC)            \
+	X(CUDA_STREAM_WAIT_EVENT, CUDART, "cudaStreamWaitEvent", PW_K_GPU_API)              \
+	X(CUDA_STREAM_QUERY, CUDART, "cudaStreamQuery", PW_K_GPU_API)                       \
+	X(CUDA_EVENT_QUERY, CUDART, "cudaEventQuery", PW_K_GPU_API)                         \
+	X(CUDA_STREAM_CREATE, CUDART, "cudaStreamCreate", PW_K_GPU_API)                     \
+	X(CUDA_STREAM_CREATE_WITH_FLAGS, CUDART, "cudaStreamCreateWithFlags", PW_K_GPU_API) \
+	X(CUDA_STREAM_CREATE_WITH_PRIORITY, CUDART, "cudaStreamCreateWithPriority", PW_K_GPU_API) \
+	X(CUDA_STREAM_DESTROY, CUDART, "cudaStreamDestroy", PW_K_GPU_API)                   \
+	X(CUDA_EVENT_CREATE, CUDART, "cudaEventCreate", PW_K_GPU_API)                       \
+	X(CUDA_EVENT_CREATE_WITH_FLAGS, CUDART, "cudaEventCreateWithFlags", PW_K_GPU_API)   \
+	X(CUDA_EVENT_DESTROY, CUDART, "cudaEventDestroy", PW_K_GPU_API)                     \
+	X(CUDA_EVENT_RECORD, CUDART, "cudaEventRecord", PW_K_GPU_API)                       \
+	X(CUDA_EVENT_RECORD_WITH_FLAGS, CUDART, "cudaEventRecordWithFlags", PW_K_GPU_API)   \
+	X(CUDA_SET_DEVICE, CUDART, "cudaSetDevice", PW_K_GPU_API)                           \
+	X(CUDA_GET_DEVICE, CUDART, "cudaGetDevice", PW_K_GPU_API)                           \
+	X(CUDA_PROFILER_START, CUDART, "cudaProfilerStart", PW_K_GPU_API)                   \
+	X(CUDA_PROFILER_STOP, CUDART, "cudaProfilerStop", PW_K_GPU_API)                     \
+	X(CUBLAS_CREATE, CUBLAS, "cublasCreate_v2", PW_K_GPU_API)                           \
+	X(CUBLAS_DESTROY, CUBLAS, "cublasDestroy_v2", PW_K_GPU_API)                         \
+	X(CUBLAS_SGEMM, CUBLAS, "cublasSgemm_v2", PW_K_GEMM)                                \
+	X(CUBLAS_DGEMM, CUBLAS, "cublasDgemm_v2", PW_K_GEMM)                                \
+	X(CUBLAS_HGEMM, CUBLAS, "cublasHgemm", PW_K_GEMM)                                   \
+	X(CUBLAS_CGEMM, CUBLAS, "cublasCgemm_v2", PW_K_GEMM)                                \
+	X(CUBLAS_ZGEMM, CUBLAS, "cublasZgemm_v2", PW_K_GEMM)                                \
+	X(CUBLAS_SGEMM_STRIDED_BATCHED, CUBLAS, "cublasSgemmStridedBatched", PW_K_GEMM)     \
+	X(CUBLAS_DGEMM_STRIDED_BATCHED, CUBLAS, "cublasDgemmStridedBatched", PW_K_GEMM)     \
+	X(CUBLAS_HGEMM_STRIDED_BATCHED, CUBLAS, "cublasHgemmStridedBatched", PW_K_GEMM)     \
+	X(CUBLAS_SGEMM_BATCHED, CUBLAS, "cublasSgemmBatched", PW_K_GEMM)                    \
+	X(CUBLAS_DGEMM_BATCHED, CUBLAS, "cublasDgemmBatched", PW_K_GEMM)                    \
+	X(CUBLAS_HGEMM_BATCHED, CUBLAS, "cublasHgemmBatched", PW_K_GEMM)                    \
+	X(CUBLAS_GEMM_EX, CUBLAS, "cublasGemmEx", PW_K_GEMM)                                \
+	X(CUBLAS_GEMM_STRIDED_BATCHED_EX, CUBLAS, "cublasGemmStridedBatchedEx", PW_K_GEMM)  \
+	X(CUBLAS_GEMM_BATCHED_EX, CUBLAS, "cublasGemmBatchedEx", PW_K_GEMM)                 \
+	X(CUBLASLT_MATMUL, CUBLASLT, "cublasLtMatmul", PW_K_GEMM)                           \
+	X(CUDNN_CONV_FWD, CUDNN, "cudnnConvolutionForward", PW_K_DNN)                       \
+	X(CUDNN_CONV_BWD_DATA, CUDNN, "cudnnConvolutionBackwardData", PW_K_DNN)             \
+	X(CUDNN_CONV_BWD_FILTER, CUDNN, "cudnnConvolutionBackwardFilter", PW_K_DNN)         \
+	X(CUDNN_CONV_BIAS_ACT_FWD, CUDNN, "cudnnConvolutionBiasActivationForward", PW_K_DNN) \
+	X(CUDNN_BN_FWD_TRAINING, CUDNN, "cudnnBatchNormalizationForwardTraining", PW_K_DNN) \
+	X(CUDNN_BN_FWD_INFERENCE, CUDNN, "cudnnBatchNormalizationForwardInference", PW_K_DNN) \
+	X(CUDNN_BN_BWD, CUDNN, "cudnnBatchNormalizationBackward", PW_K_DNN)                 \
+	X(CUDNN_SOFTMAX_FWD, CUDNN, "cudnnSoftmaxForward", PW_K_DNN)                        \
+	X(CUDNN_SOFTMAX_BWD, CUDNN, "cudnnSoftmaxBackward", PW_K_DNN)                       \
+	X(CUDNN_RNN_FWD, CUDNN, "cudnnRNNForward", PW_K_DNN)                                \
+	X(CUDNN_RNN_BWD_DATA, CUDNN, "cudnnRNNBackwardData_v8", PW_K_DNN)                   \
+	X(CUDNN_RNN_BWD_WEIGHTS, CUDNN, "cudnnRNNBackwardWeights_v8", PW_K_DNN)             \
+	X(CUDNN_BACKEND_EXECUTE, CUDNN, "cudnnBackendExecute", PW_K_DNN)                    \
+	X(NCCL_ALL_REDUCE, NCCL, "ncclAllReduce", PW_K_COLL)                                \
+	X(NCCL_BROADCAST, NCCL, "ncclBroadcast", PW_K_COLL)                                 \
+	X(NCCL_REDUCE, NCCL, "ncclReduce", PW_K_COLL)                                       \
+	X(NCCL_ALL_GATHER, NCCL, "ncclAllGather", PW_K_COLL)                                \
+	X(NCCL_REDUCE_SCATTER, NCCL, "ncclReduceScatter", PW_K_COLL)                        \
+	X(NCCL_SEND, NCCL, "ncclSend", PW_K_COLL)                                           \
+	X(NCCL_RECV, NCCL, "ncclRecv", PW_K_COLL)                                           \
+	X(NCCL_GROUP_START, NCCL, "ncclGroupStart", PW_K_COMM)                              \
+	X(NCCL_GROUP_END, NCCL, "ncclGroupEnd", PW_K_COMM)                                  \
+	X(NCCL_COMM_INIT_RANK, NCCL, "ncclCommInitRank", PW_K_COMM)                         \
+	X(NCCL_COMM_INIT_RANK_CONFIG, NCCL, "ncclCommInitRankConfig", PW_K_COMM)            \
+	X(NCCL_COMM_INIT_ALL, NCCL, "ncclCommInitAll", PW_K_COMM)                           \
+	X(NCCL_COMM_SPLIT, NCCL, "ncclCommSplit", PW_K_COMM)                                \
+	X(NCCL_COMM_DESTROY, NCCL, "ncclCommDestroy", PW_K_COMM)                            \
+	X(NCCL_COMM_ABORT, NCCL, "ncclCommAbort", PW_K_COMM)
 
 /* X(ID, domain, "name", kind). Append only: ids are stored in raw traces. */
 #define PW_EVENT_LIST(X)                                  \
@@ -110,7 +266,8 @@ enum pw_event_kind {
 	X(DUP, IO, "dup", PW_K_DUP)                       \
 	X(DUP2, IO, "dup2", PW_K_DUP)                     \
 	X(DUP3, IO, "dup3", PW_K_DUP)                     \
-	X(FCNTL_DUPFD, IO, "fcntl(F_DUPFD)", PW_K_DUP)
+	X(FCNTL_DUPFD, IO, "fcntl(F_DUPFD)", PW_K_DUP)   \
+	PW_GPU_EVENT_LIST(X)
 
 enum pw_event {
 #define PW_X(id, dom, name, kind) PW_EV_##id,
@@ -141,6 +298,18 @@ struct pw_rec_call {
 	uint64_t arg1;
 };
 
+/* A GPU library call (kinds for which pw_kind_is_api()): a pw_rec_call whose arg0/arg1 follow the kind, so
+ * code that reads only the common part (times, status, string reference in arg1) needs no special case,
+ * then where it ran and the kind's further fields. ret is the status code the library returned; h.err is
+ * PW_ERR_NO_ERRNO when that code is a failure (cudaErrorNotReady from a query is not one), else 0. */
+struct pw_rec_api {
+	struct pw_rec_call c;
+	uint64_t stream; /* cudaStream_t (0: the legacy default stream, or none) */
+	int32_t device;  /* the calling thread's current device, -1 if unknown */
+	uint32_t sub;    /* per kind */
+	uint64_t a[4];   /* per kind */
+};
+
 /* A string reference: an offset into the process's string arena (pw_ring.h), 0 meaning "none". */
 typedef uint64_t pw_strref;
 
@@ -152,6 +321,14 @@ struct pw_event_info {
 
 extern const struct pw_event_info pw_events[PW_EV_COUNT];
 extern const char *const pw_domain_names[PW_DOM_COUNT];
+
+/* The smallest size a record of event type ev may have; 0 for an unknown type. */
+static inline size_t pw_event_min_size(unsigned ev)
+{
+	if (ev >= PW_EV_COUNT)
+		return 0;
+	return pw_kind_is_api(pw_events[ev].kind) ? sizeof(struct pw_rec_api) : sizeof(struct pw_rec_call);
+}
 
 /* Returns the domain whose name is name, or -1. */
 int pw_domain_from_name(const char *name, size_t len);

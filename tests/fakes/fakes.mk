@@ -1,0 +1,2 @@
+# Placeholder: the fake CUDA libraries (written next).
+FAKES :=
