@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "pw_gpu.h"
 #include "pw_preload.h"
 
 PW_REAL(void *, dlopen, (const char *, int));
@@ -105,16 +106,38 @@ static void *dlopen_as(const char *path, int flags, const void *caller_addr)
 	return found ? found : real_dlopen(path, flags);
 }
 
+/* A load may bring a GPU library whose functions the wrappers need (pw_gpu_scan). */
 PW_EXPORT void *dlopen(const char *path, int flags)
 {
 	const void *caller = __builtin_return_address(0);
 	PW_RESOLVE(dlopen);
-	if (!pw_should_record(PW_DOM_DL))
-		return dlopen_as(path, flags, caller);
+	if (!pw_should_record(PW_DOM_DL)) {
+		void *h = dlopen_as(path, flags, caller);
+		if (h)
+			pw_gpu_scan();
+		return h;
+	}
 	PW_BEGIN();
 	void *ret = dlopen_as(path, flags, caller);
 	PW_END(DLOPEN, ret, flags, pw_intern_path(path), !ret); /* dlopen itself reads path */
+	if (ret)
+		pw_gpu_scan();
 	return ret;
 }
 
-PW_WRAP(DL, DLCLOSE, int, dlclose, (void *handle), (handle), handle, 0, ret != 0)
+PW_REAL(int, dlclose, (void *));
+PW_EXPORT int dlclose(void *handle)
+{
+	PW_RESOLVE(dlclose);
+	int ret;
+	if (!pw_should_record(PW_DOM_DL)) {
+		ret = real_dlclose(handle);
+	} else {
+		PW_BEGIN();
+		ret = real_dlclose(handle);
+		PW_END(DLCLOSE, ret, handle, 0, ret != 0);
+	}
+	if (ret == 0)
+		pw_gpu_after_dlclose();
+	return ret;
+}

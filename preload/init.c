@@ -24,6 +24,7 @@
 
 #include "../common/pw_rank.h"
 #include "../common/pw_session.h"
+#include "pw_gpu.h"
 #include "pw_preload.h"
 
 __thread struct pw_thread pw_self __attribute__((tls_model("initial-exec")));
@@ -627,6 +628,7 @@ void pw_after_fork_child(void)
 	fd_close_if_ours(&seg_fd);
 	atomic_store_explicit(&arena_backed, 0, memory_order_relaxed);
 	memset(&pw_self, 0, sizeof pw_self);
+	pw_gpu_after_fork();
 	if (pw_cfg.follow_fork && !spawning_collector)
 		session_start(1);
 	pw_self.guard = guard;
@@ -636,6 +638,7 @@ __attribute__((constructor)) static void pw_init(int argc, char **argv)
 {
 	pw_self.guard = PW_GUARD_INTERNAL;
 	pw_resolve_all();
+	pw_gpu_scan();
 	start_argc = argc;
 	start_argv = argv;
 	if (config_load() == 0) {

@@ -36,6 +36,7 @@ struct pw_thread {
 	uint32_t tid;
 	uint8_t guard;  /* PW_GUARD_*: set while this thread runs profiler code; wrapped calls go straight through */
 	uint8_t shared; /* lane is the shared one */
+	uint32_t gpu_device; /* the thread's current CUDA device + 1, 0 while unknown (pw_gpu.h) */
 };
 
 /* Guard values. RECORDING covers only the writing of a record (not the real call, so calls that libc makes

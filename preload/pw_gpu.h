@@ -1,0 +1,143 @@
+/* What the GPU library wrappers (cudart.c, cublas.c, cudnn.c, nccl.c) share: finding the real functions in
+ * libraries that may be loaded late and privately, the record of a GPU library call, and the wrapper macro
+ * each library's own macro is made from. */
+#ifndef PW_GPU_H
+#define PW_GPU_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include "pw_preload.h"
+
+/* The libraries whose calls are wrapped, found among the loaded objects by the name their files start with
+ * (libcudart.so.12 and libcudart.so.13 alike). */
+#define PW_GPU_LIB_LIST(X)                 \
+	X(CUDART, "libcudart.so")          \
+	X(CUBLAS, "libcublas.so")          \
+	X(CUBLASLT, "libcublasLt.so")      \
+	X(CUDNN, "libcudnn.so")            \
+	X(NCCL, "libnccl.so")
+
+enum pw_gpu_lib {
+#define PW_X(id, file) PW_LIB_##id,
+	PW_GPU_LIB_LIST(PW_X)
+#undef PW_X
+	PW_LIB_COUNT
+};
+
+/* A real GPU library function, registered in the "pw_real_gpu" section. Unlike libc's, these are found
+ * when their library is loaded: at start, after each dlopen, or when the program looks one up with dlsym
+ * (ctypes does, on a handle from dlopen(..., RTLD_LOCAL), where RTLD_NEXT cannot see). */
+struct pw_gpu_slot {
+	void *fn;         /* the real_<name> pointer to fill */
+	const char *name;
+	void *wrapper;    /* the definition this library exports, or NULL for a function it only calls */
+	uint32_t lib;     /* enum pw_gpu_lib */
+};
+
+#define PW_GPU_SLOT(lib, name, wrapper)                                                                   \
+	static struct pw_gpu_slot pw_gpu_slot_##name                                                      \
+		__attribute__((section("pw_real_gpu"), used, aligned(sizeof(void *)))) = {                \
+			(void *)&real_##name, #name, wrapper, PW_LIB_##lib}
+
+/* A function of a GPU library that the profiler calls (never wraps): declared, registered, resolved with
+ * its library. */
+#define PW_GPU_HELPER(lib, ret_t, name, params)  \
+	static ret_t(*real_##name) params;       \
+	PW_GPU_SLOT(lib, name, NULL)
+
+/* Fills *slot->fn if a loaded object of its library defines it. Returns 0 if it is now filled, else -1
+ * (said once on stderr: the program called a function that no loaded library defines). */
+int pw_gpu_resolve(struct pw_gpu_slot *slot);
+/* Looks for GPU libraries among the loaded objects (at start, and after a dlopen loaded something). */
+void pw_gpu_scan(void);
+/* Forgets the functions of libraries that are no longer loaded (after a dlclose). */
+void pw_gpu_after_dlclose(void);
+/* Forgets per-process caches that referred to the parent's string arena (fork child). */
+void pw_gpu_after_fork(void);
+
+/* Called after every wrapped call that succeeded: if this thread's current device is still unknown, asks
+ * the runtime (a call that cannot fail once the runtime has done something for this thread). */
+void pw_gpu_learn_device(void);
+
+/* The kernel name of a launched function, interned once per function: cudaFuncGetName where the runtime
+ * has it, else the symbol dladdr finds. 0 when unknown. launched is 0 when the launch failed: the runtime
+ * is then not asked (a failing call would set its sticky last error) and the name is not cached. Called
+ * with the internal guard held. */
+pw_strref pw_gpu_kernel_name(const void *func, int launched);
+
+/* Writes a finished GPU call record into the thread's lane. */
+static inline __attribute__((always_inline)) void pw_emit_api(const struct pw_rec_api *rec)
+{
+	struct pw_thread *t = &pw_self;
+	if (PW_UNLIKELY(!t->lane) && pw_thread_attach(t) < 0)
+		return;
+	struct pw_reservation r;
+	int rc = t->shared ? pw_shared_lane_reserve(pw_seg, t->lane, t->data, sizeof *rec, &r)
+			   : pw_lane_reserve(pw_seg, t->lane, t->data, sizeof *rec, &r);
+	if (rc < 0)
+		return;
+	memcpy(r.rec, rec, sizeof *rec);
+	((struct pw_rec_hdr *)r.rec)->tid = t->tid;
+	if (t->shared)
+		pw_shared_lane_commit(t->lane, &r);
+	else
+		pw_lane_commit(t->lane, &r);
+}
+
+/* The common part of a GPU call record; the wrapper's fill statements add the kind's fields. */
+static inline __attribute__((always_inline)) void pw_api_init(struct pw_rec_api *r, uint16_t ev, int64_t status,
+							      uint32_t sub)
+{
+	r->c.h.type = ev;
+	r->c.h.size8 = sizeof *r / 8;
+	r->c.h.err = status ? PW_ERR_NO_ERRNO : 0;
+	r->c.ret = status;
+	r->c.arg0 = 0;
+	r->c.arg1 = 0;
+	r->stream = 0;
+	if (PW_UNLIKELY(!pw_self.gpu_device) && !status)
+		pw_gpu_learn_device();
+	r->device = (int32_t)pw_self.gpu_device - 1;
+	r->sub = sub;
+	r->a[0] = r->a[1] = r->a[2] = r->a[3] = 0;
+}
+
+/* The wrapper of one GPU library function. ret_t is the library's status type, missing what to return when
+ * no loaded library defines the function, sub0 flags for the record's sub field; the variadic part is the
+ * statements that fill `r` (struct pw_rec_api) from the parameters and `ret`, run with the internal guard
+ * held so that what they call is not recorded. */
+#define PW_GPU_WRAP(lib, ret_t, missing, dom, ev, sub0, name, params, args, ...)                          \
+	static ret_t(*real_##name) params;                                                                \
+	PW_EXPORT ret_t name params;                                                                      \
+	PW_GPU_SLOT(lib, name, (void *)name);                                                             \
+	PW_EXPORT ret_t name params                                                                       \
+	{                                                                                                 \
+		if (PW_UNLIKELY(!real_##name) && pw_gpu_resolve(&pw_gpu_slot_##name) < 0)                \
+			return missing;                                                                   \
+		if (!pw_should_record(PW_DOM_##dom))                                                      \
+			return real_##name args;                                                          \
+		struct pw_rec_api r;                                                                      \
+		r.c.t0 = pw_clock_ticks();                                                                \
+		ret_t ret = real_##name args;                                                             \
+		r.c.t1 = pw_clock_ticks();                                                                \
+		int errno_ = errno;                                                                       \
+		pw_self.guard = PW_GUARD_INTERNAL;                                                        \
+		pw_api_init(&r, PW_EV_##ev, (int64_t)ret, sub0);                                          \
+		__VA_ARGS__;                                                                              \
+		pw_self.guard = PW_GUARD_RECORDING;                                                       \
+		pw_emit_api(&r);                                                                          \
+		pw_self.guard = 0;                                                                        \
+		errno = errno_;                                                                           \
+		return ret;                                                                               \
+	}
+
+/* Grid and block dimensions packed as PW_K_GPU_LAUNCH records carry them. */
+#define PW_PACK_DIMS(r, grid, block)                                                                      \
+	do {                                                                                              \
+		(r).a[0] = (uint64_t)(grid).x | (uint64_t)(grid).y << 32;                                 \
+		(r).a[1] = (uint64_t)(grid).z | (uint64_t)(block).x << 32;                                \
+		(r).a[2] = (uint64_t)(block).y | (uint64_t)(block).z << 32;                               \
+	} while (0)
+
+#endif
