@@ -234,20 +234,13 @@ __attribute__((visibility("hidden"), used)) void *pw_dlsym_override(void *handle
 	}
 	if (handle != RTLD_DEFAULT && !fn)
 		return DLSYM_NOT_FOUND; /* with that lookup's error */
-	/* The scope searched finds this library's definition (the global scope does): it is the answer
-	 * only if a library that defines the function is loaded, as it would be without profwrap. */
-	if (slot_get(s))
-		return s->wrapper;
-	uint8_t guard = pw_self.guard;
-	pw_self.guard = PW_GUARD_INTERNAL;
-	scan_libs();
-	pw_self.guard = guard;
-	if (slot_get(s))
-		return s->wrapper;
+	/* The scope searched found this library's definition (the global scope does): it is the answer only
+	 * if the global scope also holds a library that defines the function, as it would without profwrap. */
 	fn = pw_real_dlsym(RTLD_NEXT, name);
 	if (!fn || fn == s->wrapper)
 		return DLSYM_NOT_FOUND;
-	slot_set(s, fn);
+	if (!slot_get(s))
+		slot_set(s, fn);
 	return s->wrapper;
 }
 

@@ -1,0 +1,98 @@
+/* NCCL: collectives and point-to-point calls with element count, data type, reduction, root or peer, and
+ * the communicator's size and this process's rank in it (asked of NCCL, which only reads them from the
+ * communicator); communicator set-up and groups. */
+#define _GNU_SOURCE
+#include <nccl.h>
+
+#include "pw_gpu.h"
+
+/* ncclInProgress is how a non-blocking communicator answers: not a failure. */
+#define PW_NCCL(ev, name, params, args, ...)                                                              \
+	PW_GPU_WRAP(NCCL, ncclResult_t, ncclSystemError, NCCL, ev, 0, name, params, args,                 \
+		    if (ret == ncclInProgress) r.c.h.err = 0;                                             \
+		    __VA_ARGS__)
+
+PW_GPU_HELPER(NCCL, ncclResult_t, ncclCommCount, (const ncclComm_t, int *));
+PW_GPU_HELPER(NCCL, ncclResult_t, ncclCommUserRank, (const ncclComm_t, int *));
+
+static uint64_t comm_shape(ncclComm_t comm)
+{
+	int n = 0, rank = 0;
+	if (!comm || !real_ncclCommCount || !real_ncclCommUserRank || real_ncclCommCount(comm, &n) != ncclSuccess ||
+	    real_ncclCommUserRank(comm, &rank) != ncclSuccess || n <= 0 || rank < 0)
+		return 0;
+	return (uint64_t)(uint32_t)n | (uint64_t)(uint32_t)rank << 32;
+}
+
+static void coll_fields(struct pw_rec_api *r, size_t count, ncclDataType_t type, ncclRedOp_t op, int64_t peer,
+			ncclComm_t comm, cudaStream_t stream)
+{
+	r->c.arg0 = count;
+	r->a[0] = (uint64_t)(uintptr_t)comm;
+	r->a[1] = (uint64_t)peer;
+	r->a[2] = comm_shape(comm);
+	r->sub = ((uint32_t)type & 0xff) | ((uint32_t)op & 0xff) << 8;
+	r->stream = (uint64_t)(uintptr_t)stream;
+}
+
+#define NO_OP ncclSum /* collectives without a reduction: the field is left at 0 */
+
+PW_NCCL(NCCL_ALL_REDUCE, ncclAllReduce,
+	(const void *send, void *recv, size_t count, ncclDataType_t type, ncclRedOp_t op, ncclComm_t comm,
+	 cudaStream_t stream),
+	(send, recv, count, type, op, comm, stream), coll_fields(&r, count, type, op, -1, comm, stream))
+
+PW_NCCL(NCCL_BROADCAST, ncclBroadcast,
+	(const void *send, void *recv, size_t count, ncclDataType_t type, int root, ncclComm_t comm,
+	 cudaStream_t stream),
+	(send, recv, count, type, root, comm, stream), coll_fields(&r, count, type, NO_OP, root, comm, stream))
+
+PW_NCCL(NCCL_REDUCE, ncclReduce,
+	(const void *send, void *recv, size_t count, ncclDataType_t type, ncclRedOp_t op, int root, ncclComm_t comm,
+	 cudaStream_t stream),
+	(send, recv, count, type, op, root, comm, stream), coll_fields(&r, count, type, op, root, comm, stream))
+
+PW_NCCL(NCCL_ALL_GATHER, ncclAllGather,
+	(const void *send, void *recv, size_t count, ncclDataType_t type, ncclComm_t comm, cudaStream_t stream),
+	(send, recv, count, type, comm, stream), coll_fields(&r, count, type, NO_OP, -1, comm, stream))
+
+PW_NCCL(NCCL_REDUCE_SCATTER, ncclReduceScatter,
+	(const void *send, void *recv, size_t count, ncclDataType_t type, ncclRedOp_t op, ncclComm_t comm,
+	 cudaStream_t stream),
+	(send, recv, count, type, op, comm, stream), coll_fields(&r, count, type, op, -1, comm, stream))
+
+PW_NCCL(NCCL_SEND, ncclSend,
+	(const void *send, size_t count, ncclDataType_t type, int peer, ncclComm_t comm, cudaStream_t stream),
+	(send, count, type, peer, comm, stream), coll_fields(&r, count, type, NO_OP, peer, comm, stream))
+
+PW_NCCL(NCCL_RECV, ncclRecv,
+	(void *recv, size_t count, ncclDataType_t type, int peer, ncclComm_t comm, cudaStream_t stream),
+	(recv, count, type, peer, comm, stream), coll_fields(&r, count, type, NO_OP, peer, comm, stream))
+
+PW_NCCL(NCCL_GROUP_START, ncclGroupStart, (void), (), (void)0)
+PW_NCCL(NCCL_GROUP_END, ncclGroupEnd, (void), (), (void)0)
+
+/* The communicator a set-up call made, read only when it succeeded. */
+static void comm_made(struct pw_rec_api *r, ncclResult_t ret, const ncclComm_t *comm)
+{
+	if ((ret != ncclSuccess && ret != ncclInProgress) || !comm)
+		return;
+	r->a[0] = (uint64_t)(uintptr_t)*comm;
+	r->a[2] = comm_shape(*comm);
+}
+
+PW_NCCL(NCCL_COMM_INIT_RANK, ncclCommInitRank, (ncclComm_t * comm, int nranks, ncclUniqueId id, int rank),
+	(comm, nranks, id, rank), comm_made(&r, ret, comm))
+
+PW_NCCL(NCCL_COMM_INIT_RANK_CONFIG, ncclCommInitRankConfig,
+	(ncclComm_t * comm, int nranks, ncclUniqueId id, int rank, ncclConfig_t *config),
+	(comm, nranks, id, rank, config), comm_made(&r, ret, comm))
+
+PW_NCCL(NCCL_COMM_INIT_ALL, ncclCommInitAll, (ncclComm_t * comms, int ndev, const int *devices), (comms, ndev, devices),
+	comm_made(&r, ret, ndev > 0 ? comms : NULL))
+
+PW_NCCL(NCCL_COMM_SPLIT, ncclCommSplit, (ncclComm_t comm, int color, int key, ncclComm_t *made, ncclConfig_t *config),
+	(comm, color, key, made, config), comm_made(&r, ret, made))
+
+PW_NCCL(NCCL_COMM_DESTROY, ncclCommDestroy, (ncclComm_t comm), (comm), r.a[0] = (uint64_t)(uintptr_t)comm)
+PW_NCCL(NCCL_COMM_ABORT, ncclCommAbort, (ncclComm_t comm), (comm), r.a[0] = (uint64_t)(uintptr_t)comm)
