@@ -52,7 +52,8 @@ UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 # cuda_*.c workloads link against the fake CUDA libraries (tests/fakes/fakes.mk builds them).
 WORKLOAD_SRC := $(filter-out tests/workloads/cuda_%.c,$(wildcard tests/workloads/*.c))
 WORKLOAD_BIN := $(WORKLOAD_SRC:tests/workloads/%.c=$(BUILD)/workloads/%)
-BENCH_SRC := $(wildcard bench/*.c)
+# bench/launchloop.c links against the fake CUDA runtime (built only with the CUDA headers).
+BENCH_SRC := $(filter-out bench/launchloop.c,$(wildcard bench/*.c))
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
 ifeq ($(SAN),1)
@@ -121,7 +122,15 @@ test: deps
 	$(Q)$(MAKE) --no-print-directory all $(UNIT_BIN)
 	$(Q)$(MAKE) --no-print-directory unit integration
 
-bench: deps all $(BENCH_BIN)
+ifeq ($(HAVE_CUDA),1)
+BENCH_GPU_BIN := $(BUILD)/bench/launchloop
+$(BUILD)/bench/launchloop: bench/launchloop.c $(FAKES)
+	@mkdir -p $(dir $@)
+	$(call say,CC,$@)$(CC) $(ALL_CFLAGS) -isystem $(CUDA_INC) -rdynamic -o $@ $< -L$(BUILD)/fakes -lcudart \
+		-Wl,-rpath,'$$ORIGIN/../fakes'
+endif
+
+bench: deps all $(BENCH_BIN) $(BENCH_GPU_BIN)
 	$(Q)PROFWRAP_BIN_DIR=$(CURDIR)/$(OUT_PREFIX) PROFWRAP_BENCH_BIN=$(CURDIR)/$(BUILD)/bench bench/run.sh
 
 demo: deps all

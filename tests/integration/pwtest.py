@@ -386,3 +386,34 @@ def build_c(name, source, cflags=(), ldflags=(), shared=False, directory=None):
     if p.returncode != 0:
         raise Fail("cannot build %s: %s\n%s" % (name, " ".join(args), p.stdout.decode("utf-8", "replace")))
     return out
+
+
+# ---- GPU libraries (the fakes of tests/fakes) ----
+
+FAKES = os.environ.get("PROFWRAP_FAKES") or os.path.join(REPO, "build", "fakes")
+CUDA_HOME = os.environ.get("CUDA_HOME") or "/usr/local/cuda"
+
+
+def fakes_dir():
+    """The directory of the fake CUDA libraries; skips the test when they were not built."""
+    if not os.path.exists(os.path.join(FAKES, "libcudart.so.13")):
+        skip("fake CUDA libraries not built (PROFWRAP_FAKES=%s; they need the CUDA headers)" % FAKES)
+    return FAKES
+
+
+def gpu_event_names():
+    """{api name: domain} of every GPU library call profwrap records, from the event table in
+    common/pw_record.h (so a test never needs its own list)."""
+    import re
+    with open(os.path.join(REPO, "common", "pw_record.h")) as f:
+        text = f.read()
+    table = text[text.index("#define PW_GPU_EVENT_LIST"):]
+    table = table[:table.index("\n\n")]
+    domains = {"CUDART": "cudart", "CUBLAS": "cublas", "CUBLASLT": "cublaslt", "CUDNN": "cudnn", "NCCL": "nccl"}
+    return {m.group(2): domains[m.group(1)]
+            for m in re.finditer(r'X\(\w+, (\w+), "(\w+)", PW_K_\w+\)', table)}
+
+
+def parse_expect(out):
+    """The `expect ...` lines a GPU workload prints about itself, as a list of word lists."""
+    return [line.split()[1:] for line in out.splitlines() if line.startswith("expect ")]
