@@ -23,7 +23,8 @@ static void usage(FILE *f)
 	      "  -o, --output DIR      output directory (default ./profwrap-out)\n"
 	      "  -f, --force           write into a non-empty output directory, replacing its reports\n"
 	      "      --trace LIST      domains to record, comma-separated (default all):\n"
-	      "                        io, stdio, process, dl, wait\n"
+	      "                        io, stdio, process, dl, wait, cudart, cublas, cublaslt,\n"
+	      "                        cudnn, nccl\n"
 	      "      --no-follow-fork  record only COMMAND's own process, not its children\n"
 	      "      --ring-size BYTES per-thread ring size, a power of two from 4K to 1G; K, M, G suffixes\n"
 	      "                        (default 2M)\n"
@@ -124,8 +125,14 @@ int main(int argc, char **argv)
 			break;
 		case OPT_TRACE: {
 			const char *bad = unknown_domain(optarg);
-			if (bad)
-				return fail("unknown domain '%s' in --trace (known: io, stdio, process, dl, wait)", bad);
+			if (bad) {
+				char msg[512];
+				int n = snprintf(msg, sizeof msg, "unknown domain '%s' in --trace (known:", bad);
+				for (int d = 0; d < PW_DOM_COUNT && n > 0 && (size_t)n < sizeof msg; d++)
+					n += snprintf(msg + n, sizeof msg - (size_t)n, "%s %s", d ? "," : "",
+						      pw_domain_names[d]);
+				return fail("%s)", msg);
+			}
 			o.trace = optarg;
 			break;
 		}
