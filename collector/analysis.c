@@ -2,6 +2,7 @@
 #include "analysis.h"
 
 #include "../common/pw_session.h"
+#include "gpu_analysis.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -122,10 +123,12 @@ struct file_ctx {
 	size_t ntids, tids_cap;
 	uint64_t lost[1024];
 	uint64_t last_ns;
+	struct pw_gpu_proc gpu; /* this image's GPU allocations */
 	int oom;
 };
 
 struct analysis_state {
+	uint32_t files; /* raw files read so far: numbers each image for the GPU analysis */
 	struct rank_state *ranks;
 	size_t nranks, ranks_cap;
 	struct reaped *reaped;
@@ -384,6 +387,8 @@ static void on_event(void *ctx, const struct pw_raw_event *e)
 		break;
 	}
 	default:
+		if (pw_kind_is_api(kind) && pw_gpu_event(&c->rs->r.gpu, &c->gpu, e, dur))
+			c->oom = 1;
 		break;
 	}
 }
@@ -421,7 +426,9 @@ static int read_one(struct analysis_state *as, const char *path, char *err, size
 	struct file_ctx c = {.as = as};
 	static const struct pw_raw_visitor v = {on_proc, on_event, on_lost, on_end};
 	uint64_t skipped = 0;
+	pw_gpu_proc_init(&c.gpu, as->files++);
 	int rc = pw_raw_read(path, &v, &c, &skipped, err, errlen);
+	pw_gpu_proc_end(c.rs ? c.rs->r.gpu : NULL, &c.gpu);
 	if (rc == 0 && c.rs) {
 		struct pw_proc *p = &c.rs->r.procs[c.proc_index];
 		p->raw_path = strdup(path);
@@ -577,6 +584,7 @@ static void finish_rank(struct pw_analysis *a, struct pw_rank_report *r)
 	for (int e = 0; e < PW_EV_COUNT; e++)
 		if (!r->calls[e].count)
 			r->calls[e].min_ns = 0;
+	pw_gpu_finish(r->gpu, r->calls);
 }
 
 int pw_analyze(const char *out_dir, struct pw_analysis *a, char *err, size_t errlen)
@@ -675,6 +683,7 @@ void pw_analysis_free(struct pw_analysis *a)
 		free(rr->libs);
 		free(rr->host);
 		free(rr->command);
+		pw_gpu_report_free(rr->gpu);
 	}
 	free(a->ranks);
 	free(a->out_dir);

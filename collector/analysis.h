@@ -23,6 +23,7 @@ struct pw_call_stat {
 	uint64_t max_ns;
 	uint64_t bytes;  /* bytes moved (read/write kinds), from return values */
 	uint64_t errors; /* calls that failed */
+	uint64_t median_ns; /* GPU domains only (0 for the others): approximate, within ~4 % (gpu_analysis.h) */
 };
 
 struct pw_file_stat {
@@ -70,6 +71,8 @@ struct pw_proc {
 	uint64_t seen_write_bytes;
 };
 
+struct pw_gpu_report; /* gpu_analysis.h */
+
 struct pw_rank_report {
 	int rank;
 	int world_size;
@@ -96,6 +99,7 @@ struct pw_rank_report {
 	uint64_t kernel_bytes;
 	uint64_t seen_bytes;
 	double coverage; /* seen/kernel, 1.0 when the kernel counted nothing */
+	struct pw_gpu_report *gpu; /* GPU library calls: NULL when the rank made none */
 };
 
 struct pw_analysis {

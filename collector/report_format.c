@@ -2,6 +2,7 @@
 #include "report_format.h"
 
 #include <errno.h>
+#include <math.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -175,6 +176,47 @@ void pw_format_bytes(char *buf, size_t len, uint64_t bytes)
 	}
 	/* UINT64_MAX is 18.4 EB, so the last unit always fits in 3 figures. */
 	format_3_figures(buf, len, (double)bytes / scale, units[u]);
+}
+
+void pw_format_flops(char *buf, size_t len, uint64_t flops)
+{
+	if (flops < 1000) {
+		snprintf(buf, len, "%" PRIu64 " FLOP", flops);
+		return;
+	}
+	static const char *const units[] = {"kFLOP", "MFLOP", "GFLOP", "TFLOP", "PFLOP", "EFLOP"};
+	double scale = 1e3;
+	size_t u = 0;
+	while (u + 1 < sizeof units / sizeof units[0] && (double)flops / scale >= 999.5) {
+		scale *= 1e3;
+		u++;
+	}
+	format_3_figures(buf, len, (double)flops / scale, units[u]);
+}
+
+void pw_format_3sig(char *buf, size_t len, double v, int max_decimals)
+{
+	int decimals = 0;
+	if (v > 0 && v < 99.95) {
+		/* as many decimals as 3 significant figures need: 1.23, 0.0123 */
+		decimals = 2 - (int)floor(log10(v));
+		if (decimals > 0 && round(v * pow(10, decimals)) >= 1000) /* 9.996 is 10.0, 0.09996 is 0.100 */
+			decimals--;
+		if (decimals > max_decimals)
+			decimals = max_decimals;
+	}
+	if (decimals < 0)
+		decimals = 0;
+	snprintf(buf, len, "%.*f", decimals, v);
+}
+
+void pw_format_gbps(char *buf, size_t len, double bytes, uint64_t ns)
+{
+	if (!ns) {
+		snprintf(buf, len, "-");
+		return;
+	}
+	pw_format_3sig(buf, len, bytes / (double)ns, 6);
 }
 
 const char *pw_end_how_name(int how)

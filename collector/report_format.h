@@ -11,7 +11,7 @@
 #include "analysis.h"
 
 #define PW_CELL_MAX 128      /* bytes of one table cell, NUL included; longer text is cut */
-#define PW_TABLE_MAX_COLS 8
+#define PW_TABLE_MAX_COLS 12
 
 /* A text table, filled row by row, then printed with each column as wide as its widest cell:
  *     | Action  | Num calls |
@@ -56,6 +56,14 @@ void pw_format_duration(char *buf, size_t len, uint64_t ns);
 /* bytes with a decimal unit (B, kB, MB, GB, TB, PB, EB) and 3 significant figures: "512 B", "1.23 MB". */
 void pw_format_bytes(char *buf, size_t len, uint64_t bytes);
 
+/* FLOPs with a decimal unit and 3 significant figures: "512 FLOP", "1.23 GFLOP", "45.6 TFLOP". */
+void pw_format_flops(char *buf, size_t len, uint64_t flops);
+/* v >= 0 with 3 significant figures in fixed notation ("123", "12.3", "0.00123"), at most max_decimals
+ * decimals (smaller values round to 0). */
+void pw_format_3sig(char *buf, size_t len, double v, int max_decimals);
+/* bytes per ns (= GB/s) with 3 significant figures ("12.3", "0.456"), "-" when ns is 0. */
+void pw_format_gbps(char *buf, size_t len, double bytes, uint64_t ns);
+
 /* The JSON name of a process's end (enum pw_end_how): "exited", "exec", "vanished", "running", "unknown". */
 const char *pw_end_how_name(int how);
 /* How a process ended, in words: "exit 0", "killed by SIGKILL", "exec -> /bin/ls", "ended without exit
@@ -67,5 +75,11 @@ int pw_event_is_call(int ev);
 /* The call events of r that were called at least once, ordered by total time, longest first (ties by
  * count, then id), into ids (room for PW_EV_COUNT). Returns how many. */
 size_t pw_sorted_calls(const struct pw_rank_report *r, int ids[PW_EV_COUNT]);
+
+/* The GPU sections (report_gpu.c), written only when r->gpu is set. Text: returns 0, or -1 when out of
+ * memory. JSON: the GPU keys of rank<R>.json, written whether or not there is GPU data (empty then). */
+int pw_gpu_write_text(FILE *f, const struct pw_rank_report *r);
+struct pw_json;
+void pw_gpu_write_json(struct pw_json *j, const struct pw_rank_report *r);
 
 #endif

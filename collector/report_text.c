@@ -438,8 +438,8 @@ int pw_write_rank_text(const struct pw_analysis *a, const struct pw_rank_report 
 	if (!f)
 		return -1;
 	print_header(f, a, r);
-	if (print_processes(f, r) || print_calls(f, r) || print_files(f, r) || print_waits(f, r) ||
-	    print_libraries(f, r)) {
+	if (print_processes(f, r) || print_calls(f, r) || pw_gpu_write_text(f, r) || print_files(f, r) ||
+	    print_waits(f, r) || print_libraries(f, r)) {
 		return pw_report_abandon(f, path, "out of memory", err, errlen);
 	}
 	print_coverage(f, r);

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "analysis.h"
+#include "gpu_analysis.h"
 #include "json.h"
 #include "rawfile.h"
 #include "report_format.h"
@@ -22,6 +23,7 @@
 #define PW_TRACE_MAX_EVENTS 300000u
 #define TRACE_PATH_MAX 160     /* bytes of a path argument; longer ones keep their end */
 #define FD_LIMIT (1 << 20)     /* fds above this are taken for garbage and get no path */
+#define TRACE_KERNEL_MAX 120   /* bytes of a kernel name in a launch slice's name */
 
 static uint64_t event_duration(const struct pw_raw_event *e)
 {
@@ -209,13 +211,156 @@ static int has_fd(enum pw_event_kind k)
 	return k == PW_K_OPEN || k == PW_K_CLOSE || k == PW_K_READ || k == PW_K_WRITE || k == PW_K_MMAP;
 }
 
+static void kv_hex(struct pw_json *j, const char *key, uint64_t v)
+{
+	char buf[24];
+	snprintf(buf, sizeof buf, "0x%" PRIx64, v);
+	pw_json_kv_string(j, key, buf);
+}
+
+static void kv_true(struct pw_json *j, const char *key)
+{
+	pw_json_key(j, key);
+	pw_json_bool(j, 1);
+}
+
+static void kv_dims(struct pw_json *j, const char *key, uint32_t x, uint32_t y, uint32_t z)
+{
+	char buf[48];
+	snprintf(buf, sizeof buf, "%" PRIu32 "x%" PRIu32 "x%" PRIu32, x, y, z);
+	pw_json_kv_string(j, key, buf);
+}
+
+/* "cudaLaunchKernel: <kernel>", the kernel cut to TRACE_KERNEL_MAX bytes (not inside a UTF-8 sequence). */
+static void write_launch_name(struct pw_json *j, const char *call, const struct pw_raw_event *e)
+{
+	char buf[64 + TRACE_KERNEL_MAX + 4];
+	size_t len = e->str ? e->str_len : 0;
+	if (!e->str) {
+		snprintf(buf, sizeof buf, "%s", call);
+		pw_json_string(j, buf);
+		return;
+	}
+	if (len > TRACE_KERNEL_MAX) {
+		len = TRACE_KERNEL_MAX;
+		while (len > 0 && ((unsigned char)e->str[len] & 0xc0) == 0x80)
+			len--;
+	}
+	int n = snprintf(buf, sizeof buf, "%s: ", call);
+	if (n < 0 || (size_t)n >= sizeof buf)
+		n = 0;
+	memcpy(buf + n, e->str, len);
+	size_t total = (size_t)n + len;
+	if (len < e->str_len) {
+		memcpy(buf + total, "...", 3);
+		total += 3;
+	}
+	pw_json_string_n(j, buf, total);
+}
+
+/* The arguments of a GPU library call that say what it did. */
+static void write_api_args(struct pw_json *j, const struct pw_raw_event *e)
+{
+	const struct pw_rec_api *a = (const struct pw_rec_api *)e->rec;
+	uint16_t ev = a->c.h.type;
+	const struct pw_event_info *info = &pw_events[ev];
+	char buf[160];
+	switch (info->kind) {
+	case PW_K_GPU_LAUNCH:
+		kv_dims(j, "grid", (uint32_t)a->a[0], (uint32_t)(a->a[0] >> 32), (uint32_t)a->a[1]);
+		kv_dims(j, "block", (uint32_t)(a->a[1] >> 32), (uint32_t)a->a[2], (uint32_t)(a->a[2] >> 32));
+		if (a->sub)
+			pw_json_kv_uint(j, "shared_bytes", a->sub);
+		break;
+	case PW_K_GPU_MEMCPY: {
+		unsigned dir = a->sub & PW_COPY_DIR_MASK;
+		static const char *const dirs[] = {"HtoH", "HtoD", "DtoH", "DtoD", "default", "PtoP"};
+		pw_json_kv_uint(j, "bytes", a->c.arg0);
+		pw_json_kv_string(j, "kind", dir < sizeof dirs / sizeof dirs[0] ? dirs[dir] : "unknown");
+		if (a->sub & PW_API_ASYNC)
+			kv_true(j, "async");
+		if (dir == PW_COPY_PEER) {
+			pw_json_kv_int(j, "dst_device", (int32_t)(uint32_t)a->a[2]);
+			pw_json_kv_int(j, "src_device", (int32_t)(uint32_t)(a->a[2] >> 32));
+		}
+		break;
+	}
+	case PW_K_GPU_MEMSET:
+		pw_json_kv_uint(j, "bytes", a->c.arg0);
+		if (a->sub & PW_API_ASYNC)
+			kv_true(j, "async");
+		break;
+	case PW_K_GPU_ALLOC:
+		pw_json_kv_uint(j, "bytes", a->c.arg0);
+		kv_hex(j, "address", a->c.arg1);
+		pw_json_kv_string(j, "memory", pw_gpu_mem_name(a->sub));
+		break;
+	case PW_K_GPU_FREE:
+		kv_hex(j, "address", a->c.arg1);
+		pw_json_kv_string(j, "memory", pw_gpu_mem_name(a->sub));
+		break;
+	case PW_K_GEMM:
+		pw_json_kv_uint(j, "m", a->a[0]);
+		pw_json_kv_uint(j, "n", a->a[1]);
+		pw_json_kv_uint(j, "k", a->a[2]);
+		pw_json_kv_uint(j, "batch", a->a[3]);
+		pw_cuda_format_dtype(buf, sizeof buf, a->sub & 0xff);
+		pw_json_kv_string(j, "dtype", buf);
+		snprintf(buf, sizeof buf, "%s%s", pw_cublas_op_name(a->sub >> 8 & 0xff),
+			 pw_cublas_op_name(a->sub >> 16 & 0xff));
+		pw_json_kv_string(j, "trans", buf);
+		break;
+	case PW_K_DNN:
+		if (ev == PW_EV_CUDNN_BACKEND_EXECUTE) {
+			pw_cudnn_format_ops(buf, sizeof buf, a->c.arg0);
+			pw_json_kv_string(j, "ops", buf);
+		}
+		break;
+	case PW_K_COLL: {
+		uint64_t nranks;
+		const char *dtype = pw_nccl_dtype_name(a->sub & 0xff);
+		pw_json_kv_uint(j, "count", a->c.arg0);
+		pw_json_kv_uint(j, "bytes", pw_coll_bytes(a, &nranks));
+		pw_json_kv_string(j, "dtype", dtype ? dtype : "unknown");
+		if (ev == PW_EV_NCCL_ALL_REDUCE || ev == PW_EV_NCCL_REDUCE || ev == PW_EV_NCCL_REDUCE_SCATTER)
+			pw_json_kv_string(j, "op", pw_nccl_redop_name(a->sub >> 8 & 0xff));
+		if ((uint32_t)a->a[2])
+			pw_json_kv_uint(j, "nranks", (uint32_t)a->a[2]);
+		if ((int64_t)a->a[1] >= 0)
+			pw_json_kv_int(j, ev == PW_EV_NCCL_SEND || ev == PW_EV_NCCL_RECV ? "peer" : "root", (int64_t)a->a[1]);
+		break;
+	}
+	case PW_K_COMM:
+		if ((uint32_t)a->a[2]) {
+			pw_json_kv_uint(j, "nranks", (uint32_t)a->a[2]);
+			pw_json_kv_uint(j, "rank", (uint32_t)(a->a[2] >> 32));
+		}
+		break;
+	default:
+		break;
+	}
+	if (a->device >= 0)
+		pw_json_kv_int(j, "device", a->device);
+	if (a->stream)
+		kv_hex(j, "stream", a->stream);
+	if (a->c.h.err) {
+		pw_gpu_format_status(buf, sizeof buf, info->domain, a->c.ret);
+		pw_json_kv_string(j, "status", buf);
+	}
+}
+
 static void write_call(struct trace *t, const struct pw_raw_event *e, uint64_t duration)
 {
 	const struct pw_rec_call *rec = e->rec;
 	const struct pw_event_info *info = &pw_events[rec->h.type];
 	struct pw_json *j = &t->j;
+	int api = pw_kind_is_api(info->kind);
 	pw_json_begin_object(j);
-	pw_json_kv_string(j, "name", info->name);
+	pw_json_key(j, "name");
+	if (info->kind == PW_K_GPU_LAUNCH)
+		write_launch_name(j, info->name, e);
+	else
+		pw_json_string(j, info->name);
 	pw_json_kv_string(j, "cat", pw_domain_names[info->domain]);
 	pw_json_kv_string(j, "ph", "X");
 	pw_json_kv_int(j, "pid", t->proc->pid);
@@ -248,6 +393,12 @@ static void write_call(struct trace *t, const struct pw_raw_event *e, uint64_t d
 		break;
 	}
 	pw_json_kv_int(j, "ret", rec->ret);
+	if (api) {
+		write_api_args(j, e);
+		pw_json_end_object(j);
+		pw_json_end_object(j);
+		return;
+	}
 	const char *fd_path = has_fd(info->kind) ? fd_paths_get(&t->fds, (int64_t)rec->arg0) : NULL;
 	if (e->str) {
 		pw_json_key(j, "path");

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "analysis.h"
+#include "gpu_analysis.h"
 #include "json.h"
 #include "report_format.h"
 
@@ -89,12 +90,45 @@ static uint64_t rank_dropped(const struct pw_rank_report *r)
 	return r->dropped;
 }
 
+static int any_gpu(const struct pw_analysis *a)
+{
+	for (size_t i = 0; i < a->nranks; i++)
+		if (a->ranks[i].gpu)
+			return 1;
+	return 0;
+}
+
+/* The GPU columns: time blocked on the GPU (synchronising calls) with its share of the wall time, and the
+ * FLOPs of the rank's GEMMs. */
+static void set_gpu_cells(struct pw_table *t, const struct pw_rank_report *r)
+{
+	char sync[64], flops[32];
+	const struct pw_gpu_report *g = r->gpu;
+	if (!g) {
+		pw_table_set(t, 7, "-");
+		pw_table_set(t, 8, "-");
+		return;
+	}
+	pw_format_duration(sync, sizeof sync, g->sync_ns);
+	if (r->wall_ns)
+		snprintf(sync + strlen(sync), sizeof sync - strlen(sync), " (%.1f %%)",
+			 (double)g->sync_ns * 100.0 / (double)r->wall_ns);
+	pw_format_flops(flops, sizeof flops, g->gemm_flops);
+	pw_table_set(t, 7, "%s", sync);
+	pw_table_set(t, 8, "%s", flops);
+}
+
 /* Returns 0, or -1 when out of memory. */
 static int print_summary(FILE *f, const struct pw_analysis *a)
 {
-	static const char *const headers[] = {"Rank",    "Host",    "Wall",     "Processes",
-					      "Events",  "Dropped", "Coverage", "Top calls"};
+	static const char *const headers[] = {"Rank",    "Host",    "Wall",     "Processes", "Events",
+					      "Dropped", "Coverage", "Top calls"};
+	static const char *const gpu_headers[] = {"Rank",    "Host",     "Wall",     "Processes", "Events",
+						  "Dropped", "Coverage", "GPU sync", "GEMM",      "Top calls"};
+	int gpu = any_gpu(a);
 	struct pw_table t = {.ncols = 8, .headers = headers, .align = "rlrrrrrl"};
+	if (gpu)
+		t = (struct pw_table){.ncols = 10, .headers = gpu_headers, .align = "rlrrrrrrrl"};
 	char command[4096];
 	snprintf(command, sizeof command, "%s", pw_report_str(job_command(a)));
 	pw_make_printable(command);
@@ -119,7 +153,9 @@ static int print_summary(FILE *f, const struct pw_analysis *a)
 			pw_table_set(&t, 6, "%.1f %%", r->coverage * 100.0);
 		else
 			pw_table_set(&t, 6, "-");
-		pw_table_set(&t, 7, "%s", top);
+		if (gpu)
+			set_gpu_cells(&t, r);
+		pw_table_set(&t, gpu ? 9 : 7, "%s", top);
 	}
 	pw_table_print(f, &t);
 	pw_table_free(&t);
@@ -154,6 +190,10 @@ static void write_summary_json(FILE *f, const struct pw_analysis *a)
 		pw_json_kv_uint(&j, "events", r->events);
 		pw_json_kv_uint(&j, "dropped_events", r->dropped);
 		pw_json_kv_double(&j, "coverage", r->coverage, 4);
+		/* GPU: CPU time in synchronising calls, and the FLOPs of the GEMMs (0 without GPU calls) */
+		pw_json_kv_uint(&j, "gpu_sync_ns", r->gpu ? r->gpu->sync_ns : 0);
+		pw_json_kv_uint(&j, "gpu_sync_count", r->gpu ? r->gpu->sync_count : 0);
+		pw_json_kv_uint(&j, "gemm_flops", r->gpu ? r->gpu->gemm_flops : 0);
 		pw_json_key(&j, "top");
 		pw_json_begin_array(&j);
 		for (size_t c = 0; c < n && c < TOP_CALLS; c++) {

@@ -85,12 +85,17 @@ static void test_event_table_entries(void **state)
 
 static void test_domain_names(void **state)
 {
-	assert_int_equal(PW_DOM_COUNT, 5);
+	assert_int_equal(PW_DOM_COUNT, 10);
 	assert_string_equal(pw_domain_names[PW_DOM_IO], "io");
 	assert_string_equal(pw_domain_names[PW_DOM_STDIO], "stdio");
 	assert_string_equal(pw_domain_names[PW_DOM_PROCESS], "process");
 	assert_string_equal(pw_domain_names[PW_DOM_DL], "dl");
 	assert_string_equal(pw_domain_names[PW_DOM_WAIT], "wait");
+	assert_string_equal(pw_domain_names[PW_DOM_CUDART], "cudart");
+	assert_string_equal(pw_domain_names[PW_DOM_CUBLAS], "cublas");
+	assert_string_equal(pw_domain_names[PW_DOM_CUBLASLT], "cublaslt");
+	assert_string_equal(pw_domain_names[PW_DOM_CUDNN], "cudnn");
+	assert_string_equal(pw_domain_names[PW_DOM_NCCL], "nccl");
 }
 
 static int from_str(const char *s)
