@@ -1,2 +1,54 @@
-# Placeholder: the fake CUDA libraries (written next).
-FAKES :=
+# The fake CUDA libraries (tests/fakes/README.md) and the workloads linked against them. Included by the top
+# Makefile when the CUDA headers are there; everything it adds is in FAKES, which `all` builds. Defines no
+# rule before `all` can matter: the top Makefile sets .DEFAULT_GOAL.
+#
+# The fakes stand in for NVIDIA's libraries, so they are plain shared libraries (ALL_CFLAGS, never
+# SAN_FLAGS), with the real SONAMEs and symbol versions, in $(BUILD)/fakes next to their dev symlinks.
+
+FAKES_DIR := $(BUILD)/fakes
+FAKES_OBJ_DIR := $(BUILD)/fakes-obj
+FAKE_CFLAGS := $(ALL_CFLAGS) -isystem $(CUDA_INC) -Itests/fakes
+# -Bsymbolic-functions: a call inside a fake never goes through the PLT, so nothing can interpose it.
+FAKE_LDFLAGS := -shared -Wl,-z,defs -Wl,-Bsymbolic-functions
+
+# library stem:SONAME version:source stem (tests/fakes/<source>.c and its version script <source>.map).
+# libcudart first; the others link against it (DT_NEEDED libcudart.so.13).
+FAKE_LIB_SPECS := cudart:13:cudart cublas:13:cublas cublasLt:13:cublaslt cudnn:9:cudnn nccl:2:nccl
+fake_stem = $(word 1,$(subst :, ,$(1)))
+fake_src = $(word 3,$(subst :, ,$(1)))
+fake_soname = lib$(call fake_stem,$(1)).so.$(word 2,$(subst :, ,$(1)))
+FAKE_LIBS := $(foreach s,$(FAKE_LIB_SPECS),$(FAKES_DIR)/$(call fake_soname,$(s)))
+FAKE_LINKS := $(foreach s,$(FAKE_LIB_SPECS),$(FAKES_DIR)/lib$(call fake_stem,$(s)).so)
+FAKE_CUDART := $(FAKES_DIR)/libcudart.so.13
+
+CUDA_WORKLOAD_SRC := $(wildcard tests/workloads/cuda_*.c)
+CUDA_WORKLOAD_BIN := $(CUDA_WORKLOAD_SRC:tests/workloads/%.c=$(BUILD)/workloads/%)
+CUDA_WORKLOAD_LIBS := -L$(FAKES_DIR) -lcudart -lcublas -lcublasLt -lcudnn -lnccl
+
+FAKES := $(FAKE_LIBS) $(FAKE_LINKS) $(CUDA_WORKLOAD_BIN)
+
+$(FAKES_OBJ_DIR)/%.o: tests/fakes/%.c
+	@mkdir -p $(dir $@)
+	$(call say,CC,$@)$(CC) $(FAKE_CFLAGS) -c $< -o $@
+
+# $(1) = one of FAKE_LIB_SPECS: the library and its unversioned dev symlink.
+define FAKE_LIB_RULES
+$(FAKES_DIR)/$(call fake_soname,$(1)): $(FAKES_OBJ_DIR)/$(call fake_src,$(1)).o tests/fakes/$(call fake_src,$(1)).map \
+		$(if $(filter cudart,$(call fake_stem,$(1))),,$(FAKE_CUDART))
+	@mkdir -p $$(dir $$@)
+	$$(call say,LD,$$@)$$(CC) $$(FAKE_LDFLAGS) -Wl,-soname,$(call fake_soname,$(1)) \
+		-Wl,--version-script=tests/fakes/$(call fake_src,$(1)).map -o $$@ $$< \
+		$(if $(filter cudart,$(call fake_stem,$(1))),,$(FAKE_CUDART) -Wl,-rpath,'$$$$ORIGIN') -ldl -lpthread
+
+$(FAKES_DIR)/lib$(call fake_stem,$(1)).so: $(FAKES_DIR)/$(call fake_soname,$(1))
+	$$(call say,LN,$$@)ln -sfn $(call fake_soname,$(1)) $$@
+endef
+$(foreach s,$(FAKE_LIB_SPECS),$(eval $(call FAKE_LIB_RULES,$(s))))
+
+# Linked as a program links against CUDA: -l against the dev symlinks, so DT_NEEDED holds the SONAMEs and
+# the references carry the symbol versions; -rdynamic puts the kernels' host stubs in .dynsym, where
+# cudaFuncGetName (dladdr) finds them; the RUNPATH finds the fakes without LD_LIBRARY_PATH.
+$(BUILD)/workloads/cuda_%: tests/workloads/cuda_%.c $(FAKE_LIBS) $(FAKE_LINKS)
+	@mkdir -p $(dir $@)
+	$(call say,CC,$@)$(CC) $(ALL_CFLAGS) -isystem $(CUDA_INC) -o $@ $< $(CUDA_WORKLOAD_LIBS) -rdynamic \
+		-Wl,-rpath,'$$ORIGIN/../fakes' -lpthread
