@@ -920,7 +920,8 @@ int pw_gpu_event(struct pw_gpu_report **gpup, struct pw_gpu_proc *gp, const stru
 	switch (info->kind) {
 	case PW_K_GPU_LAUNCH:
 	case PW_K_GPU_GRAPH:
-		if (note_launch(g, e, a, info->kind, dur))
+		/* A launch that failed launched nothing: it counts as a call (and an error), not a launch. */
+		if (!failed && note_launch(g, e, a, info->kind, dur))
 			rc = -1;
 		break;
 	case PW_K_GPU_MEMCPY:
