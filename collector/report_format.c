@@ -300,3 +300,20 @@ size_t pw_sorted_calls(const struct pw_rank_report *r, int ids[PW_EV_COUNT])
 	qsort_r(ids, n, sizeof ids[0], compare_calls, (void *)r);
 	return n;
 }
+
+const char *pw_cut_right(char *buf, size_t len, const char *s, size_t width)
+{
+	s = s && *s ? s : "?";
+	if (strlen(s) <= width || width < 4)
+		return s;
+	snprintf(buf, len, "%.*s...", (int)(width - 3), s);
+	return buf;
+}
+
+void pw_format_mean(char *buf, size_t len, uint64_t total_ns, uint64_t count)
+{
+	if (count)
+		pw_format_duration(buf, len, total_ns / count);
+	else
+		snprintf(buf, len, "-");
+}

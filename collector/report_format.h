@@ -51,6 +51,12 @@ static inline const char *pw_report_str(const char *s)
 	return s ? s : "?";
 }
 
+/* s cut to width characters behind "...", keeping its start ("python train.py --lr ...", a kernel's name
+ * and template); "?" for a missing or empty s. Returns s or buf. */
+const char *pw_cut_right(char *buf, size_t len, const char *s, size_t width);
+/* The mean duration total_ns / count as pw_format_duration does it, "-" when count is 0. */
+void pw_format_mean(char *buf, size_t len, uint64_t total_ns, uint64_t count);
+
 /* ns with a unit (ns, us, ms, s) and 3 significant figures: "812 ns", "1.23 ms", "45.6 s". */
 void pw_format_duration(char *buf, size_t len, uint64_t ns);
 /* bytes with a decimal unit (B, kB, MB, GB, TB, PB, EB) and 3 significant figures: "512 B", "1.23 MB". */

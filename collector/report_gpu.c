@@ -16,23 +16,7 @@
 #define TOP_ROWS 20
 #define NAME_WIDTH 60 /* kernel names are cut to this many characters, keeping their start */
 
-/* s cut to NAME_WIDTH characters behind "...", keeping its start (a kernel's name and template come first). */
-static const char *cut_name(char *buf, size_t len, const char *s)
-{
-	s = s && *s ? s : "?";
-	if (strlen(s) <= NAME_WIDTH)
-		return s;
-	snprintf(buf, len, "%.*s...", NAME_WIDTH - 3, s);
-	return buf;
-}
 
-static void format_mean(char *buf, size_t len, uint64_t total_ns, uint64_t count)
-{
-	if (count)
-		pw_format_duration(buf, len, total_ns / count);
-	else
-		snprintf(buf, len, "-");
-}
 
 /* ---- text ---- */
 
@@ -93,7 +77,7 @@ static int print_api_summary(FILE *f, const struct pw_rank_report *r)
 		else
 			snprintf(cell[0], sizeof cell[0], "-");
 		pw_format_duration(cell[1], sizeof cell[1], c->total_ns);
-		format_mean(cell[2], sizeof cell[2], c->total_ns, c->count);
+		pw_format_mean(cell[2], sizeof cell[2], c->total_ns, c->count);
 		pw_format_duration(cell[3], sizeof cell[3], c->median_ns);
 		pw_format_duration(cell[4], sizeof cell[4], c->min_ns);
 		pw_format_duration(cell[5], sizeof cell[5], c->max_ns);
@@ -171,7 +155,8 @@ static int print_kernels(FILE *f, const struct pw_gpu_report *g)
 		pw_format_duration(dur, sizeof dur, other ? g->kernel_other.total_ns : k->total_ns);
 		format_dims(grid, sizeof grid, other ? NULL : k->grid, !other && k->config_count);
 		format_dims(block, sizeof block, other ? NULL : k->block, !other && k->config_count);
-		pw_table_set(&t, 0, "%s", other ? "(other kernels)" : cut_name(cut, sizeof cut, k->name));
+		pw_table_set(&t, 0, "%s",
+			     other ? "(other kernels)" : pw_cut_right(cut, sizeof cut, k->name, NAME_WIDTH));
 		pw_table_set(&t, 1, "%" PRIu64, other ? g->kernel_other.count : k->launches);
 		pw_table_set(&t, 2, "%s", dur);
 		pw_table_set(&t, 3, "%s", grid);

@@ -14,17 +14,7 @@
 #define MAX_FILE_ROWS 30
 #define MAX_LIB_ROWS 20
 
-/* s cut to TEXT_WIDTH characters, keeping its start ("python train.py --lr ...") or its end
- * (".../data/shard-0001.bin"). */
-static const char *cut_right(char *buf, size_t len, const char *s)
-{
-	s = s && *s ? s : "?";
-	if (strlen(s) <= TEXT_WIDTH)
-		return s;
-	snprintf(buf, len, "%.*s...", TEXT_WIDTH - 3, s);
-	return buf;
-}
-
+/* s cut to TEXT_WIDTH characters, keeping its end (".../data/shard-0001.bin"). */
 static const char *cut_left(char *buf, size_t len, const char *s)
 {
 	s = pw_report_str(s);
@@ -145,7 +135,7 @@ static int print_processes(FILE *f, const struct pw_rank_report *r)
 		pw_format_end(end, sizeof end, p);
 		pw_table_set(&t, 0, "%d", p->pid);
 		pw_table_set(&t, 1, "%d", p->ppid);
-		pw_table_set(&t, 2, "%s", cut_right(cut, sizeof cut, p->argv));
+		pw_table_set(&t, 2, "%s", pw_cut_right(cut, sizeof cut, p->argv, TEXT_WIDTH));
 		pw_table_set(&t, 3, "%s", end);
 		pw_table_set(&t, 4, "%" PRIu64, p->events);
 		pw_table_set(&t, 5, "%" PRIu64, p->dropped);
@@ -174,13 +164,6 @@ static void format_percentage(char *buf, size_t len, uint64_t part, uint64_t who
 }
 
 /* Mean of count calls that took total_ns, or "-" for none. */
-static void format_mean(char *buf, size_t len, uint64_t total_ns, uint64_t count)
-{
-	if (count)
-		pw_format_duration(buf, len, total_ns / count);
-	else
-		snprintf(buf, len, "-");
-}
 
 /* Sums of counts read from damaged files must not wrap into small, believable figures. */
 static uint64_t add_saturating(uint64_t a, uint64_t b)
@@ -219,7 +202,7 @@ static int print_calls(FILE *f, const struct pw_rank_report *r)
 		enum pw_event_kind kind = pw_events[ids[i]].kind;
 		if (pw_table_add_row(&t))
 			goto oom;
-		format_mean(cell[0], sizeof cell[0], c->total_ns, c->count);
+		pw_format_mean(cell[0], sizeof cell[0], c->total_ns, c->count);
 		pw_format_duration(cell[1], sizeof cell[1], c->total_ns);
 		format_percentage(cell[2], sizeof cell[2], c->total_ns, r->wall_ns);
 		if (c->bytes || kind == PW_K_READ || kind == PW_K_WRITE)
@@ -326,7 +309,7 @@ static int print_waits(FILE *f, const struct pw_rank_report *r)
 			return -1;
 		}
 		pw_format_duration(cell[0], sizeof cell[0], c->total_ns);
-		format_mean(cell[1], sizeof cell[1], c->total_ns, c->count);
+		pw_format_mean(cell[1], sizeof cell[1], c->total_ns, c->count);
 		pw_format_duration(cell[2], sizeof cell[2], c->max_ns);
 		pw_table_set(&t, 0, "%s.%s", pw_domain_names[ev->domain], ev->name);
 		pw_table_set(&t, 1, "%" PRIu64, c->count);
