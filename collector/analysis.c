@@ -12,7 +12,18 @@
 #include <sys/wait.h>
 
 #define ERR(...) (snprintf(err, errlen, __VA_ARGS__), -1)
-#define FD_TABLE_MAX (1u << 20)
+#define FD_TABLE_MAX (1u << 18)
+#define FD_BINDINGS 4
+
+/* What one descriptor number referred to over time: the last FD_BINDINGS bindings, oldest first. The
+ * records of a process come lane by lane, so one thread's close(5) and another's open() that got 5 again
+ * can arrive in either order; a read is attributed by its time to the binding that held then. */
+struct fd_history {
+	uint64_t from_ns[FD_BINDINGS];  /* the end of the open/dup that made it (the number is taken by then) */
+	uint64_t until_ns[FD_BINDINGS]; /* the start of the close (or of the call that replaced it) */
+	int32_t file[FD_BINDINGS];      /* file index + 1, 0 for a file whose path is unknown */
+	uint32_t n;
+};
 
 /* path -> index into an array, open addressing over string hashes. */
 struct name_index {
@@ -117,7 +128,7 @@ struct file_ctx {
 	struct rank_state *rs;
 	struct pw_proc *proc; /* re-fetched through proc_index: the array may move */
 	size_t proc_index;
-	int32_t *fd_file; /* fd -> file index + 1, 0 when unknown */
+	struct fd_history *fds; /* by fd number */
 	size_t fd_cap;
 	uint32_t *tids;
 	size_t ntids, tids_cap;
@@ -174,31 +185,74 @@ static size_t file_index(struct file_ctx *c, const char *path, size_t len)
 	return rs->r.nfiles++;
 }
 
-static struct pw_file_stat *file_of_fd(struct file_ctx *c, int64_t fd)
+/* The binding of fd at time t: the latest one made before t and not ended by t; -1 if none. */
+static int fd_binding_at(const struct fd_history *h, uint64_t t)
 {
-	if (fd < 0 || (uint64_t)fd >= c->fd_cap || !c->fd_file[fd])
-		return NULL;
-	return &c->rs->r.files[c->fd_file[fd] - 1];
+	for (int i = (int)h->n - 1; i >= 0; i--)
+		if (h->from_ns[i] <= t && t < h->until_ns[i])
+			return i;
+	return -1;
 }
 
-/* Binds fd to a file; an unknown file ((size_t)-1: path not recorded) unbinds it, so the fd's earlier file
- * does not collect another file's I/O. */
-static void fd_bind(struct file_ctx *c, int64_t fd, size_t file)
+static struct pw_file_stat *file_of_fd(struct file_ctx *c, int64_t fd, uint64_t t)
+{
+	if (fd < 0 || (uint64_t)fd >= c->fd_cap)
+		return NULL;
+	const struct fd_history *h = &c->fds[fd];
+	int i = fd_binding_at(h, t);
+	return i >= 0 && h->file[i] ? &c->rs->r.files[h->file[i] - 1] : NULL;
+}
+
+/* Binds fd to a file from time t on; an unknown file ((size_t)-1: path not recorded) binds it to nothing, so
+ * the fd's earlier file does not collect another file's I/O. A binding made after t (seen first) ends this
+ * one where it starts. */
+static void fd_bind(struct file_ctx *c, int64_t fd, size_t file, uint64_t t)
 {
 	if (fd < 0 || fd >= FD_TABLE_MAX)
 		return;
-	if (file == (size_t)-1) {
-		if ((uint64_t)fd < c->fd_cap)
-			c->fd_file[fd] = 0;
-		return;
+	if ((uint64_t)fd >= c->fd_cap) {
+		size_t old = c->fd_cap;
+		struct fd_history *n = grow(c->fds, &c->fd_cap, (size_t)fd + 1, sizeof *n);
+		if (!n) {
+			c->oom = 1;
+			return;
+		}
+		c->fds = n;
+		memset(c->fds + old, 0, (c->fd_cap - old) * sizeof *n);
 	}
-	int32_t *n = grow(c->fd_file, &c->fd_cap, (size_t)fd + 1, sizeof *n);
-	if (!n) {
-		c->oom = 1;
-		return;
+	struct fd_history *h = &c->fds[fd];
+	uint32_t at = h->n;
+	while (at > 0 && h->from_ns[at - 1] > t)
+		at--;
+	if (h->n == FD_BINDINGS) { /* forget the oldest */
+		if (at == 0)
+			return;
+		memmove(h->from_ns, h->from_ns + 1, (FD_BINDINGS - 1) * sizeof h->from_ns[0]);
+		memmove(h->until_ns, h->until_ns + 1, (FD_BINDINGS - 1) * sizeof h->until_ns[0]);
+		memmove(h->file, h->file + 1, (FD_BINDINGS - 1) * sizeof h->file[0]);
+		h->n--;
+		at--;
 	}
-	c->fd_file = n;
-	c->fd_file[fd] = (int32_t)file + 1;
+	memmove(h->from_ns + at + 1, h->from_ns + at, (h->n - at) * sizeof h->from_ns[0]);
+	memmove(h->until_ns + at + 1, h->until_ns + at, (h->n - at) * sizeof h->until_ns[0]);
+	memmove(h->file + at + 1, h->file + at, (h->n - at) * sizeof h->file[0]);
+	h->n++;
+	h->from_ns[at] = t;
+	h->until_ns[at] = at + 1 < h->n ? h->from_ns[at + 1] : UINT64_MAX;
+	h->file[at] = file == (size_t)-1 ? 0 : (int32_t)file + 1;
+	if (at > 0 && h->until_ns[at - 1] > t)
+		h->until_ns[at - 1] = t;
+}
+
+/* Ends the binding fd had at time t (a close). */
+static void fd_unbind(struct file_ctx *c, int64_t fd, uint64_t t)
+{
+	if (fd < 0 || (uint64_t)fd >= c->fd_cap)
+		return;
+	struct fd_history *h = &c->fds[fd];
+	int i = fd_binding_at(h, t);
+	if (i >= 0)
+		h->until_ns[i] = t;
 }
 
 static void follow_fd(struct file_ctx *c, const struct pw_raw_event *e)
@@ -207,14 +261,17 @@ static void follow_fd(struct file_ctx *c, const struct pw_raw_event *e)
 	struct pw_file_stat *src;
 	switch (pw_fd_effect_of(e, &fd, &from)) {
 	case PW_FD_BIND:
-		fd_bind(c, fd, file_index(c, e->str, e->str_len));
+		fd_bind(c, fd, file_index(c, e->str, e->str_len), e->t1_ns);
 		break;
-	case PW_FD_UNBIND:
-		fd_bind(c, fd, (size_t)-1);
+	case PW_FD_UNBIND: /* a close, or an open whose path was not recorded */
+		if (pw_events[e->rec->h.type].kind == PW_K_CLOSE)
+			fd_unbind(c, fd, e->t0_ns);
+		else
+			fd_bind(c, fd, (size_t)-1, e->t1_ns);
 		break;
 	case PW_FD_COPY:
-		src = file_of_fd(c, from);
-		fd_bind(c, fd, src ? (size_t)(src - c->rs->r.files) : (size_t)-1);
+		src = file_of_fd(c, from, e->t0_ns);
+		fd_bind(c, fd, src ? (size_t)(src - c->rs->r.files) : (size_t)-1, e->t1_ns);
 		break;
 	case PW_FD_NONE:
 		break;
@@ -322,7 +379,7 @@ static void on_event(void *ctx, const struct pw_raw_event *e)
 	case PW_K_READ:
 		cs->bytes += rec->arg1;
 		p->seen_read_bytes += rec->arg1;
-		if ((f = file_of_fd(c, (int64_t)rec->arg0))) {
+		if ((f = file_of_fd(c, (int64_t)rec->arg0, e->t0_ns))) {
 			f->reads++;
 			f->read_bytes += rec->arg1;
 			f->time_ns += dur;
@@ -331,7 +388,7 @@ static void on_event(void *ctx, const struct pw_raw_event *e)
 	case PW_K_WRITE:
 		cs->bytes += rec->arg1;
 		p->seen_write_bytes += rec->arg1;
-		if ((f = file_of_fd(c, (int64_t)rec->arg0))) {
+		if ((f = file_of_fd(c, (int64_t)rec->arg0, e->t0_ns))) {
 			f->writes++;
 			f->write_bytes += rec->arg1;
 			f->time_ns += dur;
@@ -339,16 +396,16 @@ static void on_event(void *ctx, const struct pw_raw_event *e)
 		break;
 	case PW_K_MMAP:
 		cs->bytes += rec->arg1;
-		if ((f = file_of_fd(c, (int64_t)rec->arg0)))
+		if ((f = file_of_fd(c, (int64_t)rec->arg0, e->t0_ns)))
 			f->time_ns += dur;
 		break;
 	case PW_K_CLOSE:
-		if ((f = file_of_fd(c, (int64_t)rec->arg0)))
+		if ((f = file_of_fd(c, (int64_t)rec->arg0, e->t0_ns)))
 			f->time_ns += dur;
 		follow_fd(c, e);
 		break;
 	case PW_K_PLAIN:
-		if ((pw_events[ev].domain == PW_DOM_IO) && (f = file_of_fd(c, (int64_t)rec->arg0)))
+		if ((pw_events[ev].domain == PW_DOM_IO) && (f = file_of_fd(c, (int64_t)rec->arg0, e->t0_ns)))
 			f->time_ns += dur;
 		break;
 	case PW_K_WAIT:
@@ -439,7 +496,7 @@ static int read_one(struct analysis_state *as, const char *path, char *err, size
 			p->end_ns = c.last_ns;
 		p->threads = c.ntids;
 	}
-	free(c.fd_file);
+	free(c.fds);
 	free(c.tids);
 	if (rc == 0 && c.oom)
 		return ERR("out of memory reading %s", path);

@@ -297,6 +297,39 @@ static void test_files_open_read_write_close(void **state)
 
 /* The dd case: open("/dev/zero") = 3, dup2(3, 0), close(3), read(0) counts on /dev/zero. FD_INFO names the
  * inherited fds 1 and 2 without being a call or an event. */
+/* Records come lane by lane: thread 11's close of fd 5 (the descriptor of /data/old) arrives after thread 10
+ * opened /data/new and got 5 again, and before thread 10's reads of it. Times decide which file a read was
+ * on, not the order the records arrive in. */
+static void test_files_fd_reuse_across_threads(void **state)
+{
+	struct fx *fx = *state;
+	int fd = pwt_open(fx, "0-10.pwt", 10, 1, 0, 1000);
+	put_string(fd, 8, "/data/old");
+	put_string(fd, 16, "/data/new");
+	struct pw_rec_call a[] = {
+		mkrec(PW_EV_OPEN, 11, 1000, 1010, 5, 5, 8, 0),
+		mkrec(PW_EV_OPEN, 10, 1100, 1110, 5, 5, 16, 0),
+		mkrec(PW_EV_CLOSE, 11, 1050, 1060, 0, 5, 0, 0),
+		mkrec(PW_EV_READ, 10, 1200, 1210, 7, 5, 7, 0),
+		mkrec(PW_EV_READ, 11, 1020, 1030, 3, 5, 3, 0),
+		mkrec(PW_EV_READ, 10, 1300, 1310, 7, 5, 7, 0),
+		mkrec(PW_EV_CLOSE, 10, 1400, 1410, 0, 5, 0, 0),
+		mkrec(PW_EV_READ, 10, 1500, 1510, 1, 5, 1, 0), /* closed: no file */
+	};
+	put_records(fd, a, NREC(a));
+	pwt_end(fd, PW_END_EXITED, 0, 2000, 0);
+
+	struct pw_analysis *an = &fx->an;
+	analyze_ok(fx, an);
+	const struct pw_rank_report *r = rank_of(an, 0);
+	const struct pw_file_stat *old = file_of(r, "/data/old"), *new = file_of(r, "/data/new");
+	assert_int_equal(old->reads, 1);
+	assert_int_equal(old->read_bytes, 3);
+	assert_int_equal(new->reads, 2);
+	assert_int_equal(new->read_bytes, 14);
+	pw_analysis_free(an);
+}
+
 static void test_files_dup2_and_inherited(void **state)
 {
 	struct fx *fx = *state;
@@ -1237,6 +1270,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_call_figures, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_files_open_read_write_close, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_files_fd_reuse_across_threads, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_files_dup2_and_inherited, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_files_dup_variants, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_open_without_path_unbinds_fd, setup, teardown),
