@@ -23,44 +23,8 @@
 
 #include "../../collector/analysis.h"
 #include "../../collector/rawfile.h"
+#include "out_fixture.h"
 #include "raw_writer.h"
-
-/* ---- the output directory ---- */
-
-struct fx {
-	char dir[64];
-	char raw[96];
-	struct pw_analysis an; /* the test's model, freed by teardown even when the test fails */
-};
-
-static int setup(void **state)
-{
-	struct fx *fx = calloc(1, sizeof *fx);
-	if (!fx)
-		return -1;
-	snprintf(fx->dir, sizeof fx->dir, "/tmp/pw-test-analysis-XXXXXX");
-	if (!mkdtemp(fx->dir))
-		return -1;
-	snprintf(fx->raw, sizeof fx->raw, "%s/raw", fx->dir);
-	if (mkdir(fx->raw, 0755) != 0)
-		return -1;
-	*state = fx;
-	return 0;
-}
-
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	return remove(path);
-}
-
-static int teardown(void **state)
-{
-	struct fx *fx = *state;
-	pw_analysis_free(&fx->an);
-	nftw(fx->dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-	free(fx);
-	return 0;
-}
 
 /* ---- writing raw traces ---- */
 

@@ -28,50 +28,13 @@
 #include "../../collector/rawfile.h"
 #include "../../collector/report_format.h"
 #include "json_reader.h"
+#include "out_fixture.h"
 #include "raw_writer.h"
 
 #define TID 100
 #define NREC(a) (sizeof(a) / sizeof((a)[0]))
 
 /* ---- the output directory ---- */
-
-struct fx {
-	char dir[64];
-	char raw[96];
-	struct pw_analysis an;
-};
-
-static int setup(void **state)
-{
-	struct fx *fx = calloc(1, sizeof *fx);
-	if (!fx)
-		return -1;
-	snprintf(fx->dir, sizeof fx->dir, "/tmp/pw-test-gpu-XXXXXX");
-	if (!mkdtemp(fx->dir))
-		return -1;
-	snprintf(fx->raw, sizeof fx->raw, "%s/raw", fx->dir);
-	if (mkdir(fx->raw, 0755) != 0)
-		return -1;
-	*state = fx;
-	return 0;
-}
-
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	return remove(path);
-}
-
-static int teardown(void **state)
-{
-	struct fx *fx = *state;
-	pw_analysis_free(&fx->an);
-	if (getenv("PW_TEST_KEEP")) /* to read the reports a test wrote */
-		fprintf(stderr, "kept %s\n", fx->dir);
-	else
-		nftw(fx->dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-	free(fx);
-	return 0;
-}
 
 /* OUT/raw/<rank>-<pid>.pwt with the header, PROC and a CLOCK chunk; returns the fd to add chunks to. */
 static int pwt_open(const struct fx *fx, int pid, int rank, uint64_t start)
