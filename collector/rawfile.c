@@ -58,7 +58,8 @@ int pw_raw_write_header(int fd)
 
 int pw_kind_has_string(enum pw_event_kind k)
 {
-	return k == PW_K_OPEN || k == PW_K_FDINFO || k == PW_K_DLOPEN || k == PW_K_EXEC || k == PW_K_GPU_LAUNCH;
+	return k == PW_K_OPEN || k == PW_K_FDINFO || k == PW_K_DLOPEN || k == PW_K_EXEC || k == PW_K_GPU_LAUNCH ||
+	       k == PW_K_ACT_KERNEL || k == PW_K_ACT_DEVICE || k == PW_K_ACT_STATUS;
 }
 
 enum pw_fd_effect pw_fd_effect_of(const struct pw_raw_event *e, int64_t *fd, int64_t *from)
@@ -284,8 +285,11 @@ int pw_raw_read(const char *path, const struct pw_raw_visitor *v, void *ctx, uin
 					continue;
 				}
 				const struct pw_rec_call *rec = (const struct pw_rec_call *)(p + r);
-				struct pw_raw_event e = {rec, pw_clock_to_ns(&line, rec->t0), pw_clock_to_ns(&line, rec->t1),
-							 NULL, 0};
+				struct pw_raw_event e = {rec, rec->t0, rec->t1, NULL, 0};
+				if (!pw_kind_is_activity(pw_events[h.type].kind)) { /* those are in ns already */
+					e.t0_ns = pw_clock_to_ns(&line, rec->t0);
+					e.t1_ns = pw_clock_to_ns(&line, rec->t1);
+				}
 				if (pw_kind_has_string(pw_events[h.type].kind))
 					e.str = strtab_get(&strings, rec->arg1, &e.str_len);
 				if (v->event)

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define PW_FORMAT_VERSION 1u
+#define PW_FORMAT_VERSION 2u
 
 /* Domains: the unit of --trace=LIST selection and the "domain" column of the report. */
 #define PW_DOMAIN_LIST(X) \
@@ -24,7 +24,8 @@
 	X(CUBLAS, "cublas")   \
 	X(CUBLASLT, "cublaslt") \
 	X(CUDNN, "cudnn")     \
-	X(NCCL, "nccl")
+	X(NCCL, "nccl")       \
+	X(GPU, "gpu")
 
 enum pw_domain {
 #define PW_X(id, str) PW_DOM_##id,
@@ -71,12 +72,44 @@ enum pw_event_kind {
 			  * a[1] = root or peer (-1: none), a[2] = nranks | rank << 32 (0: unknown),
 			  * sub = ncclDataType_t | ncclRedOp_t << 8 */
 	PW_K_COMM,       /* NCCL communicator set-up and groups: a[0] = communicator, a[2] = nranks | rank << 32 */
+	/* What the GPU did, from CUPTI's activity records: struct pw_rec_gpu, times in CLOCK_MONOTONIC ns. */
+	PW_K_ACT_KERNEL,   /* arg1 = kernel name string ref (as CUPTI gives it: mangled), a[0..2] = grid and block
+			    * packed as PW_K_GPU_LAUNCH's, arg0 = registers per thread | (static + dynamic shared
+			    * memory bytes) << 32 */
+	PW_K_ACT_MEMCPY,   /* arg0 = bytes, arg1 = enum pw_copy_dir | source enum pw_act_mem << 8 | destination
+			    * enum pw_act_mem << 16 */
+	PW_K_ACT_MEMSET,   /* arg0 = bytes, arg1 = value (low 32 bits) | enum pw_act_mem << 32 */
+	PW_K_ACT_API,      /* a CUDA runtime or driver call as CUPTI saw it, so kernels that libraries launch through
+			    * the driver find their launching thread: arg0 = CUPTI callback id (cbid), arg1 =
+			    * PW_ACT_API_RUNTIME or PW_ACT_API_DRIVER, a[0] = the calling thread's kernel tid */
+	PW_K_ACT_EXTCORR,  /* correlation = the CUPTI correlation id of a CUDA call made while the wrapper's external
+			    * id was pushed, arg0 = that external id (struct pw_rec_api corr), arg1 = external kind;
+			    * no times */
+	PW_K_ACT_OVERHEAD, /* time CUPTI or the driver spent on profiling: arg0 = CUpti_ActivityOverheadKind,
+			    * arg1 = CUpti_ActivityObjectKind, a[0] = the object's id (thread id or device) */
+	PW_K_ACT_DEVICE,   /* a device: device = its id, arg1 = name string ref, arg0 = global memory bandwidth
+			    * in KB/s, a[0] = global memory bytes, a[1] = multiprocessors | compute capability major
+			    * << 32 | minor << 48; no times */
+	PW_K_ACT_DROPPED,  /* activity records lost since the previous such record: arg0 = records CUPTI dropped
+			    * (cuptiActivityGetNumDroppedRecords), arg1 = records in buffers refused for want of a
+			    * free one in the pool (CUPTI drops them and counts them in arg0 too, so arg1 says why),
+			    * t0 = t1 = when counted */
+	PW_K_ACT_STATUS,   /* how GPU activity recording went, once per process that loaded a CUDA library:
+			    * arg0 = enum pw_act_state, arg1 = the libcupti path string ref, ret = the CUptiResult of
+			    * the call that failed (0 none), a[0] = cuptiGetVersion(), a[1] = enum pw_act_clock;
+			    * t0 = t1 = when */
 };
 
-/* Whether records of this kind are struct pw_rec_api (else struct pw_rec_call). */
+/* Whether records of this kind are struct pw_rec_api (GPU library calls). */
 static inline int pw_kind_is_api(enum pw_event_kind k)
 {
-	return k >= PW_K_GPU_LAUNCH;
+	return k >= PW_K_GPU_LAUNCH && k <= PW_K_COMM;
+}
+
+/* Whether records of this kind are struct pw_rec_gpu (GPU activity, times in ns rather than ticks). */
+static inline int pw_kind_is_activity(enum pw_event_kind k)
+{
+	return k >= PW_K_ACT_KERNEL && k <= PW_K_ACT_STATUS;
 }
 
 /* Direction of a copy: the values of cudaMemcpyKind, plus peer copies between devices. DEFAULT means the
@@ -93,6 +126,36 @@ enum pw_copy_dir {
 #define PW_COPY_DIR_MASK 0xffu
 #define PW_API_ASYNC 0x100u /* sub flag: the call only enqueued the work (…Async) */
 #define PW_API_PTSZ 0x200u  /* sub flag: the per-thread default stream variant (_ptsz/_ptds) was called */
+
+/* Where the memory of a GPU copy or memset was: the values of CUpti_ActivityMemoryKind. Copies between
+ * pageable host memory and the device are staged through a pinned buffer and do not overlap with compute. */
+enum pw_act_mem {
+	PW_ACT_MEM_UNKNOWN = 0,
+	PW_ACT_MEM_PAGEABLE = 1,
+	PW_ACT_MEM_PINNED = 2,
+	PW_ACT_MEM_DEVICE = 3,
+	PW_ACT_MEM_ARRAY = 4,
+	PW_ACT_MEM_MANAGED = 5,
+	PW_ACT_MEM_DEVICE_STATIC = 6,
+	PW_ACT_MEM_MANAGED_STATIC = 7,
+};
+
+#define PW_ACT_API_RUNTIME 1u
+#define PW_ACT_API_DRIVER 2u
+
+/* PW_K_ACT_STATUS arg0. */
+enum pw_act_state {
+	PW_ACT_RECORDING = 1,  /* activity recording is on */
+	PW_ACT_NO_CUPTI = 2,   /* no libcupti could be loaded: GPU calls are recorded, GPU activity is not */
+	PW_ACT_FAILED = 3,     /* libcupti loaded, but a call needed to record failed (ret says which code) */
+	PW_ACT_DISABLED = 4,   /* the gpu domain is not traced (--trace) */
+};
+
+/* PW_K_ACT_STATUS a[1]: how CUPTI's timestamps were put on CLOCK_MONOTONIC. */
+enum pw_act_clock {
+	PW_ACT_CLOCK_CALLBACK = 1, /* CUPTI took its timestamps from ours (cuptiActivityRegisterTimestampCallback) */
+	PW_ACT_CLOCK_OFFSET = 2,   /* CUPTI's own clock, shifted by an offset measured at start */
+};
 
 /* What an allocation or free is of. */
 enum pw_mem {
@@ -203,6 +266,18 @@ enum pw_mem {
 	X(NCCL_COMM_DESTROY, NCCL, "ncclCommDestroy", PW_K_COMM)                            \
 	X(NCCL_COMM_ABORT, NCCL, "ncclCommAbort", PW_K_COMM)
 
+/* GPU activity (CUPTI), one event per record kind. */
+#define PW_ACT_EVENT_LIST(X)                                              \
+	X(GPU_KERNEL, GPU, "kernel", PW_K_ACT_KERNEL)                     \
+	X(GPU_MEMCPY, GPU, "memcpy (GPU)", PW_K_ACT_MEMCPY)               \
+	X(GPU_MEMSET, GPU, "memset (GPU)", PW_K_ACT_MEMSET)               \
+	X(GPU_API, GPU, "CUDA API (CUPTI)", PW_K_ACT_API)                 \
+	X(GPU_EXTCORR, GPU, "external correlation", PW_K_ACT_EXTCORR)     \
+	X(GPU_OVERHEAD, GPU, "CUPTI overhead", PW_K_ACT_OVERHEAD)         \
+	X(GPU_DEVICE, GPU, "device", PW_K_ACT_DEVICE)                     \
+	X(GPU_DROPPED, GPU, "activity dropped", PW_K_ACT_DROPPED)         \
+	X(GPU_STATUS, GPU, "activity status", PW_K_ACT_STATUS)
+
 /* X(ID, domain, "name", kind). Append only: ids are stored in raw traces. */
 #define PW_EVENT_LIST(X)                                  \
 	X(PAD, IO, "pad", PW_K_PLAIN)                     \
@@ -267,7 +342,8 @@ enum pw_mem {
 	X(DUP2, IO, "dup2", PW_K_DUP)                     \
 	X(DUP3, IO, "dup3", PW_K_DUP)                     \
 	X(FCNTL_DUPFD, IO, "fcntl(F_DUPFD)", PW_K_DUP)   \
-	PW_GPU_EVENT_LIST(X)
+	PW_GPU_EVENT_LIST(X)                              \
+	PW_ACT_EVENT_LIST(X)
 
 enum pw_event {
 #define PW_X(id, dom, name, kind) PW_EV_##id,
@@ -308,6 +384,21 @@ struct pw_rec_api {
 	int32_t device;  /* the calling thread's current device, -1 if unknown */
 	uint32_t sub;    /* per kind */
 	uint64_t a[4];   /* per kind */
+	uint64_t corr;   /* the external correlation id pushed to CUPTI around the call (0: none), which
+			  * PW_K_ACT_EXTCORR records tie to the GPU work the call enqueued */
+};
+
+/* What the GPU did (kinds for which pw_kind_is_activity()), converted from a CUPTI activity record in the
+ * buffer-completed callback. Unlike every other record, t0/t1 are CLOCK_MONOTONIC nanoseconds (the clock
+ * CUPTI was given), the GPU-side start and end; h.tid is the thread that delivered the buffer, not one that
+ * did the work. */
+struct pw_rec_gpu {
+	struct pw_rec_call c;
+	int32_t device;       /* -1 when none */
+	uint32_t stream;      /* CUPTI's stream id (not the cudaStream_t handle) */
+	uint32_t correlation; /* CUPTI's correlation id: the CUDA call that enqueued the work */
+	uint32_t context;     /* CUPTI's context id */
+	uint64_t a[3];        /* per kind */
 };
 
 /* A string reference: an offset into the process's string arena (pw_ring.h), 0 meaning "none". */
@@ -327,7 +418,10 @@ static inline size_t pw_event_min_size(unsigned ev)
 {
 	if (ev >= PW_EV_COUNT)
 		return 0;
-	return pw_kind_is_api(pw_events[ev].kind) ? sizeof(struct pw_rec_api) : sizeof(struct pw_rec_call);
+	enum pw_event_kind k = pw_events[ev].kind;
+	return pw_kind_is_api(k) ? sizeof(struct pw_rec_api)
+	       : pw_kind_is_activity(k) ? sizeof(struct pw_rec_gpu)
+					: sizeof(struct pw_rec_call);
 }
 
 /* Returns the domain whose name is name, or -1. */

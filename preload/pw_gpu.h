@@ -101,6 +101,7 @@ static inline __attribute__((always_inline)) void pw_api_init(struct pw_rec_api 
 	r->device = (int32_t)pw_self.gpu_device - 1;
 	r->sub = sub;
 	r->a[0] = r->a[1] = r->a[2] = r->a[3] = 0;
+	r->corr = 0;
 }
 
 /* The wrapper of one GPU library function. ret_t is the library's status type, missing what to return when
