@@ -88,4 +88,24 @@ static inline void put_api_records(int fd, const struct pw_rec_api *r, size_t n)
 	put_chunk(fd, PW_CHUNK_RECORDS, r, n * sizeof *r, NULL, 0);
 }
 
+/* A GPU activity record (struct pw_rec_gpu): t0/t1 in CLOCK_MONOTONIC ns as the reader delivers them (no
+ * clock conversion), the delivering thread tid; a[] and context are set by the caller. */
+static inline struct pw_rec_gpu mkact(uint16_t type, uint32_t tid, uint64_t t0_ns, uint64_t t1_ns, int32_t device,
+				      uint32_t stream, uint32_t correlation, uint64_t arg0, uint64_t arg1)
+{
+	struct pw_rec_gpu r;
+	memset(&r, 0, sizeof r);
+	r.c = mkrec(type, tid, t0_ns, t1_ns, 0, arg0, arg1, 0);
+	r.c.h.size8 = sizeof r / 8;
+	r.device = device;
+	r.stream = stream;
+	r.correlation = correlation;
+	return r;
+}
+
+static inline void put_act_records(int fd, const struct pw_rec_gpu *r, size_t n)
+{
+	put_chunk(fd, PW_CHUNK_RECORDS, r, n * sizeof *r, NULL, 0);
+}
+
 #endif
