@@ -32,7 +32,8 @@ PRELOAD_CFLAGS := $(ALL_CFLAGS) -fvisibility=hidden -ftls-model=initial-exec -U_
 CUDA_HOME ?= /usr/local/cuda
 CUDA_INC := $(CUDA_HOME)/include
 HAVE_CUDA := $(if $(wildcard $(CUDA_INC)/cuda_runtime_api.h),1,0)
-GPU_WRAPPER_SRC := preload/cudart.c preload/cublas.c preload/cudnn.c preload/nccl.c
+GPU_WRAPPER_SRC := preload/cudart.c preload/cublas.c preload/cudnn.c preload/nccl.c preload/cupti.c \
+	preload/cupti_records.c
 
 COMMON_SRC := $(wildcard common/*.c)
 PRELOAD_SRC := $(wildcard preload/*.c)
@@ -48,6 +49,10 @@ COLLECTOR_LIB_OBJ := $(COLLECTOR_LIB_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
 
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
+# test_cupti_records converts records of the real CUPTI structs: it needs the CUDA headers.
+ifeq ($(HAVE_CUDA),0)
+UNIT_SRC := $(filter-out tests/unit/test_cupti_records.c,$(UNIT_SRC))
+endif
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 # cuda_*.c workloads link against the fake CUDA libraries (tests/fakes/fakes.mk builds them).
 WORKLOAD_SRC := $(filter-out tests/workloads/cuda_%.c,$(wildcard tests/workloads/*.c))
@@ -95,6 +100,12 @@ $(COLLECTOR): $(BUILD)/collector/main.o $(COLLECTOR_LIB_OBJ) $(COMMON_OBJ)
 
 $(CLI): $(CLI_OBJ) $(COLLECTOR_LIB_OBJ) $(COMMON_OBJ)
 	$(call say,LD,$@)$(CC) $(SAN_FLAGS) -o $@ $^ -lm
+
+$(BUILD)/tests/test_cupti_records.o: ALL_CFLAGS += -isystem $(CUDA_INC)
+$(BUILD)/tests/cupti_records.o: preload/cupti_records.c
+	@mkdir -p $(dir $@)
+	$(call say,CC,$@)$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -isystem $(CUDA_INC) -c $< -o $@
+$(BUILD)/tests/test_cupti_records: $(BUILD)/tests/cupti_records.o
 
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(COLLECTOR_LIB_OBJ) $(COMMON_OBJ)
 	$(call say,LD,$@)$(CC) $(SAN_FLAGS) -o $@ $^ -lcmocka -lm -lpthread

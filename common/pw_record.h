@@ -91,8 +91,8 @@ enum pw_event_kind {
 			    * in KB/s, a[0] = global memory bytes, a[1] = multiprocessors | compute capability major
 			    * << 32 | minor << 48; no times */
 	PW_K_ACT_DROPPED,  /* activity records lost since the previous such record: arg0 = records CUPTI dropped
-			    * (cuptiActivityGetNumDroppedRecords), arg1 = records in buffers refused for want of a
-			    * free one in the pool (CUPTI drops them and counts them in arg0 too, so arg1 says why),
+			    * (cuptiActivityGetNumDroppedRecords), arg1 = CUPTI's requests for a buffer refused
+			    * because the pool had none free (the records this cost are among arg0's),
 			    * t0 = t1 = when counted */
 	PW_K_ACT_STATUS,   /* how GPU activity recording went, once per process that loaded a CUDA library:
 			    * arg0 = enum pw_act_state, arg1 = the libcupti path string ref, ret = the CUptiResult of

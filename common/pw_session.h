@@ -17,6 +17,10 @@
 #define PW_ENV_CLOCK "PROFWRAP_CLOCK"             /* tsc | monotonic */
 #define PW_ENV_COLLECTOR "PROFWRAP_COLLECTOR"     /* collector binary for preload-only mode */
 #define PW_ENV_QUIET "PROFWRAP_QUIET"             /* 1: no notices on stderr */
+#define PW_ENV_CUPTI "PROFWRAP_CUPTI"             /* path of the libcupti to load */
+#define PW_ENV_CUPTI_BUFFER_SIZE "PROFWRAP_CUPTI_BUFFER_SIZE" /* bytes per CUPTI activity buffer */
+#define PW_ENV_CUPTI_BUFFERS "PROFWRAP_CUPTI_BUFFERS"         /* buffers in the pool */
+#define PW_ENV_CUPTI_FLUSH_MS "PROFWRAP_CUPTI_FLUSH_MS"       /* flush period of activity buffers */
 
 #define PW_HELLO_MAGIC 0x4f4c4548u /* "HELO" */
 #define PW_SHM_NAME_MAX 96

@@ -293,4 +293,5 @@ PW_CUDART(CUDA_GET_DEVICE, cudaGetDevice, (int *device), (device),
 	  })
 
 PW_CUDART(CUDA_PROFILER_START, cudaProfilerStart, (void), (), (void)0)
-PW_CUDART(CUDA_PROFILER_STOP, cudaProfilerStop, (void), (), (void)0)
+/* What CUPTI holds of the profiled range reaches the ring now, as a profiler that stops would flush it. */
+PW_CUDART(CUDA_PROFILER_STOP, cudaProfilerStop, (void), (), pw_cupti_flush(0))

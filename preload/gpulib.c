@@ -75,6 +75,7 @@ static int lib_of_path(const char *path)
 struct found_libs {
 	char path[PW_LIB_COUNT][512];
 	uintptr_t base[PW_LIB_COUNT];
+	char driver[512]; /* libcuda, which CUPTI also follows (programs of the driver API) */
 };
 
 static int collect_lib(struct dl_phdr_info *info, size_t size, void *data)
@@ -84,6 +85,10 @@ static int collect_lib(struct dl_phdr_info *info, size_t size, void *data)
 	if (!info->dlpi_name || !info->dlpi_name[0])
 		return 0;
 	int l = lib_of_path(info->dlpi_name);
+	const char *base = strrchr(info->dlpi_name, '/');
+	base = base ? base + 1 : info->dlpi_name;
+	if (!f->driver[0] && strncmp(base, "libcuda.so", 10) == 0 && strlen(info->dlpi_name) < sizeof f->driver)
+		strcpy(f->driver, info->dlpi_name);
 	if (l >= 0 && !f->base[l] && strlen(info->dlpi_name) < sizeof f->path[l]) {
 		strcpy(f->path[l], info->dlpi_name);
 		f->base[l] = info->dlpi_addr ? info->dlpi_addr : 1;
@@ -120,6 +125,7 @@ static void scan_libs(void)
 {
 	struct found_libs f;
 	memset(f.base, 0, sizeof f.base);
+	f.driver[0] = 0;
 	dl_iterate_phdr(collect_lib, &f);
 	int errors = 0;
 	for (int l = 0; l < PW_LIB_COUNT; l++) {
@@ -130,6 +136,8 @@ static void scan_libs(void)
 	}
 	if (errors)
 		dlerror(); /* our failed lookups are not the program's error */
+	if (pw_cupti_check && (f.base[PW_LIB_CUDART] || f.driver[0]))
+		pw_cupti_check(f.base[PW_LIB_CUDART] ? f.path[PW_LIB_CUDART] : f.driver);
 }
 
 void pw_gpu_scan(void)
@@ -150,6 +158,7 @@ void pw_gpu_after_dlclose(void)
 		return;
 	struct found_libs f;
 	memset(f.base, 0, sizeof f.base);
+	f.driver[0] = 0;
 	dl_iterate_phdr(collect_lib, &f);
 	for (int l = 0; l < PW_LIB_COUNT; l++) {
 		uintptr_t had = atomic_load(&lib_base[l]);
@@ -356,4 +365,6 @@ pw_strref pw_gpu_kernel_name(const void *func, int launched)
 void pw_gpu_after_fork(void)
 {
 	memset((void *)knames, 0, sizeof knames);
+	if (pw_cupti_after_fork)
+		pw_cupti_after_fork();
 }

@@ -588,6 +588,8 @@ void pw_note_exit(int status, int finished)
 	struct pw_seg_header *h = pw_seg;
 	if (!h)
 		return;
+	if (pw_cupti_at_exit)
+		pw_cupti_at_exit();
 	char buf[1024];
 	ssize_t len;
 	if (read_small_file("/proc/self/io", buf, sizeof buf - 1, &len) && len > 0) {
@@ -645,6 +647,7 @@ __attribute__((constructor)) static void pw_init(int argc, char **argv)
 		pthread_key_create(&lane_key, lane_release);
 		pthread_atfork(NULL, NULL, pw_after_fork_child);
 		session_start(0);
+		pw_gpu_scan(); /* again, now that records can be written: starts CUPTI if CUDA is loaded */
 	}
 	pw_self.guard = 0;
 }

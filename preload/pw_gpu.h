@@ -66,23 +66,72 @@ void pw_gpu_learn_device(void);
  * with the internal guard held. */
 pw_strref pw_gpu_kernel_name(const void *func, int launched);
 
-/* Writes a finished GPU call record into the thread's lane. */
-static inline __attribute__((always_inline)) void pw_emit_api(const struct pw_rec_api *rec)
+/* Writes a finished record of size bytes (a multiple of 8) into the thread's lane. */
+static inline __attribute__((always_inline)) void pw_emit_record(const void *rec, size_t size)
 {
 	struct pw_thread *t = &pw_self;
 	if (PW_UNLIKELY(!t->lane) && pw_thread_attach(t) < 0)
 		return;
 	struct pw_reservation r;
-	int rc = t->shared ? pw_shared_lane_reserve(pw_seg, t->lane, t->data, sizeof *rec, &r)
-			   : pw_lane_reserve(pw_seg, t->lane, t->data, sizeof *rec, &r);
+	int rc = t->shared ? pw_shared_lane_reserve(pw_seg, t->lane, t->data, size, &r)
+			   : pw_lane_reserve(pw_seg, t->lane, t->data, size, &r);
 	if (rc < 0)
 		return;
-	memcpy(r.rec, rec, sizeof *rec);
+	memcpy(r.rec, rec, size);
 	((struct pw_rec_hdr *)r.rec)->tid = t->tid;
 	if (t->shared)
 		pw_shared_lane_commit(t->lane, &r);
 	else
 		pw_lane_commit(t->lane, &r);
+}
+
+/* Writes a finished GPU call record into the thread's lane. */
+static inline __attribute__((always_inline)) void pw_emit_api(const struct pw_rec_api *rec)
+{
+	pw_emit_record(rec, sizeof *rec);
+}
+
+/* The real dlsym (gpulib.c), NULL until resolved. */
+extern void *(*pw_real_dlsym)(void *, const char *) __attribute__((visibility("hidden")));
+
+/* GPU activity (cupti.c). The functions that files built without the CUDA headers call are weak: the
+ * module is not built then, and the callers skip them. */
+
+/* Loads libcupti and starts recording activity, once, when the process records the gpu domain; cuda_path
+ * is the loaded CUDA runtime or driver, near which libcupti is looked for. */
+void pw_cupti_check(const char *cuda_path) __attribute__((weak));
+/* When the process exits, before atexit handlers tear the runtime down: a forced flush. */
+void pw_cupti_at_exit(void) __attribute__((weak));
+/* In a fork child: CUPTI stays with the parent. */
+void pw_cupti_after_fork(void) __attribute__((weak));
+/* Flushes CUPTI's buffers (forced: incomplete records too). */
+void pw_cupti_flush(int forced);
+/* Set while external correlation ids are pushed around calls that enqueue GPU work. */
+extern int pw_cupti_correlating;
+/* Pushes a fresh external id and returns it (0 if CUPTI refused); pw_cupti_pop() after the call. */
+uint64_t pw_cupti_push(void);
+void pw_cupti_pop(void);
+/* After a synchronising call: a non-forced flush when the flush period has passed since the last. */
+void pw_cupti_after_sync(void);
+
+/* The kinds of the GPU events as constants, so that a wrapper's tests of its own kind fold away. */
+enum {
+#define PW_X(id, dom, name, kind) PW_EVKIND_##id = kind,
+	PW_GPU_EVENT_LIST(PW_X)
+#undef PW_X
+};
+
+/* Whether a call of this kind puts work on the GPU, whose activity records are tied to it. */
+static inline int pw_kind_enqueues(int k)
+{
+	return k == PW_K_GPU_LAUNCH || k == PW_K_GPU_GRAPH || k == PW_K_GPU_MEMCPY || k == PW_K_GPU_MEMSET ||
+	       k == PW_K_GEMM || k == PW_K_DNN || k == PW_K_COLL;
+}
+
+/* Whether CUPTI records activity and takes external ids (one load). */
+static inline int pw_cupti_on(void)
+{
+	return __atomic_load_n(&pw_cupti_correlating, __ATOMIC_RELAXED);
 }
 
 /* The common part of a GPU call record; the wrapper's fill statements add the kind's fields. */
@@ -119,12 +168,20 @@ static inline __attribute__((always_inline)) void pw_api_init(struct pw_rec_api 
 		if (!pw_should_record(PW_DOM_##dom))                                                      \
 			return real_##name args;                                                          \
 		struct pw_rec_api r;                                                                      \
+		uint64_t corr_ = 0;                                                                       \
+		if (pw_kind_enqueues(PW_EVKIND_##ev) && PW_UNLIKELY(pw_cupti_on()))                       \
+			corr_ = pw_cupti_push();                                                          \
 		r.c.t0 = pw_clock_ticks();                                                                \
 		ret_t ret = real_##name args;                                                             \
 		r.c.t1 = pw_clock_ticks();                                                                \
 		int errno_ = errno;                                                                       \
+		if (corr_)                                                                                \
+			pw_cupti_pop();                                                                   \
+		if ((int)PW_EVKIND_##ev == (int)PW_K_GPU_SYNC && PW_UNLIKELY(pw_cupti_on()))              \
+			pw_cupti_after_sync();                                                            \
 		pw_self.guard = PW_GUARD_INTERNAL;                                                        \
 		pw_api_init(&r, PW_EV_##ev, (int64_t)ret, sub0);                                          \
+		r.corr = corr_;                                                                           \
 		__VA_ARGS__;                                                                              \
 		pw_self.guard = PW_GUARD_RECORDING;                                                       \
 		pw_emit_api(&r);                                                                          \

@@ -1,0 +1,483 @@
+/* GPU activity: CUPTI's records of what the GPU ran (kernels, copies, memsets), converted into our records.
+ *
+ * libcupti is loaded when the process first has the CUDA runtime or driver loaded (pw_cupti_check, from the
+ * library scan): PROFWRAP_CUPTI when set, else a libcupti already loaded, else one next to libcudart or in
+ * the toolkit's and the pip wheels' layouts, else the loader's search. Without one, the GPU calls are still
+ * recorded and a PW_K_ACT_STATUS record says why there is no activity.
+ *
+ * Buffer protocol: CUPTI asks for buffers (buffer_requested) and hands them back full (buffer_completed) from
+ * its worker thread, or from the thread that calls cuptiActivityFlushAll. Buffers come from a pool mapped
+ * once; when the pool is empty the request is refused, CUPTI drops the records and counts them, and both
+ * counts are recorded. Records are converted and committed to the delivering thread's lane inside
+ * buffer_completed: the conversion takes no lock and allocates nothing, so doing it there needs no second
+ * thread and returns each buffer to the pool at once.
+ *
+ * Flushes: CUPTI's worker every PROFWRAP_CUPTI_FLUSH_MS (full buffers only, as CUPTI documents), a
+ * non-forced flush after a synchronising call at most once per that period (records of finished work reach
+ * the ring even when buffers fill slowly, so a crash loses little), one at cudaProfilerStop, and a forced
+ * one when the process exits (pw_note_exit: before atexit handlers tear the runtime down).
+ *
+ * Clock: CUPTI is given our CLOCK_MONOTONIC (cuptiActivityRegisterTimestampCallback); a libcupti without
+ * that call keeps its own clock and the offset between the two, measured at start, is added.
+ *
+ * Correlation: wrappers of calls that enqueue GPU work push a process-unique external id around the real
+ * call (pw_cupti_push/pop) and store it in their record; CUPTI ties it to the correlation id of every CUDA
+ * call made meanwhile (PW_K_ACT_EXTCORR), including the driver launches of cuBLAS, cuDNN and NCCL. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <link.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include <cupti_activity.h>
+
+#include "../common/pw_session.h"
+#include "cupti_records.h"
+#include "pw_gpu.h"
+
+#define CUPTI_DEFAULT_BUFFER_SIZE (2u << 20)
+#define CUPTI_DEFAULT_BUFFERS 32u
+#define CUPTI_DEFAULT_FLUSH_MS 1000u
+#define CUPTI_EXT_KIND CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0
+
+PW_REAL(void *, dlopen, (const char *, int));
+
+/* The libcupti functions used, resolved from the loaded object's handle. */
+#define CUPTI_FN_LIST(X)                                                                                  \
+	X(1, cuptiActivityRegisterCallbacks, (CUpti_BuffersCallbackRequestFunc, CUpti_BuffersCallbackCompleteFunc)) \
+	X(1, cuptiActivityEnable, (CUpti_ActivityKind))                                                   \
+	X(1, cuptiActivityFlushAll, (uint32_t))                                                           \
+	X(1, cuptiActivityGetNextRecord, (uint8_t *, size_t, CUpti_Activity **))                          \
+	X(1, cuptiActivityGetNumDroppedRecords, (CUcontext, uint32_t, size_t *))                          \
+	X(1, cuptiGetTimestamp, (uint64_t *))                                                             \
+	X(0, cuptiGetVersion, (uint32_t *))                                                               \
+	X(0, cuptiGetResultString, (CUptiResult, const char **))                                          \
+	X(0, cuptiActivityPushExternalCorrelationId, (CUpti_ExternalCorrelationKind, uint64_t))           \
+	X(0, cuptiActivityPopExternalCorrelationId, (CUpti_ExternalCorrelationKind, uint64_t *))          \
+	X(0, cuptiActivityRegisterTimestampCallback, (CUpti_TimestampCallbackFunc))                       \
+	X(0, cuptiActivityFlushPeriod, (uint32_t))                                                        \
+	X(0, cuptiSetThreadIdType, (CUpti_ActivityThreadIdType))
+
+static struct {
+#define PW_X(needed, name, params) CUptiResult (*name) params;
+	CUPTI_FN_LIST(PW_X)
+#undef PW_X
+	atomic_int tried;     /* a start was attempted (once per process image) */
+	atomic_int active;    /* buffers are being converted */
+	int64_t ns_offset;    /* added to CUPTI's times (PW_ACT_CLOCK_OFFSET) */
+	uint8_t *pool;
+	size_t buffer_size;
+	uint32_t buffers;
+	atomic_uchar *in_use; /* per pool buffer */
+	atomic_ulong refused; /* buffer requests refused since the last PW_K_ACT_DROPPED record */
+	uint64_t flush_period_ns;
+	_Atomic uint64_t last_flush_ns;
+	_Atomic uint64_t next_ext_id;
+	pw_strref path_ref;
+} cu;
+
+/* Read by the GPU wrappers: external ids are pushed while this is set. */
+int pw_cupti_correlating;
+
+static uint64_t CUPTIAPI monotonic_ns(void)
+{
+	return pw_clock_mono_ns();
+}
+
+static void emit_gpu(const struct pw_rec_gpu *r)
+{
+	uint8_t guard = pw_self.guard;
+	pw_self.guard = PW_GUARD_RECORDING;
+	pw_emit_record(r, sizeof *r);
+	pw_self.guard = guard;
+}
+
+static void emit_status(enum pw_act_state state, int64_t code, uint32_t version, enum pw_act_clock clock)
+{
+	if (!((pw_recording >> PW_DOM_GPU) & 1))
+		return;
+	struct pw_rec_gpu r;
+	memset(&r, 0, sizeof r);
+	r.c.h.type = PW_EV_GPU_STATUS;
+	r.c.h.size8 = sizeof r / 8;
+	r.c.t0 = r.c.t1 = pw_clock_mono_ns();
+	r.c.ret = code;
+	r.c.arg0 = state;
+	r.c.arg1 = cu.path_ref;
+	r.device = -1;
+	r.a[0] = version;
+	r.a[1] = clock;
+	emit_gpu(&r);
+}
+
+/* ---- kernel and device names: CUPTI shares one string per name, so they are interned once per pointer ---- */
+
+#define NAME_SLOTS 8192
+#define NAME_PROBES 16
+static struct {
+	_Atomic uintptr_t key;
+	_Atomic pw_strref ref;
+} names[NAME_SLOTS];
+
+static pw_strref intern_name(const char *s, void *ctx)
+{
+	(void)ctx;
+	uintptr_t key = (uintptr_t)s;
+	size_t h = (size_t)((key >> 3) * 0x9E3779B97F4A7C15ull >> 51) & (NAME_SLOTS - 1);
+	for (unsigned i = 0; i < NAME_PROBES; i++) {
+		size_t at = (h + i) & (NAME_SLOTS - 1);
+		uintptr_t cur = atomic_load_explicit(&names[at].key, memory_order_acquire);
+		if (cur == key) {
+			pw_strref ref = atomic_load_explicit(&names[at].ref, memory_order_acquire);
+			return ref ? ref : pw_intern_path(s); /* another thread is filling it */
+		}
+		if (cur == 0) {
+			uintptr_t expected = 0;
+			if (!atomic_compare_exchange_strong(&names[at].key, &expected, key)) {
+				if (expected != key)
+					continue;
+				return pw_intern_path(s);
+			}
+			pw_strref ref = pw_intern_path(s);
+			atomic_store_explicit(&names[at].ref, ref, memory_order_release);
+			return ref;
+		}
+	}
+	return pw_intern_path(s); /* a crowded neighbourhood: interned again rather than lost */
+}
+
+/* ---- the buffer protocol ---- */
+
+static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
+{
+	*max_records = 0; /* as many as fit */
+	for (uint32_t i = 0; i < cu.buffers; i++) {
+		unsigned char free_ = 0;
+		if (atomic_load_explicit(&cu.in_use[i], memory_order_relaxed) == 0 &&
+		    atomic_compare_exchange_strong(&cu.in_use[i], &free_, 1)) {
+			*buffer = cu.pool + (size_t)i * cu.buffer_size;
+			*size = cu.buffer_size;
+			return;
+		}
+	}
+	atomic_fetch_add_explicit(&cu.refused, 1, memory_order_relaxed);
+	*buffer = NULL;
+	*size = 0;
+}
+
+static void give_back(uint8_t *buffer)
+{
+	if (!buffer || buffer < cu.pool || buffer >= cu.pool + (size_t)cu.buffers * cu.buffer_size)
+		return;
+	size_t i = (size_t)(buffer - cu.pool) / cu.buffer_size;
+	atomic_store_explicit(&cu.in_use[i], 0, memory_order_release);
+}
+
+static void emit_dropped(CUcontext ctx, uint32_t stream)
+{
+	size_t dropped = 0;
+	if (cu.cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) != CUPTI_SUCCESS)
+		dropped = 0;
+	uint64_t refused = atomic_exchange_explicit(&cu.refused, 0, memory_order_relaxed);
+	if (!dropped && !refused)
+		return;
+	struct pw_rec_gpu r;
+	memset(&r, 0, sizeof r);
+	r.c.h.type = PW_EV_GPU_DROPPED;
+	r.c.h.size8 = sizeof r / 8;
+	r.c.t0 = r.c.t1 = pw_clock_mono_ns();
+	r.c.arg0 = dropped;
+	r.c.arg1 = refused;
+	r.device = -1;
+	emit_gpu(&r);
+}
+
+static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size, size_t valid)
+{
+	(void)size;
+	uint8_t guard = pw_self.guard;
+	pw_self.guard = PW_GUARD_INTERNAL;
+	if (atomic_load_explicit(&cu.active, memory_order_acquire) && ((pw_recording >> PW_DOM_GPU) & 1) && valid) {
+		CUpti_Activity *rec = NULL;
+		struct pw_rec_gpu out;
+		while (cu.cuptiActivityGetNextRecord(buffer, valid, &rec) == CUPTI_SUCCESS)
+			if (pw_cupti_convert(rec, &out, cu.ns_offset, intern_name, NULL))
+				emit_gpu(&out);
+		emit_dropped(ctx, stream);
+	}
+	give_back(buffer);
+	pw_self.guard = guard;
+}
+
+/* ---- finding libcupti ---- */
+
+/* Opens path if it exists (dlopen of a missing absolute path would only fail more slowly). */
+static void *try_open(const char *path, char *found, size_t found_len)
+{
+	void *h = real_dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (h)
+		snprintf(found, found_len, "%s", path);
+	return h;
+}
+
+static int find_loaded_cupti(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	const char *name = info->dlpi_name, *base = name ? strrchr(name, '/') : NULL;
+	base = base ? base + 1 : name;
+	if (base && strncmp(base, "libcupti.so", 11) == 0 && strlen(name) < 512) {
+		strcpy(data, name);
+		return 1;
+	}
+	return 0;
+}
+
+/* The major version in a file name like libcudart.so.12[.x]; 0 when none. */
+static int major_of(const char *path)
+{
+	const char *so = strstr(path, ".so.");
+	return so ? atoi(so + 4) : 0;
+}
+
+static void *open_cupti(const char *cuda_path, char *found, size_t found_len)
+{
+	const char *env = getenv(PW_ENV_CUPTI);
+	if (env && *env)
+		return try_open(env, found, found_len);
+	char loaded[512] = "";
+	dl_iterate_phdr(find_loaded_cupti, loaded);
+	if (loaded[0])
+		return try_open(loaded, found, found_len);
+
+	int major = major_of(cuda_path);
+	char dir[512];
+	const char *slash = strrchr(cuda_path, '/');
+	int dirlen = slash ? (int)(slash - cuda_path) : 0;
+	snprintf(dir, sizeof dir, "%.*s", dirlen, cuda_path);
+	static const int majors[] = {13, 12};
+	/* next to the runtime (toolkit lib64, conda), the toolkit's CUPTI directory, pip's nvidia/ packages */
+	static const char *const rel[] = {"", "/../extras/CUPTI/lib64", "/../../cuda_cupti/lib"};
+	char path[700];
+	void *h = NULL;
+	for (size_t r = 0; r < sizeof rel / sizeof rel[0] && !h && dirlen; r++) {
+		if (major) {
+			snprintf(path, sizeof path, "%s%s/libcupti.so.%d", dir, rel[r], major);
+			h = try_open(path, found, found_len);
+		}
+		for (size_t m = 0; m < sizeof majors / sizeof majors[0] && !h; m++)
+			if (majors[m] != major) {
+				snprintf(path, sizeof path, "%s%s/libcupti.so.%d", dir, rel[r], majors[m]);
+				h = try_open(path, found, found_len);
+			}
+	}
+	for (size_t m = 0; m < sizeof majors / sizeof majors[0] && !h; m++) {
+		snprintf(path, sizeof path, "libcupti.so.%d", major ? major : majors[m]);
+		h = try_open(path, found, found_len);
+		if (major)
+			break;
+	}
+	if (!h)
+		h = try_open("libcupti.so", found, found_len);
+	if (h) {
+		/* the file the loader chose, for the report */
+		struct link_map *lm = NULL;
+		if (dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm && lm->l_name && lm->l_name[0])
+			snprintf(found, found_len, "%s", lm->l_name);
+	}
+	dlerror(); /* our failed attempts are not the program's error */
+	return h;
+}
+
+static int resolve(void *h)
+{
+	int missing = 0;
+#define PW_X(needed, name, params)                                                   \
+	*(void **)&cu.name = pw_real_dlsym(h, #name);                                \
+	if (!cu.name && needed)                                                      \
+		missing = 1;
+	CUPTI_FN_LIST(PW_X)
+#undef PW_X
+	dlerror();
+	return missing ? -1 : 0;
+}
+
+/* ---- start ---- */
+
+static void say(const char *what)
+{
+	if (!pw_cfg.quiet)
+		dprintf(2, "profwrap: %s; GPU library calls are recorded, GPU activity (kernels, copies) is not\n",
+			what);
+}
+
+static uint64_t env_u64(const char *name, uint64_t dflt)
+{
+	const char *s = getenv(name);
+	char *end;
+	if (!s || !*s || *s == '-')
+		return dflt;
+	unsigned long long v = strtoull(s, &end, 0);
+	return *end || !v ? dflt : (uint64_t)v;
+}
+
+static void start(const char *cuda_path)
+{
+	char found[512] = "";
+	void *h = open_cupti(cuda_path, found, sizeof found);
+	const char *env = getenv(PW_ENV_CUPTI);
+	if (!h) {
+		char msg[700];
+		if (env && *env)
+			snprintf(msg, sizeof msg, "%s=%s cannot be loaded", PW_ENV_CUPTI, env);
+		else
+			snprintf(msg, sizeof msg, "no libcupti found (set %s to its path)", PW_ENV_CUPTI);
+		say(msg);
+		emit_status(PW_ACT_NO_CUPTI, 0, 0, 0);
+		return;
+	}
+	cu.path_ref = pw_intern_path(found);
+	if (!pw_real_dlsym || resolve(h) < 0) {
+		say("the libcupti found lacks the activity API");
+		emit_status(PW_ACT_FAILED, 0, 0, 0);
+		return;
+	}
+	uint32_t version = 0;
+	if (cu.cuptiGetVersion)
+		cu.cuptiGetVersion(&version);
+	if (cu.cuptiSetThreadIdType)
+		cu.cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM); /* kernel tids, like our records */
+
+	enum pw_act_clock clock = PW_ACT_CLOCK_CALLBACK;
+	if (!cu.cuptiActivityRegisterTimestampCallback ||
+	    cu.cuptiActivityRegisterTimestampCallback(monotonic_ns) != CUPTI_SUCCESS) {
+		clock = PW_ACT_CLOCK_OFFSET;
+		int64_t best_gap = INT64_MAX;
+		for (int i = 0; i < 5; i++) {
+			uint64_t before = pw_clock_mono_ns(), theirs = 0;
+			cu.cuptiGetTimestamp(&theirs);
+			uint64_t after = pw_clock_mono_ns();
+			if ((int64_t)(after - before) < best_gap) {
+				best_gap = (int64_t)(after - before);
+				cu.ns_offset = (int64_t)(before + (after - before) / 2) - (int64_t)theirs;
+			}
+		}
+	}
+
+	cu.buffer_size = (size_t)env_u64(PW_ENV_CUPTI_BUFFER_SIZE, CUPTI_DEFAULT_BUFFER_SIZE);
+	cu.buffer_size = (cu.buffer_size + 4095) & ~(size_t)4095;
+	cu.buffers = (uint32_t)env_u64(PW_ENV_CUPTI_BUFFERS, CUPTI_DEFAULT_BUFFERS);
+	cu.flush_period_ns = env_u64(PW_ENV_CUPTI_FLUSH_MS, CUPTI_DEFAULT_FLUSH_MS) * 1000000u;
+	/* the pool is reserved, not committed: pages are touched only by the buffers CUPTI fills */
+	size_t pool_len = (size_t)cu.buffers * cu.buffer_size;
+	void *pool = mmap(NULL, pool_len + cu.buffers, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (pool == MAP_FAILED) {
+		say("no memory for CUPTI's buffers");
+		emit_status(PW_ACT_FAILED, 0, version, clock);
+		return;
+	}
+	cu.pool = pool;
+	cu.in_use = (atomic_uchar *)(cu.pool + pool_len);
+
+	CUptiResult rc = cu.cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
+	/* Kernels are what the report needs; the rest is enabled where this CUPTI and GPU allow. */
+	if (rc == CUPTI_SUCCESS)
+		rc = cu.cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+	if (rc != CUPTI_SUCCESS) {
+		char msg[300];
+		const char *what = NULL;
+		if (!cu.cuptiGetResultString || cu.cuptiGetResultString(rc, &what) != CUPTI_SUCCESS || !what)
+			what = "an unknown error";
+		snprintf(msg, sizeof msg, "CUPTI could not start recording (%s, CUptiResult %d)", what, (int)rc);
+		say(msg);
+		emit_status(PW_ACT_FAILED, rc, version, clock);
+		return;
+	}
+	static const CUpti_ActivityKind optional[] = {
+		CUPTI_ACTIVITY_KIND_MEMCPY,   CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_RUNTIME,
+		CUPTI_ACTIVITY_KIND_DRIVER,   CUPTI_ACTIVITY_KIND_OVERHEAD, CUPTI_ACTIVITY_KIND_DEVICE,
+	};
+	for (size_t i = 0; i < sizeof optional / sizeof optional[0]; i++)
+		cu.cuptiActivityEnable(optional[i]);
+	if (cu.cuptiActivityFlushPeriod)
+		cu.cuptiActivityFlushPeriod((uint32_t)(cu.flush_period_ns / 1000000u));
+	atomic_store_explicit(&cu.last_flush_ns, pw_clock_mono_ns(), memory_order_relaxed);
+	atomic_store_explicit(&cu.active, 1, memory_order_release);
+	if (cu.cuptiActivityPushExternalCorrelationId && cu.cuptiActivityPopExternalCorrelationId &&
+	    cu.cuptiActivityEnable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION) == CUPTI_SUCCESS)
+		__atomic_store_n(&pw_cupti_correlating, 1, __ATOMIC_RELEASE);
+	emit_status(PW_ACT_RECORDING, 0, version, clock);
+}
+
+void pw_cupti_check(const char *cuda_path)
+{
+	if (atomic_load_explicit(&cu.tried, memory_order_relaxed) || !pw_seg ||
+	    !((pw_recording >> PW_DOM_GPU) & 1) || atomic_exchange(&cu.tried, 1))
+		return;
+	uint8_t guard = pw_self.guard;
+	pw_self.guard = PW_GUARD_INTERNAL;
+	int saved = errno;
+	start(cuda_path);
+	errno = saved;
+	pw_self.guard = guard;
+}
+
+/* ---- correlation and flushes ---- */
+
+uint64_t pw_cupti_push(void)
+{
+	uint64_t id = atomic_fetch_add_explicit(&cu.next_ext_id, 1, memory_order_relaxed) + 1;
+	uint8_t guard = pw_self.guard;
+	pw_self.guard = PW_GUARD_INTERNAL;
+	CUptiResult rc = cu.cuptiActivityPushExternalCorrelationId(CUPTI_EXT_KIND, id);
+	pw_self.guard = guard;
+	return rc == CUPTI_SUCCESS ? id : 0;
+}
+
+void pw_cupti_pop(void)
+{
+	uint64_t last;
+	uint8_t guard = pw_self.guard;
+	pw_self.guard = PW_GUARD_INTERNAL;
+	cu.cuptiActivityPopExternalCorrelationId(CUPTI_EXT_KIND, &last);
+	pw_self.guard = guard;
+}
+
+void pw_cupti_flush(int forced)
+{
+	if (!atomic_load_explicit(&cu.active, memory_order_acquire))
+		return;
+	uint8_t guard = pw_self.guard;
+	pw_self.guard = PW_GUARD_INTERNAL;
+	int saved = errno;
+	atomic_store_explicit(&cu.last_flush_ns, pw_clock_mono_ns(), memory_order_relaxed);
+	cu.cuptiActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
+	errno = saved;
+	pw_self.guard = guard;
+}
+
+void pw_cupti_after_sync(void)
+{
+	uint64_t last = atomic_load_explicit(&cu.last_flush_ns, memory_order_relaxed);
+	uint64_t now = pw_clock_mono_ns();
+	if (now - last < cu.flush_period_ns ||
+	    !atomic_compare_exchange_strong_explicit(&cu.last_flush_ns, &last, now, memory_order_relaxed,
+						     memory_order_relaxed))
+		return; /* recently, or another thread is flushing */
+	pw_cupti_flush(0);
+}
+
+void pw_cupti_at_exit(void)
+{
+	pw_cupti_flush(1);
+}
+
+void pw_cupti_after_fork(void)
+{
+	/* CUPTI's worker thread and the device state stay with the parent: nothing here may call it. */
+	atomic_store(&cu.active, 0);
+	__atomic_store_n(&pw_cupti_correlating, 0, __ATOMIC_RELEASE);
+}
