@@ -235,6 +235,8 @@ out "counted, which costs less than recording it: see 'dropped'."
 # 1b. Per-launch overhead: cudaLaunchKernel against the fake CUDA runtime of tests/fakes.
 
 LAUNCH_N=1000000
+FAKES_DIR=$BB/../fakes
+NO_GPU_DOMAINS=io,stdio,process,dl,wait,cudart,cublas,cublaslt,cudnn,nccl
 if [ -x "$BB/launchloop" ]; then
 	section "1b. Per-launch overhead: cudaLaunchKernel on the fake CUDA runtime (best of 5 timed loops per process)"
 	# The fake's kernels take 1 ns each, so the stream never holds the loop back.
@@ -245,9 +247,18 @@ if [ -x "$BB/launchloop" ]; then
 		track lplain "$TMP/lplain.$i" || die "launchloop failed: $(cat "$TMP/lplain.$i")"
 		[ -n "$rec_dir" ] && rm -rf "$rec_dir"
 		rec_dir=$TMP/launch-recorded.$i
-		env $launch_env "$PROFWRAP" -q -o "$rec_dir" -- "$BB/launchloop" "$LAUNCH_N" 5 >"$TMP/lrec.$i" 2>&1
+		# every domain but gpu: the wrapper alone, CUPTI not loaded
+		env $launch_env "$PROFWRAP" -q -o "$rec_dir" --trace "$NO_GPU_DOMAINS" -- "$BB/launchloop" "$LAUNCH_N" 5 \
+			>"$TMP/lrec.$i" 2>&1
 		track lrec "$TMP/lrec.$i" "$(jnum "$rec_dir/rank0.json" events)" "$(jnum "$rec_dir/rank0.json" dropped_events)" ||
 			out "profwrap round $i failed: $(tail -n 3 "$TMP/lrec.$i")"
+		rm -rf "$rec_dir"
+		if [ -e "$FAKES_DIR/libcupti.so.13" ]; then
+			env $launch_env "$PROFWRAP" -q -o "$rec_dir" -- "$BB/launchloop" "$LAUNCH_N" 5 >"$TMP/lcupti.$i" 2>&1
+			track lcupti "$TMP/lcupti.$i" "$(jnum "$rec_dir/rank0.json" events)" \
+				"$(jnum "$rec_dir/rank0.json" dropped_events)" ||
+				out "profwrap+CUPTI round $i failed: $(tail -n 3 "$TMP/lcupti.$i")"
+		fi
 		env $launch_env LD_PRELOAD="$LIB" PROFWRAP_SESSION_DIR="$TMP/no-such-session" PROFWRAP_QUIET=1 \
 			"$BB/launchloop" "$LAUNCH_N" 5 >"$TMP/lpas.$i" 2>&1
 		track lpas "$TMP/lpas.$i" || out "passive round $i failed: $(tail -n 3 "$TMP/lpas.$i")"
@@ -270,6 +281,13 @@ if [ -x "$BB/launchloop" ]; then
 			"$(diff1 "$1" "$lplain_cpu")" "$(fmt %.1f "$2")" "$(diff1 "$2" "$lplain_wall")" \
 			"best of $ROUNDS; ${3:-?} recorded, ${4:-?} dropped"
 	fi
+	if [ -s "$TMP/lcupti.vals" ]; then
+		# shellcheck disable=SC2046
+		set -- $(pick lcupti)
+		outf "$row_fmt" "profwrap, + GPU activity (fake CUPTI)" "$LAUNCH_N" 5 "$(fmt %.1f "$1")" \
+			"$(diff1 "$1" "$lplain_cpu")" "$(fmt %.1f "$2")" "$(diff1 "$2" "$lplain_wall")" \
+			"best of $ROUNDS; ${3:-?} recorded, ${4:-?} dropped"
+	fi
 	if [ -s "$TMP/lpas.vals" ]; then
 		# shellcheck disable=SC2046
 		set -- $(pick lpas)
@@ -277,7 +295,10 @@ if [ -x "$BB/launchloop" ]; then
 			"$(diff1 "$1" "$lplain_cpu")" "$(fmt %.1f "$2")" "$(diff1 "$2" "$lplain_wall")" "best of $ROUNDS"
 	fi
 	out "Goal for profwrap recording: under 60 ns added per launch (kernel name from a per-function cache,"
-	out "a 96-byte record). With the default 2 MiB lane, records beyond what the collector drains are dropped."
+	out "a 104-byte record). With the default 2 MiB lane, records beyond what the collector drains are dropped."
+	out "The recording row leaves the gpu domain out (--trace), so CUPTI is not loaded. The GPU activity row adds"
+	out "the push/pop of an external correlation id per launch and the fake CUPTI's own work (an API, a kernel"
+	out "and a correlation record per launch, made on the launching thread as real CUPTI does in its callbacks)."
 else
 	out ""
 	out "1b. Per-launch overhead: not measured (no CUDA headers: the fake CUDA runtime was not built)"
