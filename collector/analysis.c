@@ -2,6 +2,8 @@
 #include "analysis.h"
 
 #include "../common/pw_session.h"
+#include "findings.h"
+#include "gpu_activity.h"
 #include "gpu_analysis.h"
 
 #include <dirent.h>
@@ -135,6 +137,7 @@ struct file_ctx {
 	uint64_t lost[1024];
 	uint64_t last_ns;
 	struct pw_gpu_proc gpu; /* this image's GPU allocations */
+	struct pw_act_file act; /* this image's correlation tables (GPU activity) */
 	int oom;
 };
 
@@ -338,6 +341,13 @@ static void on_event(void *ctx, const struct pw_raw_event *e)
 	const struct pw_rec_call *rec = e->rec;
 	enum pw_event ev = rec->h.type;
 	enum pw_event_kind kind = pw_events[ev].kind;
+	/* What the GPU did is not a call: it arrives late, from CUPTI's own thread, which is no program thread.
+	 * It goes to the GPU activity model only (no call figures, no thread, no process end). */
+	if (pw_kind_is_activity(kind)) {
+		if (pw_act_event(&c->rs->r.act, &c->act, e))
+			c->oom = 1;
+		return;
+	}
 	struct pw_proc *p = &c->rs->r.procs[c->proc_index];
 	uint64_t dur = e->t1_ns > e->t0_ns ? e->t1_ns - e->t0_ns : 0;
 	if (e->t1_ns > c->last_ns)
@@ -444,7 +454,8 @@ static void on_event(void *ctx, const struct pw_raw_event *e)
 		break;
 	}
 	default:
-		if (pw_kind_is_api(kind) && pw_gpu_event(&c->rs->r.gpu, &c->gpu, e, dur))
+		if (pw_kind_is_api(kind) && (pw_gpu_event(&c->rs->r.gpu, &c->gpu, e, dur) ||
+					      pw_act_api(&c->rs->r.act, &c->act, e, dur)))
 			c->oom = 1;
 		break;
 	}
@@ -484,8 +495,12 @@ static int read_one(struct analysis_state *as, const char *path, char *err, size
 	static const struct pw_raw_visitor v = {on_proc, on_event, on_lost, on_end};
 	uint64_t skipped = 0;
 	pw_gpu_proc_init(&c.gpu, as->files++);
+	pw_act_file_init(&c.act);
 	int rc = pw_raw_read(path, &v, &c, &skipped, err, errlen);
 	pw_gpu_proc_end(c.rs ? c.rs->r.gpu : NULL, &c.gpu);
+	if (pw_act_file_end(c.rs ? c.rs->r.act : NULL, &c.act, path,
+			    c.rs ? c.rs->r.procs[c.proc_index].pid : 0))
+		c.oom = 1;
 	if (rc == 0 && c.rs) {
 		struct pw_proc *p = &c.rs->r.procs[c.proc_index];
 		p->raw_path = strdup(path);
@@ -642,6 +657,9 @@ static void finish_rank(struct pw_analysis *a, struct pw_rank_report *r)
 		if (!r->calls[e].count)
 			r->calls[e].min_ns = 0;
 	pw_gpu_finish(r->gpu, r->calls);
+	/* Out of memory here leaves partial GPU figures; the rest of the report stands. */
+	if (pw_act_finish(r->act) || pw_findings_build(r))
+		fprintf(stderr, "profwrap: out of memory analysing the GPU activity of rank %d\n", r->rank);
 }
 
 int pw_analyze(const char *out_dir, struct pw_analysis *a, char *err, size_t errlen)
@@ -741,6 +759,8 @@ void pw_analysis_free(struct pw_analysis *a)
 		free(rr->host);
 		free(rr->command);
 		pw_gpu_report_free(rr->gpu);
+		pw_act_report_free(rr->act);
+		pw_findings_free(rr->findings, rr->nfindings);
 	}
 	free(a->ranks);
 	free(a->out_dir);

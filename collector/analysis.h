@@ -72,6 +72,8 @@ struct pw_proc {
 };
 
 struct pw_gpu_report; /* gpu_analysis.h */
+struct pw_act_report; /* gpu_activity.h */
+struct pw_finding;    /* findings.h */
 
 struct pw_rank_report {
 	int rank;
@@ -100,6 +102,11 @@ struct pw_rank_report {
 	uint64_t seen_bytes;
 	double coverage; /* seen/kernel, 1.0 when the kernel counted nothing */
 	struct pw_gpu_report *gpu; /* GPU library calls: NULL when the rank made none */
+	/* What the GPU did (CUPTI activity records; never counted as calls), and the GPU call figures the
+	 * findings need: NULL when the rank has neither activity records nor GPU calls */
+	struct pw_act_report *act;
+	struct pw_finding *findings; /* "What to fix first", largest share first (findings.h) */
+	size_t nfindings;
 };
 
 struct pw_analysis {

@@ -468,3 +468,32 @@ const char *pw_gpu_mem_name(unsigned mem)
 		return "unknown";
 	}
 }
+
+const char *pw_act_mem_name(unsigned kind)
+{
+	static const char *const names[] = {
+		[PW_ACT_MEM_UNKNOWN] = "unknown",     [PW_ACT_MEM_PAGEABLE] = "pageable",
+		[PW_ACT_MEM_PINNED] = "pinned",       [PW_ACT_MEM_DEVICE] = "device",
+		[PW_ACT_MEM_ARRAY] = "array",         [PW_ACT_MEM_MANAGED] = "managed",
+		[PW_ACT_MEM_DEVICE_STATIC] = "device_static", [PW_ACT_MEM_MANAGED_STATIC] = "managed_static",
+	};
+	return kind < sizeof names / sizeof names[0] ? names[kind] : "unknown";
+}
+
+const char *pw_copy_dir_name(unsigned dir)
+{
+	switch (dir) {
+	case PW_COPY_HTOH:
+		return "HtoH";
+	case PW_COPY_HTOD:
+		return "HtoD";
+	case PW_COPY_DTOH:
+		return "DtoH";
+	case PW_COPY_DTOD:
+		return "DtoD";
+	case PW_COPY_PEER:
+		return "PtoP";
+	default:
+		return "other";
+	}
+}

@@ -60,4 +60,11 @@ enum pw_gpu_dir {
 /* "HtoD", "DtoH", "DtoD", "HtoH", "PtoP". */
 const char *pw_gpu_dir_name(enum pw_gpu_dir d);
 
+/* enum pw_act_mem (CUpti_ActivityMemoryKind) as the reports name it: "pageable", "pinned", "device",
+ * "array", "managed", "device_static", "managed_static", "unknown" (also for values past the table). */
+const char *pw_act_mem_name(unsigned kind);
+/* enum pw_copy_dir of a GPU copy record: "HtoD", "DtoH", "DtoD", "HtoH", "PtoP", or "other" (the copy kinds
+ * CUPTI reports that have no direction of ours, and values past the table). */
+const char *pw_copy_dir_name(unsigned dir);
+
 #endif

@@ -276,7 +276,8 @@ void pw_format_end(char *buf, size_t len, const struct pw_proc *p)
 
 int pw_event_is_call(int ev)
 {
-	return ev > PW_EV_PAD && ev < PW_EV_COUNT && pw_events[ev].kind != PW_K_FDINFO;
+	return ev > PW_EV_PAD && ev < PW_EV_COUNT && pw_events[ev].kind != PW_K_FDINFO &&
+	       !pw_kind_is_activity(pw_events[ev].kind);
 }
 
 static int compare_calls(const void *a, const void *b, void *ctx)
@@ -316,4 +317,29 @@ void pw_format_mean(char *buf, size_t len, uint64_t total_ns, uint64_t count)
 		pw_format_duration(buf, len, total_ns / count);
 	else
 		snprintf(buf, len, "-");
+}
+
+void pw_print_wrapped(FILE *f, const char *first, const char *indent, const char *text, size_t width)
+{
+	const char *prefix = first;
+	const char *p = text ? text : "";
+	do {
+		size_t room = width > strlen(prefix) + 20 ? width - strlen(prefix) : 20;
+		size_t n = strlen(p), cut = n;
+		if (n > room) {
+			cut = room;
+			while (cut > 0 && p[cut] != ' ')
+				cut--;
+			if (cut == 0) { /* one long word: up to the next space */
+				cut = room;
+				while (cut < n && p[cut] != ' ')
+					cut++;
+			}
+		}
+		fprintf(f, "%s%.*s\n", prefix, (int)cut, p);
+		p += cut;
+		while (*p == ' ')
+			p++;
+		prefix = indent;
+	} while (*p);
 }

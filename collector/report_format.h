@@ -76,7 +76,8 @@ const char *pw_end_how_name(int how);
  * (crashed or killed)", "still running at end". */
 void pw_format_end(char *buf, size_t len, const struct pw_proc *p);
 
-/* Whether records of event ev are calls: everything but the PAD filler and PW_K_FDINFO facts. */
+/* Whether records of event ev are calls: everything but the PAD filler, PW_K_FDINFO facts and GPU activity
+ * records (what the GPU did, not a call). */
 int pw_event_is_call(int ev);
 /* The call events of r that were called at least once, ordered by total time, longest first (ties by
  * count, then id), into ids (room for PW_EV_COUNT). Returns how many. */
@@ -87,5 +88,17 @@ size_t pw_sorted_calls(const struct pw_rank_report *r, int ids[PW_EV_COUNT]);
 int pw_gpu_write_text(FILE *f, const struct pw_rank_report *r);
 struct pw_json;
 void pw_gpu_write_json(struct pw_json *j, const struct pw_rank_report *r);
+
+/* The GPU activity sections (report_gpu.c, from gpu_activity.h): GPU utilisation, the largest idle gaps,
+ * GPU kernels, GPU copies, GPU time by call, activity recording. Text: written only when the rank has
+ * activity records or made GPU calls; returns 0, or -1 when out of memory. JSON: the keys kernels, gpus,
+ * gpu_activity, gpu_memcpy, gpu_memset, gpu_gaps, gpu_idle_causes, gpu_time_by_call, written always (empty
+ * when there is nothing). */
+int pw_act_write_text(FILE *f, const struct pw_rank_report *r);
+void pw_act_write_json(struct pw_json *j, const struct pw_rank_report *r);
+
+/* Writes text as lines of at most width characters, broken at spaces (a longer word gets a line of its
+ * own): the first line after first, the others after indent. Ends with a newline. */
+void pw_print_wrapped(FILE *f, const char *first, const char *indent, const char *text, size_t width);
 
 #endif

@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "analysis.h"
+#include "demangle.h"
+#include "gpu_activity.h"
 #include "gpu_analysis.h"
 #include "json.h"
 #include "report_format.h"
@@ -594,5 +596,649 @@ void pw_gpu_write_json(struct pw_json *j, const struct pw_rank_report *r)
 		pw_json_kv_uint(j, "streams", g->devices[i].streams);
 		pw_json_end_object(j);
 	}
+	pw_json_end_array(j);
+}
+
+/* ---- GPU activity (CUPTI): what the GPUs did ---- */
+
+#define KERNEL_ROWS 20   /* kernel rows per device in the text */
+#define KERNEL_NAME_WIDTH 60
+#define GAP_NEXT_WIDTH 40
+
+/* A kernel name for a table cell: demangled when it is a C++ name, then shortened to width. */
+static const char *kernel_cell(char *buf, size_t len, const char *name, size_t width)
+{
+	char demangled[4096];
+	if (pw_demangle(name, demangled, sizeof demangled))
+		name = demangled;
+	const char *s = pw_shorten_name(buf, len, name, width);
+	if (s != buf)
+		snprintf(buf, len, "%s", s);
+	return buf;
+}
+
+static void format_device(char *buf, size_t len, const struct pw_act_device *d)
+{
+	char mem[32];
+	int n = snprintf(buf, len, "GPU %d", d->id);
+	if (!d->has_info || n < 0 || (size_t)n >= len)
+		return;
+	pw_format_bytes(mem, sizeof mem, d->memory_bytes);
+	snprintf(buf + n, len - (size_t)n, " (%s, %" PRIu32 " SMs, compute %" PRIu32 ".%" PRIu32 ", %s)",
+		 d->name ? d->name : "?", d->sms, d->cc_major, d->cc_minor, mem);
+}
+
+static void print_utilisation(FILE *f, const struct pw_act_report *a)
+{
+	fputs("GPU utilisation (CUPTI activity records: what the GPUs did, in GPU time)\n", f);
+	for (size_t i = 0; i < a->ndevices; i++) {
+		const struct pw_act_device *d = &a->devices[i];
+		char name[512], span[32], k[32], m[32], s[32], idle[32], longest[32];
+		format_device(name, sizeof name, d);
+		pw_make_printable(name);
+		pw_format_duration(span, sizeof span, d->span_ns);
+		fprintf(f, "  %s: busy %.1f%% of %s (first activity start to last end)\n", name,
+			d->span_ns ? (double)d->busy_ns * 100.0 / (double)d->span_ns : 0.0, span);
+		pw_format_duration(k, sizeof k, d->kernel_ns);
+		pw_format_duration(m, sizeof m, d->memcpy_ns);
+		pw_format_duration(s, sizeof s, d->memset_ns);
+		fprintf(f,
+			"    %" PRIu64 " kernels %s, %" PRIu64 " copies %s, %" PRIu64 " memsets %s (sums: busy time counts "
+			"overlapping work once)\n",
+			d->kernels, k, d->memcpys, m, d->memsets, s);
+		pw_format_duration(idle, sizeof idle, d->idle_ns);
+		pw_format_duration(longest, sizeof longest, d->longest_gap_ns);
+		fprintf(f, "    idle %s in %" PRIu64 " gap%s, longest %s", idle, d->gaps, d->gaps == 1 ? "" : "s", longest);
+		int first = 1;
+		for (int c = 0; c < PW_GAP_CLASSES; c++) {
+			if (!d->idle_by_class[c])
+				continue;
+			char dur[32];
+			pw_format_duration(dur, sizeof dur, d->idle_by_class[c]);
+			fprintf(f, "%s%s %s", first ? "; by cause: " : ", ", pw_gap_class_name((enum pw_gap_class)c), dur);
+			first = 0;
+		}
+		fputc('\n', f);
+		if (d->launches) {
+			char mean[32], p50[32], p95[32], max[32];
+			pw_format_duration(mean, sizeof mean, d->latency_mean_ns);
+			pw_format_duration(p50, sizeof p50, d->latency_p50_ns);
+			pw_format_duration(p95, sizeof p95, d->latency_p95_ns);
+			pw_format_duration(max, sizeof max, d->latency_max_ns);
+			fprintf(f,
+				"    launch latency (launch call to kernel start, %" PRIu64 " kernels): mean %s, median %s, "
+				"p95 %s, max %s\n",
+				d->launches, mean, p50, p95, max);
+			fprintf(f, "    queue depth at launch (the device's work launched and not finished): mean %.1f, max %" PRIu64 "\n",
+				d->queue_mean, d->queue_max);
+		} else {
+			fputs("    launch latency: no kernel is linked to its launch\n", f);
+		}
+	}
+	if (a->devices_other)
+		fprintf(f, "  (%" PRIu64 " operations on devices past the first %d are left out)\n", a->devices_other,
+			PW_ACT_MAX_DEVICES);
+	if (a->gaps_total) {
+		fputs("  Idle by cause (all GPUs):", f);
+		int first = 1;
+		for (int c = 0; c < PW_GAP_CLASSES; c++) {
+			const struct pw_act_class *k = &a->classes[c];
+			char dur[32];
+			if (!k->gaps)
+				continue;
+			pw_format_duration(dur, sizeof dur, k->idle_ns);
+			fprintf(f, "%s %s %s in %" PRIu64 " gap%s", first ? "" : ",", pw_gap_class_name((enum pw_gap_class)c),
+				dur, k->gaps, k->gaps == 1 ? "" : "s");
+			first = 0;
+		}
+		fputs("\n  (sync: the launching thread was waiting for the GPU when it ran dry; input: it was reading or\n"
+		      "  waiting on other threads or processes; sleep: sleeping; launch: gaps under 100 us between launches;\n"
+		      "  cpu: computing without recorded calls; unknown: the work is not linked to a thread)\n",
+		      f);
+	}
+	fputc('\n', f);
+}
+
+/* "read 19.0 ms (12), poll 300 us, running 1.10 ms" */
+static void format_gap_calls(char *buf, size_t len, const struct pw_act_gap *g)
+{
+	size_t used = 0;
+	buf[0] = 0;
+	for (size_t i = 0; i < g->ncalls && used < len; i++) {
+		char dur[32];
+		pw_format_duration(dur, sizeof dur, g->calls[i].ns);
+		int w = g->calls[i].count > 1
+				? snprintf(buf + used, len - used, "%s%s %s (%" PRIu64 ")", used ? ", " : "",
+					   pw_events[g->calls[i].ev].name, dur, g->calls[i].count)
+				: snprintf(buf + used, len - used, "%s%s %s", used ? ", " : "", pw_events[g->calls[i].ev].name,
+					   dur);
+		if (w > 0)
+			used += (size_t)w;
+	}
+	if (g->other_calls_ns && used < len) {
+		char dur[32];
+		pw_format_duration(dur, sizeof dur, g->other_calls_ns);
+		int w = snprintf(buf + used, len - used, "%sother calls %s", used ? ", " : "", dur);
+		if (w > 0)
+			used += (size_t)w;
+	}
+	if (used < len) {
+		char dur[32];
+		pw_format_duration(dur, sizeof dur, g->running_ns);
+		snprintf(buf + used, len - used, "%srunning (no recorded call) %s", used ? ", " : "", dur);
+	}
+}
+
+static int print_gaps(FILE *f, const struct pw_rank_report *r, const struct pw_act_report *a)
+{
+	if (!a->ngaps)
+		return 0;
+	static const char *const headers[] = {"GPU", "Start", "Idle", "Thread", "Cause", "The launching thread in the gap",
+					      "Ended by"};
+	struct pw_table t = {.ncols = 7, .headers = headers, .align = "rrrrlll"};
+	for (size_t i = 0; i < a->ngaps; i++) {
+		const struct pw_act_gap *g = &a->gaps[i];
+		char start[40], idle[32], calls[512], next[PW_CELL_MAX];
+		if (pw_table_add_row(&t)) {
+			pw_table_free(&t);
+			return -1;
+		}
+		if (g->start_ns >= r->start_ns) {
+			pw_format_duration(start + 1, sizeof start - 1, g->start_ns - r->start_ns);
+			start[0] = '+';
+		} else {
+			snprintf(start, sizeof start, "-");
+		}
+		pw_format_duration(idle, sizeof idle, g->duration_ns);
+		if (g->tid)
+			format_gap_calls(calls, sizeof calls, g);
+		else
+			snprintf(calls, sizeof calls, "(not linked to a thread)");
+		pw_table_set(&t, 0, "%d", g->device);
+		pw_table_set(&t, 1, "%s", start);
+		pw_table_set(&t, 2, "%s", idle);
+		if (g->tid)
+			pw_table_set(&t, 3, "%" PRIu32, g->tid);
+		else
+			pw_table_set(&t, 3, "-");
+		if (g->cls == PW_GAP_SYNC && g->sync_ev)
+			pw_table_set(&t, 4, "sync (%s)", pw_events[g->sync_ev].name);
+		else
+			pw_table_set(&t, 4, "%s", pw_gap_class_name(g->cls));
+		pw_table_set(&t, 5, "%s", calls);
+		pw_table_set(&t, 6, "%s", kernel_cell(next, sizeof next, g->next, GAP_NEXT_WIDTH));
+	}
+	fprintf(f, "Largest idle gaps (the %d longest per GPU; Start from the rank's start; the launching thread enqueued\n"
+		   "the work that ended the gap, and its recorded calls inside the gap are listed with their time)\n",
+		PW_ACT_TOP_GAPS);
+	pw_table_print(f, &t);
+	fputc('\n', f);
+	pw_table_free(&t);
+	return 0;
+}
+
+static void set_time_cells(struct pw_table *t, size_t col, uint64_t count, uint64_t total, uint64_t min, uint64_t max,
+			   uint64_t device_total)
+{
+	char c[4][32];
+	pw_format_duration(c[0], sizeof c[0], total);
+	pw_format_mean(c[1], sizeof c[1], total, count);
+	pw_format_duration(c[2], sizeof c[2], min);
+	pw_format_duration(c[3], sizeof c[3], max);
+	pw_table_set(t, col, "%" PRIu64, count);
+	pw_table_set(t, col + 1, "%s", c[0]);
+	if (device_total)
+		pw_table_set(t, col + 2, "%.1f", (double)total * 100.0 / (double)device_total);
+	else
+		pw_table_set(t, col + 2, "-");
+	pw_table_set(t, col + 3, "%s", c[1]);
+	pw_table_set(t, col + 4, "%s", c[2]);
+	pw_table_set(t, col + 5, "%s", c[3]);
+}
+
+/* Like PyTorch's key_averages: per device, kernels by total GPU time. */
+static int print_act_kernels(FILE *f, const struct pw_act_report *a)
+{
+	static const char *const headers[] = {"Name", "Stream", "Calls", "Total", "%GPU", "Avg", "Min", "Max"};
+	for (size_t di = 0; di < a->ndevices; di++) {
+		const struct pw_act_device *d = &a->devices[di];
+		if (!d->kernels)
+			continue;
+		struct pw_table t = {.ncols = 8, .headers = headers, .align = "lrrrrrrr"};
+		size_t rows = 0, more = 0;
+		for (size_t i = 0; i < a->nkernel_rows; i++) {
+			const struct pw_act_kernel_row *k = &a->kernel_rows[i];
+			if (k->device != d->id)
+				continue;
+			if (rows == KERNEL_ROWS) {
+				more++;
+				continue;
+			}
+			char name[PW_CELL_MAX];
+			if (pw_table_add_row(&t)) {
+				pw_table_free(&t);
+				return -1;
+			}
+			rows++;
+			pw_table_set(&t, 0, "%s", kernel_cell(name, sizeof name, k->name, KERNEL_NAME_WIDTH));
+			pw_table_set(&t, 1, "%" PRIu32, k->stream);
+			set_time_cells(&t, 2, k->count, k->total_ns, k->min_ns, k->max_ns, d->kernel_ns);
+		}
+		const struct pw_act_time_stat *o = &d->kernel_other;
+		if (o->count) {
+			if (pw_table_add_row(&t)) {
+				pw_table_free(&t);
+				return -1;
+			}
+			pw_table_set(&t, 0, "(other kernels)");
+			pw_table_set(&t, 1, "-");
+			set_time_cells(&t, 2, o->count, o->total_ns, o->min_ns, o->max_ns, d->kernel_ns);
+		}
+		char total[32];
+		pw_format_duration(total, sizeof total, d->kernel_ns);
+		fprintf(f, "GPU kernels on GPU %d (%" PRIu64 " kernels, %s; %%GPU: share of the GPU's kernel time; names "
+			   "demangled and shortened, whole in the JSON report)\n",
+			d->id, d->kernels, total);
+		pw_table_print(f, &t);
+		if (more)
+			fprintf(f, "... %zu more kernels (all are in the JSON report)\n", more);
+		if (o->count)
+			fprintf(f, "(other kernels): kernels past the first %d (name, GPU, stream) rows\n",
+				PW_ACT_MAX_KERNEL_ROWS);
+		fputc('\n', f);
+		pw_table_free(&t);
+	}
+	return 0;
+}
+
+static int print_act_copies(FILE *f, const struct pw_act_report *a)
+{
+	if (!a->ncopy_rows && !a->copy_other.count)
+		return 0;
+	static const char *const headers[] = {"GPU", "Kind", "Source", "Destination", "Count", "Bytes", "GPU time", "GB/s"};
+	struct pw_table t = {.ncols = 8, .headers = headers, .align = "rlllrrrr"};
+	for (size_t i = 0; i <= a->ncopy_rows; i++) {
+		int other = i == a->ncopy_rows;
+		if (other && !a->copy_other.count)
+			break;
+		const struct pw_act_copy_row *c = other ? NULL : &a->copy_rows[i];
+		char bytes[32], dur[32], rate[32];
+		uint64_t b = other ? a->copy_other_bytes : c->bytes, ns = other ? a->copy_other.total_ns : c->total_ns;
+		if (pw_table_add_row(&t)) {
+			pw_table_free(&t);
+			return -1;
+		}
+		pw_format_bytes(bytes, sizeof bytes, b);
+		pw_format_duration(dur, sizeof dur, ns);
+		pw_format_gbps(rate, sizeof rate, (double)b, ns);
+		if (other) {
+			pw_table_set(&t, 0, "-");
+			pw_table_set(&t, 1, "(other)");
+			pw_table_set(&t, 2, "-");
+			pw_table_set(&t, 3, "-");
+		} else {
+			pw_table_set(&t, 0, "%d", c->device);
+			pw_table_set(&t, 1, "%s", c->memset ? "memset" : pw_copy_dir_name(c->dir));
+			pw_table_set(&t, 2, "%s", c->memset ? "-" : pw_act_mem_name(c->src));
+			pw_table_set(&t, 3, "%s", pw_act_mem_name(c->dst));
+		}
+		pw_table_set(&t, 4, "%" PRIu64, other ? a->copy_other.count : c->count);
+		pw_table_set(&t, 5, "%s", bytes);
+		pw_table_set(&t, 6, "%s", dur);
+		pw_table_set(&t, 7, "%s", rate);
+	}
+	fputs("GPU copies and memsets (GPU time; GB/s over it; pageable host memory is staged and slow)\n", f);
+	pw_table_print(f, &t);
+	fputc('\n', f);
+	pw_table_free(&t);
+	return 0;
+}
+
+static int call_time_row(struct pw_table *t, const char *name, const struct pw_act_call_time *c)
+{
+	char k[32], cp[32];
+	if (!c->kernels && !c->copies)
+		return 0;
+	if (pw_table_add_row(t))
+		return -1;
+	pw_format_duration(k, sizeof k, c->kernel_ns);
+	pw_format_duration(cp, sizeof cp, c->copy_ns);
+	pw_table_set(t, 0, "%s", name);
+	pw_table_set(t, 1, "%" PRIu64, c->kernels);
+	pw_table_set(t, 2, "%s", k);
+	pw_table_set(t, 3, "%" PRIu64, c->copies);
+	pw_table_set(t, 4, "%s", cp);
+	return 0;
+}
+
+static int by_call_gpu_time(const void *x, const void *y, void *ctx)
+{
+	const struct pw_act_call_time *t = ctx;
+	int a = *(const int *)x, b = *(const int *)y;
+	uint64_t ta = pw_sat_add(t[a].kernel_ns, t[a].copy_ns), tb = pw_sat_add(t[b].kernel_ns, t[b].copy_ns);
+	if (ta != tb)
+		return ta > tb ? -1 : 1;
+	return a - b;
+}
+
+static int print_time_by_call(FILE *f, const struct pw_act_report *a)
+{
+	static const char *const headers[] = {"Call", "Kernels", "Kernel time", "Copies", "Copy time"};
+	struct pw_table t = {.ncols = 5, .headers = headers, .align = "lrrrr"};
+	int ids[PW_EV_COUNT];
+	size_t n = 0;
+	for (int ev = 0; ev < PW_EV_COUNT; ev++)
+		if (a->by_call[ev].kernels || a->by_call[ev].copies)
+			ids[n++] = ev;
+	qsort_r(ids, n, sizeof ids[0], by_call_gpu_time, (void *)a->by_call);
+	int rc = 0;
+	for (size_t i = 0; i < n && !rc; i++)
+		rc = call_time_row(&t, pw_events[ids[i]].name, &a->by_call[ids[i]]);
+	if (!rc)
+		rc = call_time_row(&t, "(CUDA calls not wrapped)", &a->by_api_only);
+	if (!rc)
+		rc = call_time_row(&t, "(not linked to a call)", &a->unlinked);
+	if (!rc && t.nrows) {
+		fputs("GPU time by call (the GPU work each call enqueued, linked through CUPTI's correlation ids; not\n"
+		      "wrapped: runtime or driver calls only CUPTI saw, such as the launches inside libraries)\n",
+		      f);
+		pw_table_print(f, &t);
+		fputc('\n', f);
+	}
+	pw_table_free(&t);
+	return rc;
+}
+
+static void print_recording(FILE *f, const struct pw_act_report *a)
+{
+	char why[128];
+	fputs("GPU activity recording\n", f);
+	if (!pw_act_recorded(a)) {
+		pw_act_why_missing(why, sizeof why, a);
+		fprintf(f, "  Not recorded: %s. The GPU figures above are CPU times in the calls.\n", why);
+	}
+	if (a->state) {
+		char path[512];
+		snprintf(path, sizeof path, "%s", a->cupti_path ? a->cupti_path : "-");
+		pw_make_printable(path);
+		fprintf(f, "  Status: %s", pw_act_state_name(a->state));
+		if (a->state == PW_ACT_FAILED)
+			fprintf(f, " (CUptiResult %lld)", (long long)a->error_code);
+		if (a->cupti_version)
+			fprintf(f, ", CUPTI API version %" PRIu64, a->cupti_version);
+		if (a->clock)
+			fprintf(f, ", timestamps %s", a->clock == PW_ACT_CLOCK_CALLBACK ? "from profwrap's clock"
+											: "shifted from CUPTI's clock");
+		fprintf(f, "; libcupti: %s\n", path);
+	}
+	if (a->records) {
+		fprintf(f,
+			"  Records: %" PRIu64 "; %" PRIu64 " kernels (%" PRIu64 " linked to wrapped calls, %" PRIu64
+			" to CUDA API records only, %" PRIu64 " unlinked), %" PRIu64 " copies, %" PRIu64 " memsets\n",
+			a->records, a->kernels, a->kernels_linked, a->kernels_linked_api, a->kernels_unlinked, a->memcpys,
+			a->memsets);
+		char ov[32];
+		pw_format_duration(ov, sizeof ov, a->overhead_ns);
+		fprintf(f, "  Lost: %" PRIu64 " records dropped by CUPTI (%" PRIu64 " of them in buffers refused for want of a "
+			   "free one); CUPTI overhead %s\n",
+			a->dropped, a->buffers_refused, ov);
+	}
+	if (a->dropped)
+		fprintf(f, "WARNING: CUPTI dropped %" PRIu64 " activity records: GPU busy time and kernel counts are low.\n",
+			a->dropped);
+	if (a->bad_records)
+		fprintf(f, "WARNING: %" PRIu64 " GPU activity records without usable times or device were left out.\n",
+			a->bad_records);
+	fputc('\n', f);
+}
+
+int pw_act_write_text(FILE *f, const struct pw_rank_report *r)
+{
+	const struct pw_act_report *a = r->act;
+	if (!a)
+		return 0;
+	if (pw_act_recorded(a)) {
+		print_utilisation(f, a);
+		if (print_gaps(f, r, a) || print_act_kernels(f, a) || print_act_copies(f, a) || print_time_by_call(f, a))
+			return -1;
+	}
+	print_recording(f, a);
+	return 0;
+}
+
+/* ---- GPU activity: JSON ---- */
+
+static void json_call_time(struct pw_json *j, const char *name, const struct pw_act_call_time *c)
+{
+	pw_json_begin_object(j);
+	pw_json_kv_string(j, "call", name);
+	pw_json_kv_uint(j, "kernels", c->kernels);
+	pw_json_kv_uint(j, "kernel_ns", c->kernel_ns);
+	pw_json_kv_uint(j, "copies", c->copies);
+	pw_json_kv_uint(j, "copy_ns", c->copy_ns);
+	pw_json_end_object(j);
+}
+
+void pw_act_write_json(struct pw_json *j, const struct pw_rank_report *r)
+{
+	static const struct pw_act_report none;
+	const struct pw_act_report *a = r->act ? r->act : &none;
+
+	pw_json_key(j, "gpu_activity");
+	pw_json_begin_object(j);
+	pw_json_kv_string(j, "status", pw_act_state_name(a->state));
+	pw_json_key(j, "cupti_version");
+	if (a->cupti_version)
+		pw_json_uint(j, a->cupti_version);
+	else
+		pw_json_null(j);
+	pw_json_kv_string(j, "clock", a->clock == PW_ACT_CLOCK_CALLBACK ? "callback"
+				      : a->clock == PW_ACT_CLOCK_OFFSET ? "offset"
+									 : NULL);
+	pw_json_kv_string(j, "cupti_path", a->cupti_path);
+	pw_json_kv_int(j, "error_code", a->error_code);
+	pw_json_key(j, "recorded");
+	pw_json_bool(j, pw_act_recorded(a));
+	char why[128] = "";
+	if (!pw_act_recorded(a))
+		pw_act_why_missing(why, sizeof why, a);
+	pw_json_kv_string(j, "not_recorded_why", pw_act_recorded(a) ? NULL : why);
+	pw_json_kv_uint(j, "records", a->records);
+	pw_json_kv_uint(j, "dropped", a->dropped);
+	pw_json_kv_uint(j, "buffers_refused", a->buffers_refused);
+	pw_json_kv_uint(j, "bad_records", a->bad_records);
+	pw_json_kv_uint(j, "overhead_ns", a->overhead_ns);
+	pw_json_kv_uint(j, "kernels", a->kernels);
+	pw_json_kv_uint(j, "kernels_linked", a->kernels_linked);
+	pw_json_kv_uint(j, "kernels_linked_api", a->kernels_linked_api);
+	pw_json_kv_uint(j, "kernels_unlinked", a->kernels_unlinked);
+	pw_json_kv_uint(j, "memcpys", a->memcpys);
+	pw_json_kv_uint(j, "memsets", a->memsets);
+	pw_json_kv_uint(j, "kernel_median_ns", a->kernel_median_ns);
+	pw_json_kv_uint(j, "devices_other", a->devices_other);
+	pw_json_end_object(j);
+
+	pw_json_key(j, "gpus");
+	pw_json_begin_array(j);
+	for (size_t i = 0; i < a->ndevices; i++) {
+		const struct pw_act_device *d = &a->devices[i];
+		pw_json_begin_object(j);
+		pw_json_kv_int(j, "device", d->id);
+		pw_json_kv_string(j, "name", d->name);
+		pw_json_kv_uint(j, "sms", d->sms);
+		pw_json_kv_uint(j, "memory_bytes", d->memory_bytes);
+		pw_json_kv_uint(j, "bandwidth_kbps", d->bandwidth_kbps);
+		pw_json_kv_uint(j, "span_ns", d->span_ns);
+		pw_json_kv_uint(j, "busy_ns", d->busy_ns);
+		pw_json_kv_uint(j, "idle_ns", d->idle_ns);
+		pw_json_kv_uint(j, "kernel_ns", d->kernel_ns);
+		pw_json_kv_uint(j, "memcpy_ns", d->memcpy_ns);
+		pw_json_kv_uint(j, "memset_ns", d->memset_ns);
+		pw_json_kv_uint(j, "kernels", d->kernels);
+		pw_json_kv_uint(j, "memcpys", d->memcpys);
+		pw_json_kv_uint(j, "memsets", d->memsets);
+		pw_json_kv_uint(j, "idle_gaps", d->gaps);
+		pw_json_kv_uint(j, "longest_idle_ns", d->longest_gap_ns);
+		pw_json_kv_uint(j, "first_ns", d->first_ns);
+		pw_json_kv_uint(j, "last_ns", d->last_ns);
+		pw_json_kv_uint(j, "launches", d->launches);
+		pw_json_kv_uint(j, "launch_latency_mean_ns", d->latency_mean_ns);
+		pw_json_kv_uint(j, "launch_latency_p50_ns", d->latency_p50_ns);
+		pw_json_kv_uint(j, "launch_latency_p95_ns", d->latency_p95_ns);
+		pw_json_kv_uint(j, "launch_latency_max_ns", d->latency_max_ns);
+		pw_json_kv_double(j, "queue_depth_mean", d->queue_mean, 3);
+		pw_json_kv_uint(j, "queue_depth_max", d->queue_max);
+		pw_json_key(j, "idle_by_cause");
+		pw_json_begin_object(j);
+		for (int c = 0; c < PW_GAP_CLASSES; c++)
+			pw_json_kv_uint(j, pw_gap_class_name((enum pw_gap_class)c), d->idle_by_class[c]);
+		pw_json_end_object(j);
+		pw_json_end_object(j);
+	}
+	pw_json_end_array(j);
+
+	pw_json_key(j, "kernels");
+	pw_json_begin_array(j);
+	for (size_t i = 0; i < a->nkernel_rows; i++) {
+		const struct pw_act_kernel_row *k = &a->kernel_rows[i];
+		pw_json_begin_object(j);
+		pw_json_kv_string(j, "name", k->name);
+		pw_json_kv_int(j, "device", k->device);
+		pw_json_kv_uint(j, "stream", k->stream);
+		pw_json_kv_uint(j, "count", k->count);
+		pw_json_kv_uint(j, "total_ns", k->total_ns);
+		pw_json_kv_uint(j, "min_ns", k->min_ns);
+		pw_json_kv_uint(j, "max_ns", k->max_ns);
+		pw_json_kv_uint(j, "mean_ns", k->count ? k->total_ns / k->count : 0);
+		pw_json_end_object(j);
+	}
+	pw_json_end_array(j);
+	/* kernels past the row bound, per device (existing key kernels_other is the launches' bound) */
+	pw_json_key(j, "gpu_kernels_other");
+	pw_json_begin_array(j);
+	for (size_t i = 0; i < a->ndevices; i++) {
+		const struct pw_act_time_stat *o = &a->devices[i].kernel_other;
+		if (!o->count)
+			continue;
+		pw_json_begin_object(j);
+		pw_json_kv_int(j, "device", a->devices[i].id);
+		pw_json_kv_uint(j, "count", o->count);
+		pw_json_kv_uint(j, "total_ns", o->total_ns);
+		pw_json_kv_uint(j, "min_ns", o->min_ns);
+		pw_json_kv_uint(j, "max_ns", o->max_ns);
+		pw_json_end_object(j);
+	}
+	pw_json_end_array(j);
+
+	for (int memset = 0; memset <= 1; memset++) {
+		pw_json_key(j, memset ? "gpu_memset" : "gpu_memcpy");
+		pw_json_begin_array(j);
+		for (size_t i = 0; i < a->ncopy_rows; i++) {
+			const struct pw_act_copy_row *c = &a->copy_rows[i];
+			if (c->memset != memset)
+				continue;
+			pw_json_begin_object(j);
+			pw_json_kv_int(j, "device", c->device);
+			if (!memset) {
+				pw_json_kv_string(j, "dir", pw_copy_dir_name(c->dir));
+				pw_json_kv_string(j, "src", pw_act_mem_name(c->src));
+			}
+			pw_json_kv_string(j, "dst", pw_act_mem_name(c->dst));
+			pw_json_kv_uint(j, "count", c->count);
+			pw_json_kv_uint(j, "bytes", c->bytes);
+			pw_json_kv_uint(j, "total_ns", c->total_ns);
+			pw_json_kv_double(j, "gbps", gbps((double)c->bytes, c->total_ns), 3);
+			pw_json_end_object(j);
+		}
+		pw_json_end_array(j);
+	}
+	pw_json_key(j, "gpu_copies_other");
+	pw_json_begin_object(j);
+	pw_json_kv_uint(j, "count", a->copy_other.count);
+	pw_json_kv_uint(j, "bytes", a->copy_other_bytes);
+	pw_json_kv_uint(j, "total_ns", a->copy_other.total_ns);
+	pw_json_end_object(j);
+
+	pw_json_key(j, "gpu_gaps");
+	pw_json_begin_array(j);
+	for (size_t i = 0; i < a->ngaps; i++) {
+		const struct pw_act_gap *g = &a->gaps[i];
+		pw_json_begin_object(j);
+		pw_json_kv_int(j, "device", g->device);
+		pw_json_kv_uint(j, "start_ns", g->start_ns);
+		pw_json_kv_uint(j, "duration_ns", g->duration_ns);
+		pw_json_kv_int(j, "pid", g->pid);
+		pw_json_key(j, "thread");
+		if (g->tid)
+			pw_json_uint(j, g->tid);
+		else
+			pw_json_null(j);
+		pw_json_kv_string(j, "class", pw_gap_class_name(g->cls));
+		pw_json_kv_string(j, "sync_call", g->sync_ev ? pw_events[g->sync_ev].name : NULL);
+		pw_json_kv_string(j, "ended_by", g->next);
+		pw_json_key(j, "cpu");
+		pw_json_begin_array(j);
+		for (size_t k = 0; k < g->ncalls; k++) {
+			pw_json_begin_object(j);
+			pw_json_kv_string(j, "call", pw_events[g->calls[k].ev].name);
+			pw_json_kv_uint(j, "ns", g->calls[k].ns);
+			pw_json_kv_uint(j, "count", g->calls[k].count);
+			pw_json_end_object(j);
+		}
+		pw_json_end_array(j);
+		pw_json_kv_uint(j, "other_calls_ns", g->other_calls_ns);
+		pw_json_kv_uint(j, "running_ns", g->running_ns);
+		pw_json_end_object(j);
+	}
+	pw_json_end_array(j);
+
+	pw_json_key(j, "gpu_idle_causes");
+	pw_json_begin_array(j);
+	for (int c = 0; c < PW_GAP_CLASSES && a->gaps_total; c++) {
+		const struct pw_act_class *k = &a->classes[c];
+		pw_json_begin_object(j);
+		pw_json_kv_string(j, "class", pw_gap_class_name((enum pw_gap_class)c));
+		pw_json_kv_uint(j, "gaps", k->gaps);
+		pw_json_kv_uint(j, "idle_ns", k->idle_ns);
+		pw_json_kv_double(j, "share", r->wall_ns ? (double)k->idle_ns / (double)r->wall_ns : NAN, 4);
+		pw_json_key(j, "calls");
+		pw_json_begin_array(j);
+		for (int ev = 0; ev < PW_EV_COUNT; ev++) {
+			if (!k->call_ns[ev])
+				continue;
+			pw_json_begin_object(j);
+			pw_json_kv_string(j, "call", pw_events[ev].name);
+			pw_json_kv_uint(j, "ns", k->call_ns[ev]);
+			pw_json_kv_uint(j, "count", k->call_count[ev]);
+			pw_json_end_object(j);
+		}
+		pw_json_end_array(j);
+		if (c == PW_GAP_SYNC) {
+			pw_json_key(j, "after");
+			pw_json_begin_array(j);
+			for (int ev = 0; ev < PW_EV_COUNT; ev++) {
+				if (!k->sync_gaps[ev])
+					continue;
+				pw_json_begin_object(j);
+				pw_json_kv_string(j, "call", pw_events[ev].name);
+				pw_json_kv_uint(j, "gaps", k->sync_gaps[ev]);
+				pw_json_kv_uint(j, "idle_ns", k->sync_ns[ev]);
+				pw_json_end_object(j);
+			}
+			pw_json_end_array(j);
+		}
+		pw_json_end_object(j);
+	}
+	pw_json_end_array(j);
+
+	pw_json_key(j, "gpu_time_by_call");
+	pw_json_begin_array(j);
+	for (int ev = 0; ev < PW_EV_COUNT; ev++)
+		if (a->by_call[ev].kernels || a->by_call[ev].copies)
+			json_call_time(j, pw_events[ev].name, &a->by_call[ev]);
+	if (a->by_api_only.kernels || a->by_api_only.copies)
+		json_call_time(j, "(not wrapped)", &a->by_api_only);
+	if (a->unlinked.kernels || a->unlinked.copies)
+		json_call_time(j, "(unlinked)", &a->unlinked);
 	pw_json_end_array(j);
 }

@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "analysis.h"
+#include "findings.h"
 #include "gpu_analysis.h"
 #include "json.h"
 #include "report_format.h"
@@ -126,6 +127,20 @@ int pw_write_rank_json(const struct pw_analysis *a, const struct pw_rank_report 
 	write_files(&j, r);
 	write_libraries(&j, r);
 	pw_gpu_write_json(&j, r); /* memcpy, memset, allocations, gemms, collectives, kernels_launched, ... */
+	pw_act_write_json(&j, r); /* gpu_activity, gpus, kernels, gpu_memcpy, gpu_gaps, gpu_time_by_call, ... */
+
+	pw_json_key(&j, "findings");
+	pw_json_begin_array(&j);
+	for (size_t i = 0; i < r->nfindings; i++) {
+		const struct pw_finding *x = &r->findings[i];
+		pw_json_begin_object(&j);
+		pw_json_kv_string(&j, "id", x->id);
+		pw_json_kv_double(&j, "share", x->share, 4);
+		pw_json_kv_string(&j, "evidence", x->evidence);
+		pw_json_kv_string(&j, "advice", x->advice);
+		pw_json_end_object(&j);
+	}
+	pw_json_end_array(&j);
 
 	pw_json_key(&j, "coverage");
 	pw_json_begin_object(&j);

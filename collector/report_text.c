@@ -8,6 +8,8 @@
 #include <time.h>
 
 #include "analysis.h"
+#include "findings.h"
+#include "gpu_activity.h"
 #include "report_format.h"
 
 #define TEXT_WIDTH 60 /* argv and paths are cut to this many characters */
@@ -70,6 +72,35 @@ static void print_header(FILE *f, const struct pw_analysis *a, const struct pw_r
 	snprintf(buf, sizeof buf, "%" PRIu64 " (strings dropped: %" PRIu64 ", records refused: %" PRIu64 ")",
 		 r->dropped, r->strings_dropped, r->skipped);
 	print_field(f, "Dropped:", buf);
+	fputc('\n', f);
+}
+
+#define WRAP_WIDTH 110 /* findings are wrapped to this many characters */
+
+/* "What to fix first": the findings, largest share first, each with its evidence and advice. */
+static void print_findings(FILE *f, const struct pw_rank_report *r)
+{
+	char why[128], buf[2048];
+	fputs("What to fix first\n", f);
+	if (!r->nfindings) {
+		if (r->act || r->gpu)
+			fputs("  Nothing stands out: no rule fired (GPU idle causes, copies, collectives).\n", f);
+		else
+			fputs("  Nothing stands out (the rules are about GPU work, and this rank made no GPU call).\n", f);
+	}
+	for (size_t i = 0; i < r->nfindings; i++) {
+		const struct pw_finding *x = &r->findings[i];
+		char head[96];
+		snprintf(head, sizeof head, "  %zu. %s, %.1f%% of wall time: ", i + 1, x->id, x->share * 100.0);
+		snprintf(buf, sizeof buf, "%s", x->evidence ? x->evidence : "");
+		pw_make_printable(buf);
+		pw_print_wrapped(f, head, "     ", buf, WRAP_WIDTH);
+		pw_print_wrapped(f, "     Fix: ", "     ", x->advice, WRAP_WIDTH);
+	}
+	if ((r->act || r->gpu) && !pw_act_recorded(r->act)) {
+		pw_act_why_missing(why, sizeof why, r->act);
+		fprintf(f, "  GPU activity was not recorded (%s): only the rules on GPU calls were evaluated.\n", why);
+	}
 	fputc('\n', f);
 }
 
@@ -421,7 +452,9 @@ int pw_write_rank_text(const struct pw_analysis *a, const struct pw_rank_report 
 	if (!f)
 		return -1;
 	print_header(f, a, r);
-	if (print_processes(f, r) || print_calls(f, r) || pw_gpu_write_text(f, r) || print_files(f, r) ||
+	print_findings(f, r);
+	if (print_processes(f, r) || print_calls(f, r) || pw_act_write_text(f, r) || pw_gpu_write_text(f, r) ||
+	    print_files(f, r) ||
 	    print_waits(f, r) || print_libraries(f, r)) {
 		return pw_report_abandon(f, path, "out of memory", err, errlen);
 	}

@@ -1,0 +1,547 @@
+#define _GNU_SOURCE
+/* Unit tests for "What to fix first" (collector/findings.c): for each rule, a raw trace built to trigger it
+ * exactly at its threshold, and one just below (or missing one condition) that must not; the ranking; the
+ * rules evaluated without GPU activity; the findings in rank<R>.txt and rank<R>.json. Every rank here lasts
+ * 10 ms (WALL), so a share of 5 % is 500 us. */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "../../collector/analysis.h"
+#include "../../collector/findings.h"
+#include "../../collector/gpu_activity.h"
+#include "../../collector/rawfile.h"
+#include "json_reader.h"
+#include "out_fixture.h"
+#include "raw_writer.h"
+
+#define T 100
+#define CUPTI 999
+#define KNAME 16
+#define NCCL_NAME 24
+#define DEV_NAME 32
+#define START 1000
+#define WALL 10000000ull
+#define NREC(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ---- the output directory ---- */
+
+static int pwt_open(const struct fx *fx, int pid)
+{
+	char path[256];
+	snprintf(path, sizeof path, "%s/0-%d.pwt", fx->raw, pid);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(pw_raw_write_header(fd), 0);
+	struct pw_raw_proc p = {0};
+	p.pid = pid;
+	p.ppid = 1;
+	p.world_size = 1;
+	p.clock_kind = PW_CLOCK_MONOTONIC;
+	p.domain_mask = 0x7ff;
+	p.clock0.ticks = START;
+	p.clock0.ns = START;
+	put_proc(fd, p, "train", 5, "/bin/train", "node0");
+	put_clock(fd, START, START);
+	put_string(fd, KNAME, "_Z10fwd_kernelPfS_i");
+	put_string(fd, NCCL_NAME, "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
+	put_string(fd, DEV_NAME, "NVIDIA Test GPU");
+	return fd;
+}
+
+static void pwt_end(int fd)
+{
+	struct pw_raw_end e = {0};
+	e.how = PW_END_EXITED;
+	e.end_ticks = START + WALL;
+	put_end(fd, &e);
+	close(fd);
+}
+
+static const struct pw_rank_report *analyze_ok(struct fx *fx)
+{
+	char err[512] = "";
+	if (pw_analyze(fx->dir, &fx->an, err, sizeof err) != 0)
+		fail_msg("pw_analyze failed: %s", err);
+	assert_int_equal(fx->an.nranks, 1);
+	assert_int_equal(fx->an.ranks[0].wall_ns, WALL);
+	return &fx->an.ranks[0];
+}
+
+static const struct pw_finding *find(const struct pw_rank_report *r, const char *id)
+{
+	for (size_t i = 0; i < r->nfindings; i++)
+		if (strcmp(r->findings[i].id, id) == 0)
+			return &r->findings[i];
+	return NULL;
+}
+
+static void expect_only(const struct pw_rank_report *r, const char *id, double share)
+{
+	if (!id) {
+		if (r->nfindings)
+			fail_msg("unexpected finding %s (%.6f): %s", r->findings[0].id, r->findings[0].share,
+				 r->findings[0].evidence);
+		return;
+	}
+	if (r->nfindings != 1 || strcmp(r->findings[0].id, id) != 0)
+		fail_msg("expected only %s, got %zu findings, first %s", id, r->nfindings,
+			 r->nfindings ? r->findings[0].id : "-");
+	assert_true(fabs(r->findings[0].share - share) < 1e-12);
+	assert_non_null(r->findings[0].evidence);
+	assert_true(strlen(r->findings[0].advice) > 20);
+}
+
+static void expect_evidence(const struct pw_finding *f, const char *part)
+{
+	assert_non_null(f);
+	if (!strstr(f->evidence, part))
+		fail_msg("%s evidence lacks \"%s\": %s", f->id, part, f->evidence);
+}
+
+static char *slurp(const struct fx *fx, const char *name)
+{
+	char path[256];
+	snprintf(path, sizeof path, "%s/%s", fx->dir, name);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		fail_msg("%s was not written: %s", path, strerror(errno));
+	char *buf = calloc(1, 1 << 20);
+	assert_non_null(buf);
+	size_t n = fread(buf, 1, (1 << 20) - 1, f);
+	buf[n] = 0;
+	fclose(f);
+	return buf;
+}
+
+/* ---- records ---- */
+
+static struct pw_rec_api call(uint16_t ev, uint64_t t0, uint64_t t1, uint64_t ext)
+{
+	struct pw_rec_api r = mkapi(ev, T, t0, t1, 0, 0, 0, 0);
+	r.corr = ext;
+	return r;
+}
+
+static struct pw_rec_gpu kern(uint32_t corr, uint64_t t0, uint64_t t1, uint64_t name)
+{
+	return mkact(PW_EV_GPU_KERNEL, CUPTI, t0, t1, 0, 7, corr, 0, name);
+}
+
+static struct pw_rec_gpu extcorr(uint32_t corr, uint64_t ext)
+{
+	return mkact(PW_EV_GPU_EXTCORR, CUPTI, 0, 0, -1, 0, corr, ext, 1);
+}
+
+static struct pw_rec_gpu gcopy(uint32_t corr, uint64_t t0, uint64_t t1, uint64_t bytes, unsigned src, unsigned dst)
+{
+	return mkact(PW_EV_GPU_MEMCPY, CUPTI, t0, t1, 0, 7, corr, bytes, PW_COPY_HTOD | src << 8 | dst << 16);
+}
+
+/* Kernel i launched by T through a wrapped cudaLaunchKernel [launch, launch + 1000) and running [t0, t1). */
+struct run {
+	int fd;
+	struct pw_rec_api calls[64];
+	struct pw_rec_gpu act[128];
+	struct pw_rec_call cpu[16];
+	size_t ncalls, nact, ncpu;
+	uint32_t next;
+};
+
+static void launched(struct run *r, uint64_t launch, uint64_t t0, uint64_t t1, uint64_t name)
+{
+	uint32_t id = ++r->next;
+	assert_true(r->ncalls < NREC(r->calls) && r->nact + 2 <= NREC(r->act));
+	r->calls[r->ncalls++] = call(PW_EV_CUDA_LAUNCH_KERNEL, launch, launch + 1000, id);
+	r->act[r->nact++] = extcorr(id, id);
+	r->act[r->nact++] = kern(id, t0, t1, name);
+}
+
+static void cpu_call(struct run *r, uint16_t ev, uint64_t t0, uint64_t t1)
+{
+	assert_true(r->ncpu < NREC(r->cpu));
+	r->cpu[r->ncpu++] = mkrec(ev, T, t0, t1, 0, 3, 0, 0);
+}
+
+static void run_end(struct run *r)
+{
+	put_api_records(r->fd, r->calls, r->ncalls);
+	put_records(r->fd, r->cpu, r->ncpu);
+	put_act_records(r->fd, r->act, r->nact); /* activity last: it arrives late */
+	pwt_end(r->fd);
+}
+
+enum idle_kind { IDLE_INPUT, IDLE_SYNC, IDLE_CPU, IDLE_SLEEP };
+
+/* One gap of gap_ns on GPU 0 between two 10 us kernels, with T doing `kind` in it. */
+static void idle_case(struct fx *fx, enum idle_kind kind, uint64_t gap_ns)
+{
+	struct run r = {.fd = pwt_open(fx, 10)};
+	uint64_t g0 = 20000, g1 = g0 + gap_ns;
+	launched(&r, 2000, 10000, g0, KNAME);
+	launched(&r, g1 - 2000, g1, g1 + 10000, KNAME);
+	switch (kind) {
+	case IDLE_INPUT:
+		cpu_call(&r, PW_EV_READ, g0, g0 + gap_ns * 6 / 10);
+		break;
+	case IDLE_SLEEP:
+		cpu_call(&r, PW_EV_NANOSLEEP, g0, g0 + gap_ns * 6 / 10);
+		break;
+	case IDLE_SYNC:
+		r.calls[r.ncalls++] = call(PW_EV_CUDA_DEVICE_SYNCHRONIZE, g0 - 500, g0 + 500, 0);
+		break;
+	case IDLE_CPU:
+		break;
+	}
+	run_end(&r);
+}
+
+/* ---- idle rules ---- */
+
+static void test_input_bound(void **state)
+{
+	struct fx *fx = *state;
+	idle_case(fx, IDLE_INPUT, 500000);
+	const struct pw_rank_report *r = analyze_ok(fx);
+	expect_only(r, "input_bound", 0.05);
+	const struct pw_finding *f = find(r, "input_bound");
+	expect_evidence(f, "GPU 0 sat idle 500 us (5.0% of wall time) in 1 gap");
+	expect_evidence(f, "read 300 us");
+	assert_non_null(strstr(f->advice, "num_workers"));
+	assert_non_null(strstr(f->advice, "pin_memory=True"));
+}
+
+static void test_input_bound_below(void **state)
+{
+	struct fx *fx = *state;
+	idle_case(fx, IDLE_INPUT, 499999);
+	const struct pw_rank_report *r = analyze_ok(fx);
+	assert_int_equal(r->act->classes[PW_GAP_INPUT].gaps, 1);
+	expect_only(r, NULL, 0);
+}
+
+static void test_sync_bound(void **state)
+{
+	struct fx *fx = *state;
+	idle_case(fx, IDLE_SYNC, 500000);
+	const struct pw_rank_report *r = analyze_ok(fx);
+	expect_only(r, "sync_bound", 0.05);
+	expect_evidence(find(r, "sync_bound"), "most after cudaDeviceSynchronize (1 time, 500 us)");
+	assert_non_null(strstr(find(r, "sync_bound")->advice, ".item()"));
+}
+
+static void test_sync_bound_below(void **state)
+{
+	struct fx *fx = *state;
+	idle_case(fx, IDLE_SYNC, 499999);
+	const struct pw_rank_report *r = analyze_ok(fx);
+	assert_int_equal(r->act->classes[PW_GAP_SYNC].gaps, 1);
+	expect_only(r, NULL, 0);
+}
+
+static void test_cpu_bound(void **state)
+{
+	struct fx *fx = *state;
+	idle_case(fx, IDLE_CPU, 500000);
+	const struct pw_rank_report *r = analyze_ok(fx);
+	expect_only(r, "cpu_bound", 0.05);
+	expect_evidence(find(r, "cpu_bound"), "without recorded I/O or waits (recorded calls in them: cudaLaunchKernel");
+	assert_non_null(strstr(find(r, "cpu_bound")->advice, "py-spy"));
+}
+
+static void test_cpu_bound_below(void **state)
+{
+	struct fx *fx = *state;
+	idle_case(fx, IDLE_CPU, 499999);
+	const struct pw_rank_report *r = analyze_ok(fx);
+	assert_int_equal(r->act->classes[PW_GAP_CPU].gaps, 1);
+	expect_only(r, NULL, 0);
+}
+
+/* Sleeps have a cause but no rule. */
+static void test_sleep_no_rule(void **state)
+{
+	struct fx *fx = *state;
+	idle_case(fx, IDLE_SLEEP, 2000000);
+	const struct pw_rank_report *r = analyze_ok(fx);
+	assert_int_equal(r->act->classes[PW_GAP_SLEEP].idle_ns, 2000000);
+	expect_only(r, NULL, 0);
+}
+
+/* n gaps of gap_ns between n + 1 kernels of kernel_ns. */
+static void launch_case(struct fx *fx, int n, uint64_t gap_ns, uint64_t kernel_ns)
+{
+	struct run r = {.fd = pwt_open(fx, 10)};
+	uint64_t t = 20000;
+	for (int i = 0; i <= n; i++) {
+		launched(&r, t - 1500, t, t + kernel_ns, KNAME);
+		t += kernel_ns + gap_ns;
+	}
+	run_end(&r);
+}
+
+static void test_launch_bound(void **state)
+{
+	struct fx *fx = *state;
+	launch_case(fx, 10, 50000, 10000);
+	const struct pw_rank_report *r = analyze_ok(fx);
+	assert_int_equal(r->act->classes[PW_GAP_LAUNCH].gaps, 10);
+	expect_only(r, "launch_bound", 0.05);
+	expect_evidence(find(r, "launch_bound"), "in 10 gaps shorter than 100 us between kernels whose median duration is "
+						  "10.0 us");
+	assert_non_null(strstr(find(r, "launch_bound")->advice, "CUDA graph"));
+}
+
+static void test_launch_bound_below(void **state)
+{
+	struct fx *fx = *state;
+	launch_case(fx, 10, 49999, 10000); /* idle just under 5 % */
+	expect_only(analyze_ok(fx), NULL, 0);
+}
+
+static void test_launch_bound_long_kernels(void **state)
+{
+	struct fx *fx = *state;
+	launch_case(fx, 10, 50000, 50000); /* median kernel 50 us: not short */
+	const struct pw_rank_report *r = analyze_ok(fx);
+	assert_int_equal(r->act->kernel_median_ns, 50000);
+	assert_int_equal(r->act->classes[PW_GAP_LAUNCH].idle_ns, 500000);
+	expect_only(r, NULL, 0);
+}
+
+/* ---- copies ---- */
+
+static void pageable_case(struct fx *fx, uint64_t ns)
+{
+	struct run r = {.fd = pwt_open(fx, 10)};
+	r.act[r.nact++] = gcopy(1, 10000, 10000 + ns, 100000000, PW_ACT_MEM_PAGEABLE, PW_ACT_MEM_DEVICE);
+	r.act[r.nact++] = gcopy(2, 300000, 301000, 4000000, PW_ACT_MEM_PINNED, PW_ACT_MEM_DEVICE);
+	run_end(&r);
+}
+
+static void test_pageable_memcpy(void **state)
+{
+	struct fx *fx = *state;
+	pageable_case(fx, 200000);
+	const struct pw_rank_report *r = analyze_ok(fx);
+	expect_only(r, "pageable_memcpy", 0.02);
+	const struct pw_finding *f = find(r, "pageable_memcpy");
+	expect_evidence(f, "1 GPU copy to or from pageable host memory (100 MB) took 200 us of GPU time (2.0% of wall "
+			   "time) at 500 GB/s; the 1 pinned copies ran at 4000 GB/s");
+	assert_non_null(strstr(f->advice, "pin_memory=True"));
+}
+
+static void test_pageable_memcpy_below(void **state)
+{
+	struct fx *fx = *state;
+	pageable_case(fx, 199999);
+	expect_only(analyze_ok(fx), NULL, 0);
+}
+
+/* n successful cudaMemcpy calls of `bytes` taking cpu_ns each on the CPU, and with gpu_ns > 0, each linked to
+ * a GPU copy of gpu_ns. */
+static void small_case(struct fx *fx, int n, uint64_t bytes, uint64_t cpu_ns, uint64_t gpu_ns)
+{
+	int fd = pwt_open(fx, 10);
+	static struct pw_rec_api calls[200];
+	static struct pw_rec_gpu act[400];
+	size_t na = 0;
+	assert_true(n <= 200);
+	for (int i = 0; i < n; i++) {
+		uint64_t t = 20000 + (uint64_t)i * 20000;
+		calls[i] = mkapi(PW_EV_CUDA_MEMCPY, T, t, t + cpu_ns, 0, bytes, 0, 0);
+		calls[i].sub = PW_COPY_HTOD;
+		calls[i].corr = (uint64_t)i + 1;
+		if (gpu_ns) {
+			act[na++] = extcorr((uint32_t)i + 1, (uint64_t)i + 1);
+			act[na++] = gcopy((uint32_t)i + 1, t + 100, t + 100 + gpu_ns, bytes, PW_ACT_MEM_PINNED,
+					  PW_ACT_MEM_DEVICE);
+		}
+	}
+	put_api_records(fd, calls, (size_t)n);
+	put_act_records(fd, act, na);
+	pwt_end(fd);
+}
+
+static void test_small_memcpy_cpu(void **state)
+{
+	struct fx *fx = *state;
+	small_case(fx, 100, 65535, 5000, 0); /* no GPU activity: the rule is still evaluated */
+	const struct pw_rank_report *r = analyze_ok(fx);
+	assert_false(pw_act_recorded(r->act));
+	expect_only(r, "small_memcpy", 0.05);
+	expect_evidence(find(r, "small_memcpy"), "100 copy calls of under 64 KiB each took 500 us in the calls on the CPU "
+						 "(5.0% of wall time)");
+}
+
+static void test_small_memcpy_gpu(void **state)
+{
+	struct fx *fx = *state;
+	small_case(fx, 100, 1024, 1000, 5000); /* the GPU time decides */
+	const struct pw_rank_report *r = analyze_ok(fx);
+	assert_int_equal(r->act->small_copy_gpu_ns, 500000);
+	assert_int_equal(r->act->small_copy_cpu_ns, 100000);
+	expect_only(r, "small_memcpy", 0.05);
+	expect_evidence(find(r, "small_memcpy"), "and 500 us of GPU copy time");
+}
+
+static void test_small_memcpy_below(void **state)
+{
+	struct fx *fx = *state;
+	small_case(fx, 99, 65535, 6000, 0); /* 6 % but 99 calls */
+	expect_only(analyze_ok(fx), NULL, 0);
+}
+
+static void test_small_memcpy_below_time(void **state)
+{
+	struct fx *fx = *state;
+	small_case(fx, 100, 65535, 4999, 0);
+	expect_only(analyze_ok(fx), NULL, 0);
+}
+
+static void test_small_memcpy_not_small(void **state)
+{
+	struct fx *fx = *state;
+	small_case(fx, 100, 65536, 6000, 0); /* 64 KiB is not under 64 KiB */
+	const struct pw_rank_report *r = analyze_ok(fx);
+	expect_only(r, NULL, 0);
+}
+
+/* ---- collectives ---- */
+
+static void coll_case(struct fx *fx, uint64_t kernel_ns, int linked)
+{
+	int fd = pwt_open(fx, 10);
+	struct pw_rec_api c = call(PW_EV_NCCL_ALL_REDUCE, 5000, 6000, linked ? 1 : 0);
+	c.c.arg0 = 1000000; /* floats */
+	c.sub = 7;          /* ncclFloat32 */
+	c.a[2] = 4 | (uint64_t)1 << 32;
+	put_api_records(fd, &c, 1);
+	struct pw_rec_gpu g[] = {
+		extcorr(1, 1), kern(1, 10000, 10000 + kernel_ns, NCCL_NAME),
+		mkact(PW_EV_GPU_DEVICE, CUPTI, 0, 0, 0, 0, 0, 3000000000ull, DEV_NAME),
+	};
+	put_act_records(fd, linked ? g : g + 1, linked ? NREC(g) : NREC(g) - 1);
+	pwt_end(fd);
+}
+
+static void test_collective_bound(void **state)
+{
+	struct fx *fx = *state;
+	coll_case(fx, 2000000, 1);
+	const struct pw_rank_report *r = analyze_ok(fx);
+	expect_only(r, "collective_bound", 0.2);
+	/* 4 MB, busbw factor 2(n-1)/n = 1.5: 6 MB over 2 ms */
+	expect_evidence(find(r, "collective_bound"), "NCCL kernels ran 2.00 ms on GPU 0 (NVIDIA Test GPU) (20.0% of wall "
+						     "time) in 1 kernel; bus bandwidth 3.00 GB/s");
+	assert_non_null(strstr(find(r, "collective_bound")->advice, "NCCL_DEBUG=INFO"));
+}
+
+static void test_collective_bound_unlinked(void **state)
+{
+	struct fx *fx = *state;
+	coll_case(fx, 2000000, 0);
+	const struct pw_rank_report *r = analyze_ok(fx);
+	expect_only(r, "collective_bound", 0.2);
+	expect_evidence(find(r, "collective_bound"), "bus bandwidth unknown");
+}
+
+static void test_collective_bound_below(void **state)
+{
+	struct fx *fx = *state;
+	coll_case(fx, 1999999, 1);
+	expect_only(analyze_ok(fx), NULL, 0);
+}
+
+/* ---- ranking and reports ---- */
+
+/* Several findings, largest share first; the text's section and the JSON's keys. */
+static void test_ranking_and_reports(void **state)
+{
+	struct fx *fx = *state;
+	struct run r = {.fd = pwt_open(fx, 10)};
+	/* an input gap of 1 ms (10 %), a sync gap of 600 us (6 %), a pageable copy of 300 us (3 %) */
+	launched(&r, 2000, 10000, 20000, KNAME);
+	cpu_call(&r, PW_EV_READ, 20000, 800000);
+	launched(&r, 1010000, 1020000, 1030000, KNAME);
+	r.calls[r.ncalls++] = call(PW_EV_CUDA_STREAM_SYNCHRONIZE, 1025000, 1031000, 0);
+	launched(&r, 1620000, 1630000, 1640000, KNAME);
+	r.act[r.nact++] = gcopy(900, 1640000, 1940000, 3000000, PW_ACT_MEM_PAGEABLE, PW_ACT_MEM_DEVICE);
+	run_end(&r);
+	const struct pw_rank_report *rr = analyze_ok(fx);
+	assert_int_equal(rr->nfindings, 3);
+	assert_string_equal(rr->findings[0].id, "input_bound");
+	assert_true(fabs(rr->findings[0].share - 0.1) < 1e-12);
+	assert_string_equal(rr->findings[1].id, "sync_bound");
+	assert_true(fabs(rr->findings[1].share - 0.06) < 1e-12);
+	assert_string_equal(rr->findings[2].id, "pageable_memcpy");
+	assert_true(fabs(rr->findings[2].share - 0.03) < 1e-12);
+
+	char err[512] = "";
+	if (pw_write_reports(&fx->an, err, sizeof err) != 0)
+		fail_msg("pw_write_reports: %s", err);
+	char *t = slurp(fx, "rank0.txt");
+	const char *w = strstr(t, "What to fix first\n  1. input_bound, 10.0% of wall time: GPU 0 sat idle 1.00 ms");
+	if (!w) {
+		fprintf(stderr, "%s", t);
+		fail_msg("rank0.txt lacks the findings");
+	}
+	assert_true(w < strstr(t, "Processes ("));
+	assert_non_null(strstr(t, "  2. sync_bound, 6.0% of wall time:"));
+	assert_non_null(strstr(t, "  3. pageable_memcpy, 3.0% of wall time:"));
+	assert_non_null(strstr(t, "     Fix: Load and preprocess in background workers"));
+	assert_null(strstr(t, "Nothing stands out"));
+	free(t);
+
+	t = slurp(fx, "rank0.json");
+	struct jr *doc = jr_parse(t, strlen(t));
+	assert_non_null(doc);
+	const struct jr *fs = jr_get(doc, "findings");
+	assert_int_equal(fs->n, 3);
+	const struct jr *f = jr_at(fs, 0);
+	assert_true(jr_is(jr_get(f, "id"), "input_bound"));
+	assert_true(fabs(jr_num(jr_get(f, "share")) - 0.1) < 1e-9);
+	assert_true(jr_get(f, "evidence")->len > 20);
+	assert_true(jr_get(f, "advice")->len > 20);
+	assert_true(jr_is(jr_get(jr_at(fs, 2), "id"), "pageable_memcpy"));
+	jr_free(doc);
+	free(t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_input_bound, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_input_bound_below, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sync_bound, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sync_bound_below, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cpu_bound, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cpu_bound_below, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sleep_no_rule, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_launch_bound, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_launch_bound_below, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_launch_bound_long_kernels, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pageable_memcpy, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pageable_memcpy_below, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_small_memcpy_cpu, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_small_memcpy_gpu, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_small_memcpy_below, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_small_memcpy_below_time, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_small_memcpy_not_small, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_collective_bound, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_collective_bound_unlinked, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_collective_bound_below, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ranking_and_reports, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
