@@ -566,8 +566,10 @@ int pw_act_event(struct pw_act_report **actp, struct pw_act_file *f, const struc
 	if (!a && !(a = *actp = report_new()))
 		return -1;
 	const struct pw_rec_gpu *g = (const struct pw_rec_gpu *)e->rec;
-	a->records++;
-	switch (pw_events[ev].kind) {
+	enum pw_event_kind kind = pw_events[ev].kind;
+	if (kind != PW_K_ACT_STATUS && kind != PW_K_ACT_DROPPED) /* those two are the preload's, not CUPTI's */
+		a->records++;
+	switch (kind) {
 	case PW_K_ACT_KERNEL:
 		return note_op(a, f, e, g, PW_ACT_OP_KERNEL);
 	case PW_K_ACT_MEMCPY:

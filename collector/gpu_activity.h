@@ -153,7 +153,7 @@ struct pw_act_report {
 	char *cupti_path;
 	uint64_t cupti_version;
 	int clock; /* enum pw_act_clock, 0 when unknown */
-	uint64_t records; /* activity records of every kind */
+	uint64_t records; /* activity records CUPTI delivered (every kind but PW_K_ACT_STATUS and _DROPPED) */
 	uint64_t dropped; /* records CUPTI dropped (PW_K_ACT_DROPPED arg0) */
 	uint64_t buffers_refused; /* records in buffers refused for want of a free one (arg1) */
 	uint64_t overhead_ns, overhead_records;
