@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -134,10 +135,13 @@ static uint64_t g_next_stream_id = 1;
 static uint64_t g_next_corr = 1;
 static fakegpu_activity_fn g_act_fn;
 static void *g_act_arg;
+static atomic_int g_act_on; /* g_act_fn is set: public calls note their name and entry time */
 
 static _Thread_local int t_device;
 static _Thread_local cudaError_t t_last_error = cudaSuccess;
 static _Thread_local struct fg_stream **t_ptds; /* per device, made on first use */
+static _Thread_local const char *t_api;        /* the public function the thread is in (activity records) */
+static _Thread_local uint64_t t_api_start;     /* when it was entered; 0 when no activity callback was set */
 
 /* ---- configuration, clock ---- */
 
@@ -217,10 +221,14 @@ static void fg_init(void)
 	pthread_key_create(&g_ptds_key, ptds_release);
 }
 
-static void fg_enter(void)
+/* Every public function starts here: fg_enter() names the function for activity records. */
+static void fg_enter_api(const char *api)
 {
 	pthread_once(&g_once, fg_init);
+	t_api = api;
+	t_api_start = atomic_load_explicit(&g_act_on, memory_order_relaxed) ? now_ns() : 0;
 }
+#define fg_enter() fg_enter_api(__func__)
 
 /* Every public runtime function returns through here: a failure becomes the thread's last error
  * (cudaGetLastError). cudaErrorNotReady is a status, not an error, as in CUDA. */
@@ -423,6 +431,8 @@ static uint64_t enqueue_locked(struct fg_stream *s, uint64_t ns, enum fakegpu_ac
 		pend->act.correlation_id = g_next_corr++;
 		pend->act.start_ns = start;
 		pend->act.end_ns = start + ns;
+		pend->act.api = t_api;
+		pend->act.api_start_ns = t_api_start ? t_api_start : now_ns();
 	}
 	return start + ns;
 }
@@ -537,12 +547,13 @@ void fakegpu_set_activity_callback(fakegpu_activity_fn fn, void *arg)
 	pthread_mutex_lock(&g_lock);
 	g_act_fn = fn;
 	g_act_arg = fn ? arg : NULL;
+	atomic_store_explicit(&g_act_on, fn != NULL, memory_order_relaxed);
 	pthread_mutex_unlock(&g_lock);
 }
 
 /* ---- kernels and graphs ---- */
 
-static cudaError_t launch(const void *func, dim3 grid, dim3 block, cudaStream_t h, int per_thread)
+static cudaError_t launch(const void *func, dim3 grid, dim3 block, size_t shared, cudaStream_t h, int per_thread)
 {
 	struct fg_stream *s;
 	struct fg_pending pend;
@@ -568,6 +579,8 @@ static cudaError_t launch(const void *func, dim3 grid, dim3 block, cudaStream_t 
 			pend.act.name = info.dli_sname;
 		pend.act.grid[0] = grid.x, pend.act.grid[1] = grid.y, pend.act.grid[2] = grid.z;
 		pend.act.block[0] = block.x, pend.act.block[1] = block.y, pend.act.block[2] = block.z;
+		pend.act.handle = func;
+		pend.act.shared_bytes = shared;
 		pending_emit(&pend);
 	}
 	return e;
@@ -576,40 +589,40 @@ static cudaError_t launch(const void *func, dim3 grid, dim3 block, cudaStream_t 
 cudaError_t cudaLaunchKernel(const void *func, dim3 gridDim, dim3 blockDim, void **args, size_t sharedMem,
 			     cudaStream_t stream)
 {
-	(void)args, (void)sharedMem;
+	(void)args;
 	fg_enter();
-	return fin(launch(func, gridDim, blockDim, stream, 0));
+	return fin(launch(func, gridDim, blockDim, sharedMem, stream, 0));
 }
 
 cudaError_t cudaLaunchKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim, void **args, size_t sharedMem,
 				  cudaStream_t stream)
 {
-	(void)args, (void)sharedMem;
+	(void)args;
 	fg_enter();
-	return fin(launch(func, gridDim, blockDim, stream, 1));
+	return fin(launch(func, gridDim, blockDim, sharedMem, stream, 1));
 }
 
 cudaError_t cudaLaunchCooperativeKernel(const void *func, dim3 gridDim, dim3 blockDim, void **args,
 					size_t sharedMem, cudaStream_t stream)
 {
-	(void)args, (void)sharedMem;
+	(void)args;
 	fg_enter();
-	return fin(launch(func, gridDim, blockDim, stream, 0));
+	return fin(launch(func, gridDim, blockDim, sharedMem, stream, 0));
 }
 
 cudaError_t cudaLaunchCooperativeKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim, void **args,
 					     size_t sharedMem, cudaStream_t stream)
 {
-	(void)args, (void)sharedMem;
+	(void)args;
 	fg_enter();
-	return fin(launch(func, gridDim, blockDim, stream, 1));
+	return fin(launch(func, gridDim, blockDim, sharedMem, stream, 1));
 }
 
 static cudaError_t launch_ex(const cudaLaunchConfig_t *config, const void *func, int per_thread)
 {
 	if (config == NULL)
 		return cudaErrorInvalidValue;
-	return launch(func, config->gridDim, config->blockDim, config->stream, per_thread);
+	return launch(func, config->gridDim, config->blockDim, config->dynamicSmemBytes, config->stream, per_thread);
 }
 
 cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t *config, const void *func, void **args)
@@ -652,8 +665,10 @@ static cudaError_t graph_launch(cudaGraphExec_t exec, cudaStream_t h, int per_th
 	if (e == cudaSuccess)
 		enqueue_locked(s, g_cfg.graph_ns, FAKEGPU_ACT_GRAPH, &pend);
 	pthread_mutex_unlock(&g_lock);
-	if (e == cudaSuccess)
+	if (e == cudaSuccess) {
+		pend.act.handle = exec;
 		pending_emit(&pend);
+	}
 	return e;
 }
 
@@ -1033,6 +1048,30 @@ static int is_device_ptr(const void *p)
 	return a != NULL && mem_is_device(a->type);
 }
 
+/* What memory p is, for activity records (lock held). */
+static enum fakegpu_mem_kind mem_kind(const void *p, enum fg_side side)
+{
+	struct fg_alloc *a;
+
+	if (side == FG_SIDE_SYMBOL)
+		return FAKEGPU_MEM_DEVICE_STATIC;
+	a = alloc_find(p);
+	if (a == NULL)
+		return FAKEGPU_MEM_PAGEABLE;
+	switch (a->type) {
+	case FG_MEM_DEVICE:
+	case FG_MEM_DEVICE_ASYNC:
+		return FAKEGPU_MEM_DEVICE;
+	case FG_MEM_MANAGED:
+		return FAKEGPU_MEM_MANAGED;
+	case FG_MEM_PINNED:
+	case FG_MEM_REGISTERED:
+		return FAKEGPU_MEM_PINNED;
+	default:
+		return FAKEGPU_MEM_UNKNOWN;
+	}
+}
+
 struct fg_copy {
 	void *dst;
 	const void *src;
@@ -1094,6 +1133,8 @@ static cudaError_t copy_run(struct fg_copy *c, cudaStream_t h, int per_thread, i
 		goto out;
 	end = enqueue_locked(s, duration_ns((double)bytes, pageable ? g_cfg.pageable_bps : g_cfg.copy_bps),
 			     FAKEGPU_ACT_MEMCPY, &pend);
+	pend.act.src_mem = mem_kind(c->src, c->src_side);
+	pend.act.dst_mem = mem_kind(c->dst, c->dst_side);
 out:
 	pthread_mutex_unlock(&g_lock);
 	if (e != cudaSuccess || bytes == 0)
@@ -1105,6 +1146,8 @@ out:
 	}
 	pend.act.bytes = bytes;
 	pend.act.copy_kind = c->kind;
+	if (sync)
+		pend.act.api_end_ns = end;
 	pending_emit(&pend);
 	if (sync)
 		wait_until(end);
@@ -1351,14 +1394,17 @@ static cudaError_t memset_run(void *p, size_t pitch, int value, size_t width, si
 	e = stream_resolve(h, per_thread, &s);
 	if (e == cudaSuccess && bytes != 0)
 		e = check_side(p, (height - 1) * pitch + width, FG_SIDE_DEVICE, &pageable);
-	if (e == cudaSuccess && bytes != 0)
+	if (e == cudaSuccess && bytes != 0) {
 		enqueue_locked(s, duration_ns((double)bytes, g_cfg.copy_bps), FAKEGPU_ACT_MEMSET, &pend);
+		pend.act.dst_mem = mem_kind(p, FG_SIDE_DEVICE);
+	}
 	pthread_mutex_unlock(&g_lock);
 	if (e != cudaSuccess || bytes == 0)
 		return e;
 	for (size_t y = 0; y < height; y++)
 		memset((char *)p + y * pitch, value, width);
 	pend.act.bytes = bytes;
+	pend.act.value = value;
 	pending_emit(&pend);
 	return cudaSuccess;
 }

@@ -1,5 +1,5 @@
 /* fakegpu.h: the private interface of the fake libcudart.so.13 (tests/fakes/cudart.c) for the other fake
- * libraries (cuBLAS, cuBLASLt, cuDNN, NCCL) and, later, a fake CUPTI.
+ * libraries (cuBLAS, cuBLASLt, cuDNN, NCCL) and the fake CUPTI.
  *
  * The fakes never call a public CUDA name (cudaXxx, cublasXxx, ...) through the dynamic linker: the profiler
  * interposes those names and would count the fakes' internal calls as the program's. Work that a library
@@ -46,14 +46,25 @@ FAKEGPU_API uint64_t fakegpu_now_ns(void);
 FAKEGPU_API double fakegpu_env_double(const char *name, double def);
 
 /* Activity records: one per operation that runs on the simulated device (kernels, copies, memsets, library
- * work), delivered to the callback on the enqueuing thread after the fake's lock is released. For a fake
- * CUPTI. */
+ * work, graph launches), delivered to the callback on the enqueuing thread, inside the public call that
+ * enqueued the work, after the fake's lock is released. For a fake CUPTI (tests/fakes/cupti.c). */
 enum fakegpu_activity_kind {
 	FAKEGPU_ACT_KERNEL = 1, /* cudaLaunchKernel family: name = the kernel's symbol (dladdr), grid/block */
 	FAKEGPU_ACT_MEMCPY = 2, /* bytes, copy_kind = the resolved cudaMemcpyKind (Default resolved) */
-	FAKEGPU_ACT_MEMSET = 3, /* bytes */
+	FAKEGPU_ACT_MEMSET = 3, /* bytes, value */
 	FAKEGPU_ACT_LIBRARY = 4, /* fakegpu_enqueue*: work enqueued by cuBLAS/cuDNN/NCCL; name as given */
 	FAKEGPU_ACT_GRAPH = 5,  /* cudaGraphLaunch */
+};
+
+/* What memory a copy or memset touched, from the fake's allocation tables; numbered as CUPTI's
+ * CUpti_ActivityMemoryKind. */
+enum fakegpu_mem_kind {
+	FAKEGPU_MEM_UNKNOWN = 0,
+	FAKEGPU_MEM_PAGEABLE = 1,      /* host memory the tables do not know */
+	FAKEGPU_MEM_PINNED = 2,        /* cudaMallocHost, cudaHostAlloc, cudaHostRegister */
+	FAKEGPU_MEM_DEVICE = 3,        /* cudaMalloc, cudaMallocPitch, cudaMallocAsync */
+	FAKEGPU_MEM_MANAGED = 5,       /* cudaMallocManaged */
+	FAKEGPU_MEM_DEVICE_STATIC = 6, /* a symbol (cudaMemcpyToSymbol, cudaMemcpyFromSymbol) */
 };
 
 struct fakegpu_activity {
@@ -66,6 +77,16 @@ struct fakegpu_activity {
 	uint64_t bytes;
 	int copy_kind;
 	unsigned int grid[3], block[3];
+	/* The public function that enqueued the work, as the library names it ("cudaMemcpyAsync_ptsz";
+	 * "fakegpu_enqueue_named" or "fakegpu_enqueue" for library work); a string literal. */
+	const char *api;
+	uint64_t api_start_ns; /* when that function was entered */
+	uint64_t api_end_ns;   /* when it returns, for one that waits for the work (synchronous copies); 0 when
+				* it returns at once, after the callback */
+	const void *handle;    /* kernels: the host function standing for the kernel; graphs: the graph exec */
+	uint64_t shared_bytes; /* kernels: the dynamic shared memory asked for */
+	int value;             /* memsets: the value */
+	enum fakegpu_mem_kind src_mem, dst_mem; /* copies: source and destination; memsets: dst_mem */
 };
 
 typedef void (*fakegpu_activity_fn)(const struct fakegpu_activity *act, void *arg);
