@@ -12,6 +12,15 @@
 #include "fakeblas.h"
 #include "fakegpu.h"
 
+/* The kernel names the activity records show, in the style of cuBLAS's on a Hopper GPU. */
+#define K_SGEMM "ampere_sgemm_128x64_nn"
+#define K_DGEMM "ampere_dgemm_64x64_nn"
+#define K_HGEMM "ampere_h16816gemm_128x128_ldg8_stages_64x3_nn"
+#define K_GEMM_EX "sm90_xmma_gemm_f32f32_f32f32_f32_nn_n_tilesize128x128x32_warpgroupsize1x1x1_kernel__5x_cublas"
+#define K_CGEMM "ampere_cgemm_64x64_nn"
+#define K_ZGEMM "ampere_zgemm_32x32_nn"
+#define K_SGEAM "geam_kernel_f32_nn"
+
 /* The half-precision entry points are declared for C++ only (__half is a C++ class); __half_raw is the
  * same two bytes, and only pointers cross the interface. */
 cublasStatus_t cublasHgemm(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n,
@@ -274,7 +283,7 @@ cublasStatus_t cublasSgemm_v2(cublasHandle_t handle, cublasOperation_t transa, c
 			      const float *beta, float *C, int ldc)
 {
 	return gemm_real_run(handle, transa, transb, m, n, k, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, 0, alpha, lda, ldb,
-			     beta, ldc, FB_ONE(A, B, C), "fake_sgemm");
+			     beta, ldc, FB_ONE(A, B, C), K_SGEMM);
 }
 
 cublasStatus_t cublasDgemm_v2(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m,
@@ -282,7 +291,7 @@ cublasStatus_t cublasDgemm_v2(cublasHandle_t handle, cublasOperation_t transa, c
 			      const double *beta, double *C, int ldc)
 {
 	return gemm_real_run(handle, transa, transb, m, n, k, CUDA_R_64F, CUDA_R_64F, CUDA_R_64F, 1, alpha, lda, ldb,
-			     beta, ldc, FB_ONE(A, B, C), "fake_dgemm");
+			     beta, ldc, FB_ONE(A, B, C), K_DGEMM);
 }
 
 cublasStatus_t cublasHgemm(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n,
@@ -290,7 +299,7 @@ cublasStatus_t cublasHgemm(cublasHandle_t handle, cublasOperation_t transa, cubl
 			   const __half_raw *beta, __half_raw *C, int ldc)
 {
 	return gemm_real_run(handle, transa, transb, m, n, k, CUDA_R_16F, CUDA_R_16F, CUDA_R_16F, 0, alpha, lda, ldb,
-			     beta, ldc, FB_ONE(A, B, C), "fake_hgemm");
+			     beta, ldc, FB_ONE(A, B, C), K_HGEMM);
 }
 
 cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
@@ -300,7 +309,7 @@ cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t handle, cublasOperation_
 {
 	return gemm_real_run(handle, transa, transb, m, n, k, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, 0, alpha, lda, ldb,
 			     beta, ldc, FB_STRIDED(A, strideA, B, strideB, C, strideC, batchCount),
-			     "fake_sgemm_strided_batched");
+			     K_SGEMM);
 }
 
 cublasStatus_t cublasDgemmStridedBatched(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
@@ -310,7 +319,7 @@ cublasStatus_t cublasDgemmStridedBatched(cublasHandle_t handle, cublasOperation_
 {
 	return gemm_real_run(handle, transa, transb, m, n, k, CUDA_R_64F, CUDA_R_64F, CUDA_R_64F, 1, alpha, lda, ldb,
 			     beta, ldc, FB_STRIDED(A, strideA, B, strideB, C, strideC, batchCount),
-			     "fake_dgemm_strided_batched");
+			     K_DGEMM);
 }
 
 cublasStatus_t cublasHgemmStridedBatched(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
@@ -321,7 +330,7 @@ cublasStatus_t cublasHgemmStridedBatched(cublasHandle_t handle, cublasOperation_
 {
 	return gemm_real_run(handle, transa, transb, m, n, k, CUDA_R_16F, CUDA_R_16F, CUDA_R_16F, 0, alpha, lda, ldb,
 			     beta, ldc, FB_STRIDED(A, strideA, B, strideB, C, strideC, batchCount),
-			     "fake_hgemm_strided_batched");
+			     K_HGEMM);
 }
 
 cublasStatus_t cublasSgemmBatched(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m,
@@ -330,7 +339,7 @@ cublasStatus_t cublasSgemmBatched(cublasHandle_t handle, cublasOperation_t trans
 				  int ldc, int batchCount)
 {
 	return gemm_real_run(handle, transa, transb, m, n, k, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, 0, alpha, lda, ldb,
-			     beta, ldc, FB_ARRAYS(Aarray, Barray, Carray, batchCount), "fake_sgemm_batched");
+			     beta, ldc, FB_ARRAYS(Aarray, Barray, Carray, batchCount), K_SGEMM);
 }
 
 cublasStatus_t cublasDgemmBatched(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m,
@@ -339,7 +348,7 @@ cublasStatus_t cublasDgemmBatched(cublasHandle_t handle, cublasOperation_t trans
 				  int ldc, int batchCount)
 {
 	return gemm_real_run(handle, transa, transb, m, n, k, CUDA_R_64F, CUDA_R_64F, CUDA_R_64F, 1, alpha, lda, ldb,
-			     beta, ldc, FB_ARRAYS(Aarray, Barray, Carray, batchCount), "fake_dgemm_batched");
+			     beta, ldc, FB_ARRAYS(Aarray, Barray, Carray, batchCount), K_DGEMM);
 }
 
 cublasStatus_t cublasHgemmBatched(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m,
@@ -348,7 +357,7 @@ cublasStatus_t cublasHgemmBatched(cublasHandle_t handle, cublasOperation_t trans
 				  __half_raw *const Carray[], int ldc, int batchCount)
 {
 	return gemm_real_run(handle, transa, transb, m, n, k, CUDA_R_16F, CUDA_R_16F, CUDA_R_16F, 0, alpha, lda, ldb,
-			     beta, ldc, FB_ARRAYS(Aarray, Barray, Carray, batchCount), "fake_hgemm_batched");
+			     beta, ldc, FB_ARRAYS(Aarray, Barray, Carray, batchCount), K_HGEMM);
 }
 
 /* The Ex family: 16F, 32F and 64F data (A and B of one type) with the compute types cuBLAS pairs them with;
@@ -376,7 +385,7 @@ cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation_t transa, cub
 {
 	(void)algo;
 	return gemm_ex_run(handle, transa, transb, m, n, k, alpha, Atype, lda, Btype, ldb, beta, Ctype, ldc,
-			   computeType, FB_ONE(A, B, C), "fake_gemm_ex");
+			   computeType, FB_ONE(A, B, C), K_GEMM_EX);
 }
 
 cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
@@ -389,7 +398,7 @@ cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t handle, cublasOperation
 	(void)algo;
 	return gemm_ex_run(handle, transa, transb, m, n, k, alpha, Atype, lda, Btype, ldb, beta, Ctype, ldc,
 			   computeType, FB_STRIDED(A, strideA, B, strideB, C, strideC, batchCount),
-			   "fake_gemm_strided_batched_ex");
+			   K_GEMM_EX);
 }
 
 cublasStatus_t cublasGemmBatchedEx(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m,
@@ -400,7 +409,7 @@ cublasStatus_t cublasGemmBatchedEx(cublasHandle_t handle, cublasOperation_t tran
 {
 	(void)algo;
 	return gemm_ex_run(handle, transa, transb, m, n, k, alpha, Atype, lda, Btype, ldb, beta, Ctype, ldc,
-			   computeType, FB_ARRAYS(Aarray, Barray, Carray, batchCount), "fake_gemm_batched_ex");
+			   computeType, FB_ARRAYS(Aarray, Barray, Carray, batchCount), K_GEMM_EX);
 }
 
 /* Complex products (Cgemm, Zgemm): op C conjugates. */
@@ -451,7 +460,7 @@ cublasStatus_t cublasCgemm_v2(cublasHandle_t handle, cublasOperation_t transa, c
 		return CUBLAS_STATUS_EXECUTION_FAILED;
 	if ((double)m * n * k <= fakegpu_env_double("FAKEGPU_GEMM_MAX_MACS", 1073741824.0))
 		cgemm(transa, transb, m, n, k, *alpha, A, lda, B, ldb, *beta, C, ldc);
-	return gemm_time(handle, m, n, k, 1, "fake_cgemm");
+	return gemm_time(handle, m, n, k, 1, K_CGEMM);
 }
 
 cublasStatus_t cublasZgemm_v2(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m,
@@ -469,7 +478,7 @@ cublasStatus_t cublasZgemm_v2(cublasHandle_t handle, cublasOperation_t transa, c
 		return CUBLAS_STATUS_EXECUTION_FAILED;
 	if ((double)m * n * k <= fakegpu_env_double("FAKEGPU_GEMM_MAX_MACS", 1073741824.0))
 		zgemm(transa, transb, m, n, k, *alpha, A, lda, B, ldb, *beta, C, ldc);
-	return gemm_time(handle, m, n, k, 1, "fake_zgemm");
+	return gemm_time(handle, m, n, k, 1, K_ZGEMM);
 }
 
 /* C = alpha * op(A) + beta * op(B), m x n. In place (C == A or C == B) only with op N and the same leading
@@ -505,7 +514,7 @@ cublasStatus_t cublasSgeam(cublasHandle_t handle, cublasOperation_t transa, cubl
 		}
 	}
 	ns = 3.0 * m * n * sizeof(float) * 1e9 / fakegpu_env_double("FAKEGPU_COPY_BW", 20e9);
-	return fakegpu_enqueue_named(handle->stream, ns < 1000 ? 1000 : (uint64_t)ns, "fake_sgeam") == cudaSuccess
+	return fakegpu_enqueue_named(handle->stream, ns < 1000 ? 1000 : (uint64_t)ns, K_SGEAM) == cudaSuccess
 		       ? CUBLAS_STATUS_SUCCESS
 		       : CUBLAS_STATUS_EXECUTION_FAILED;
 }

@@ -14,6 +14,9 @@
 #include "fakeblas.h"
 #include "fakegpu.h"
 
+/* The kernel name the activity records show, in the style of cuBLASLt's on a Hopper GPU. */
+#define K_LT_MATMUL "sm90_xmma_gemm_f32f32_f32f32_f32_nn_n_tilesize128x128x32_warpgroupsize1x1x1_kernel__5x_cublasLt"
+
 #define LT_HANDLE_MAGIC 0x4c54484eu
 #define LT_DESC_MAGIC 0x4c544d44u
 #define LT_LAYOUT_MAGIC 0x4c544c41u
@@ -544,7 +547,7 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t lightHandle, cublasLtMatmulDesc_t
 		fb_gemm(&g);
 	}
 	if (fakegpu_enqueue_named(stream, fb_gemm_ns(2.0 * (double)g.m * (double)g.n * (double)g.k * (double)batch),
-				  "fake_lt_matmul") != cudaSuccess)
+				  K_LT_MATMUL) != cudaSuccess)
 		return CUBLAS_STATUS_EXECUTION_FAILED;
 	return CUBLAS_STATUS_SUCCESS;
 }

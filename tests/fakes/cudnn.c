@@ -15,6 +15,23 @@
 
 #include "fakegpu.h"
 
+/* The kernel names the activity records show, in the style of cuDNN's on a Hopper GPU (CUPTI gives names
+ * mangled). */
+#define K_CONV_TAIL "f32f32_f32f32_f32_nchwkcrs_nchw_tilesize128x128x16_stage4_g1_kernel_cudnn"
+#define K_CONV_FWD "sm90_xmma_fprop_implicit_gemm_" K_CONV_TAIL
+#define K_CONV_BWD_DATA "sm90_xmma_dgrad_implicit_gemm_" K_CONV_TAIL
+#define K_CONV_BWD_FILTER "sm90_xmma_wgrad_implicit_gemm_" K_CONV_TAIL
+#define K_CONV_BIAS_ACT "sm90_xmma_fprop_implicit_gemm_bias_relu_" K_CONV_TAIL
+#define K_BN_FWD_TRAINING "_ZN5cudnn25bn_fw_tr_1C11_kernel_NCHWEv"
+#define K_BN_FWD_INFERENCE "_ZN5cudnn26bn_fw_inf_1C11_kernel_NCHWEv"
+#define K_BN_BWD "_ZN5cudnn21bn_bw_1C11_kernel_newEv"
+#define K_SOFTMAX_FWD "_ZN5cudnn17softmax_fw_kernelEv"
+#define K_SOFTMAX_BWD "_ZN5cudnn17softmax_bw_kernelEv"
+#define K_RNN_FWD "_ZN5cudnn22rnn_fwd_persist_kernelEv"
+#define K_RNN_BWD_DATA "_ZN5cudnn27rnn_bwd_data_persist_kernelEv"
+#define K_RNN_BWD_WEIGHTS "_ZN5cudnn22rnn_bwd_weights_kernelEv"
+#define K_GRAPH_EXECUTE "sm90_xmma_fprop_implicit_gemm_f32f32_f32f32_f32_nhwckrsc_nhwc_tilesize128x128x32_cudnn"
+
 #define DN_HANDLE_MAGIC 0x444e4e48u
 #define DN_TENSOR_MAGIC 0x444e5445u
 #define DN_FILTER_MAGIC 0x444e4649u
@@ -595,7 +612,7 @@ cudnnStatus_t cudnnConvolutionForward(cudnnHandle_t handle, const void *alpha, c
 	if (alpha == NULL || beta == NULL || x == NULL || w == NULL || y == NULL || (int)algo < 0 ||
 	    algo >= CUDNN_CONVOLUTION_FWD_ALGO_COUNT)
 		return CUDNN_STATUS_BAD_PARAM;
-	return dn_time(handle, max3(tensor_elements(xt), filter_elements(wf), tensor_elements(yt)), "fake_conv_fwd");
+	return dn_time(handle, max3(tensor_elements(xt), filter_elements(wf), tensor_elements(yt)), K_CONV_FWD);
 }
 
 cudnnStatus_t cudnnConvolutionBackwardData(cudnnHandle_t handle, const void *alpha, const cudnnFilterDescriptor_t wDesc,
@@ -615,7 +632,7 @@ cudnnStatus_t cudnnConvolutionBackwardData(cudnnHandle_t handle, const void *alp
 	    algo >= CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT)
 		return CUDNN_STATUS_BAD_PARAM;
 	return dn_time(handle, max3(tensor_elements(dxt), filter_elements(wf), tensor_elements(dyt)),
-		       "fake_conv_bwd_data");
+		       K_CONV_BWD_DATA);
 }
 
 cudnnStatus_t cudnnConvolutionBackwardFilter(cudnnHandle_t handle, const void *alpha,
@@ -637,7 +654,7 @@ cudnnStatus_t cudnnConvolutionBackwardFilter(cudnnHandle_t handle, const void *a
 	    algo >= CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT)
 		return CUDNN_STATUS_BAD_PARAM;
 	return dn_time(handle, max3(tensor_elements(xt), filter_elements(dwf), tensor_elements(dyt)),
-		       "fake_conv_bwd_filter");
+		       K_CONV_BWD_FILTER);
 }
 
 cudnnStatus_t cudnnSetActivationDescriptor(cudnnActivationDescriptor_t activationDesc, cudnnActivationMode_t mode,
@@ -685,7 +702,7 @@ cudnnStatus_t cudnnConvolutionBiasActivationForward(cudnnHandle_t handle, const 
 	if (activationDesc->mode == CUDNN_ACTIVATION_IDENTITY && algo != CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM)
 		return CUDNN_STATUS_NOT_SUPPORTED;
 	return dn_time(handle, max3(tensor_elements(xt), filter_elements(wf), tensor_elements(yt)),
-		       "fake_conv_bias_act_fwd");
+		       K_CONV_BIAS_ACT);
 }
 
 /* ---- batch normalisation, softmax ---- */
@@ -739,7 +756,7 @@ cudnnStatus_t cudnnBatchNormalizationForwardTraining(
 	    (resultRunningMean == NULL) != (resultRunningVariance == NULL) ||
 	    (resultSaveMean == NULL) != (resultSaveInvVariance == NULL) || epsilon < CUDNN_BN_MIN_EPSILON)
 		return CUDNN_STATUS_BAD_PARAM;
-	return dn_time(handle, tensor_elements(xt), "fake_bn_fwd_training");
+	return dn_time(handle, tensor_elements(xt), K_BN_FWD_TRAINING);
 }
 
 cudnnStatus_t cudnnBatchNormalizationForwardInference(cudnnHandle_t handle, cudnnBatchNormMode_t mode,
@@ -757,7 +774,7 @@ cudnnStatus_t cudnnBatchNormalizationForwardInference(cudnnHandle_t handle, cudn
 	    alpha == NULL || beta == NULL || x == NULL || y == NULL || bnScale == NULL || bnBias == NULL ||
 	    estimatedMean == NULL || estimatedVariance == NULL || epsilon < CUDNN_BN_MIN_EPSILON)
 		return CUDNN_STATUS_BAD_PARAM;
-	return dn_time(handle, tensor_elements(xt), "fake_bn_fwd_inference");
+	return dn_time(handle, tensor_elements(xt), K_BN_FWD_INFERENCE);
 }
 
 cudnnStatus_t cudnnBatchNormalizationBackward(cudnnHandle_t handle, cudnnBatchNormMode_t mode,
@@ -779,7 +796,7 @@ cudnnStatus_t cudnnBatchNormalizationBackward(cudnnHandle_t handle, cudnnBatchNo
 	    bnScale == NULL || dBnScaleResult == NULL || dBnBiasResult == NULL ||
 	    (savedMean == NULL) != (savedInvVariance == NULL) || epsilon < CUDNN_BN_MIN_EPSILON)
 		return CUDNN_STATUS_BAD_PARAM;
-	return dn_time(handle, tensor_elements(xt), "fake_bn_bwd");
+	return dn_time(handle, tensor_elements(xt), K_BN_BWD);
 }
 
 static int softmax_args_ok(cudnnSoftmaxAlgorithm_t algo, cudnnSoftmaxMode_t mode)
@@ -797,7 +814,7 @@ cudnnStatus_t cudnnSoftmaxForward(cudnnHandle_t handle, cudnnSoftmaxAlgorithm_t 
 	if (!handle_ok(handle) || !softmax_args_ok(algo, mode) || xt == NULL || yt == NULL || !same_dims(xt, yt) ||
 	    alpha == NULL || beta == NULL || x == NULL || y == NULL)
 		return CUDNN_STATUS_BAD_PARAM;
-	return dn_time(handle, tensor_elements(xt), "fake_softmax_fwd");
+	return dn_time(handle, tensor_elements(xt), K_SOFTMAX_FWD);
 }
 
 cudnnStatus_t cudnnSoftmaxBackward(cudnnHandle_t handle, cudnnSoftmaxAlgorithm_t algo, cudnnSoftmaxMode_t mode,
@@ -811,7 +828,7 @@ cudnnStatus_t cudnnSoftmaxBackward(cudnnHandle_t handle, cudnnSoftmaxAlgorithm_t
 	    !same_dims(yt, dyt) || !same_dims(yt, dxt) || alpha == NULL || beta == NULL || y == NULL || dy == NULL ||
 	    dx == NULL)
 		return CUDNN_STATUS_BAD_PARAM;
-	return dn_time(handle, tensor_elements(yt), "fake_softmax_bwd");
+	return dn_time(handle, tensor_elements(yt), K_SOFTMAX_BWD);
 }
 
 /* ---- RNN (minimal: descriptors, sizes, timed operations) ---- */
@@ -975,7 +992,7 @@ cudnnStatus_t cudnnRNNForward(cudnnHandle_t handle, cudnnRNNDescriptor_t rnnDesc
 		return st;
 	if (x == NULL || y == NULL)
 		return CUDNN_STATUS_BAD_PARAM;
-	return dn_time(handle, rnn_elements(r, xd), "fake_rnn_fwd");
+	return dn_time(handle, rnn_elements(r, xd), K_RNN_FWD);
 }
 
 cudnnStatus_t cudnnRNNBackwardData_v8(cudnnHandle_t handle, cudnnRNNDescriptor_t rnnDesc,
@@ -998,7 +1015,7 @@ cudnnStatus_t cudnnRNNBackwardData_v8(cudnnHandle_t handle, cudnnRNNDescriptor_t
 		return st;
 	if (y == NULL || dy == NULL || dx == NULL)
 		return CUDNN_STATUS_BAD_PARAM;
-	return dn_time(handle, rnn_elements(r, xd), "fake_rnn_bwd_data");
+	return dn_time(handle, rnn_elements(r, xd), K_RNN_BWD_DATA);
 }
 
 cudnnStatus_t cudnnRNNBackwardWeights_v8(cudnnHandle_t handle, cudnnRNNDescriptor_t rnnDesc, cudnnWgradMode_t addGrad,
@@ -1021,7 +1038,7 @@ cudnnStatus_t cudnnRNNBackwardWeights_v8(cudnnHandle_t handle, cudnnRNNDescripto
 		return st;
 	if (x == NULL || y == NULL)
 		return CUDNN_STATUS_BAD_PARAM;
-	return dn_time(handle, rnn_elements(r, xd), "fake_rnn_bwd_weights");
+	return dn_time(handle, rnn_elements(r, xd), K_RNN_BWD_WEIGHTS);
 }
 
 /* ---- backend (graph) API ----
@@ -1742,5 +1759,5 @@ cudnnStatus_t cudnnBackendExecute(cudnnHandle_t handle, cudnnBackendDescriptor_t
 		if (st != CUDNN_STATUS_SUCCESS)
 			return st;
 	}
-	return dn_time(handle, elements, "fake_graph_execute");
+	return dn_time(handle, elements, K_GRAPH_EXECUTE);
 }

@@ -302,11 +302,34 @@ static ncclResult_t coll_check(ncclComm_t comm, const void *sendbuff, const void
 	return ncclSuccess;
 }
 
+/* The kernel NCCL would run for collective coll ("AllReduce") with reduction op (-1: none) on datatype, named
+ * as NCCL names its device kernels (ncclDevKernel_AllReduce_Sum_f32_RING_LL), into buf. */
+static const char *kernel_name(char *buf, size_t len, const char *coll, int op, ncclDataType_t datatype)
+{
+	static const char *const types[] = { "i8", "u8", "i32", "u32", "i64", "u64", "f16", "f32", "f64", "bf16",
+					     "f8e4m3", "f8e5m2" };
+	const char *type = (unsigned int)datatype < sizeof(types) / sizeof(types[0]) ? types[datatype] : "u8";
+	int is_float = datatype >= ncclFloat16;
+	const char *opname;
+
+	switch (op) {
+	case -1: snprintf(buf, len, "ncclDevKernel_%s_RING_LL", coll); return buf;
+	case ncclSum: opname = "Sum"; break;
+	case ncclProd: opname = "Prod"; break;
+	case ncclMax: case ncclMin: opname = "MinMax"; break;
+	case ncclAvg: opname = is_float ? "PreMulSum" : "SumPostDiv"; break;
+	default: opname = "PreMulSum"; break; /* ncclRedOpCreatePreMulSum's */
+	}
+	snprintf(buf, len, "ncclDevKernel_%s_%s_%s_RING_LL", coll, opname, type);
+	return buf;
+}
+
 /* With one rank, every collective leaves the send buffer's count elements in the receive buffer. */
 static ncclResult_t coll_run(ncclComm_t comm, const void *sendbuff, void *recvbuff, size_t count,
-			     ncclDataType_t datatype, int op, int root, cudaStream_t stream, const char *name)
+			     ncclDataType_t datatype, int op, int root, cudaStream_t stream, const char *coll)
 {
 	ncclResult_t r = coll_check(comm, sendbuff, recvbuff, count, datatype, op, root, stream);
+	char name[96];
 	size_t bytes;
 
 	if (r != ncclSuccess)
@@ -314,13 +337,13 @@ static ncclResult_t coll_run(ncclComm_t comm, const void *sendbuff, void *recvbu
 	bytes = count * nc_type_size(datatype);
 	if (bytes > 0 && sendbuff != recvbuff)
 		memmove(recvbuff, sendbuff, bytes);
-	return nc_time(stream, bytes, name);
+	return nc_time(stream, bytes, kernel_name(name, sizeof(name), coll, op, datatype));
 }
 
 ncclResult_t pncclAllReduce(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype, ncclRedOp_t op,
 			    ncclComm_t comm, cudaStream_t stream)
 {
-	return coll_run(comm, sendbuff, recvbuff, count, datatype, (int)op, -1, stream, "fake_nccl_all_reduce");
+	return coll_run(comm, sendbuff, recvbuff, count, datatype, (int)op, -1, stream, "AllReduce");
 }
 
 ncclResult_t pncclBroadcast(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype, int root,
@@ -328,7 +351,7 @@ ncclResult_t pncclBroadcast(const void *sendbuff, void *recvbuff, size_t count, 
 {
 	if (root < 0)
 		return nc_fail(ncclInvalidArgument, "fake NCCL: invalid root %d", root);
-	return coll_run(comm, sendbuff, recvbuff, count, datatype, -1, root, stream, "fake_nccl_broadcast");
+	return coll_run(comm, sendbuff, recvbuff, count, datatype, -1, root, stream, "Broadcast");
 }
 
 ncclResult_t pncclBcast(void *buff, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm,
@@ -336,7 +359,7 @@ ncclResult_t pncclBcast(void *buff, size_t count, ncclDataType_t datatype, int r
 {
 	if (root < 0)
 		return nc_fail(ncclInvalidArgument, "fake NCCL: invalid root %d", root);
-	return coll_run(comm, buff, buff, count, datatype, -1, root, stream, "fake_nccl_broadcast");
+	return coll_run(comm, buff, buff, count, datatype, -1, root, stream, "Broadcast");
 }
 
 ncclResult_t pncclReduce(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype, ncclRedOp_t op,
@@ -344,19 +367,19 @@ ncclResult_t pncclReduce(const void *sendbuff, void *recvbuff, size_t count, ncc
 {
 	if (root < 0)
 		return nc_fail(ncclInvalidArgument, "fake NCCL: invalid root %d", root);
-	return coll_run(comm, sendbuff, recvbuff, count, datatype, (int)op, root, stream, "fake_nccl_reduce");
+	return coll_run(comm, sendbuff, recvbuff, count, datatype, (int)op, root, stream, "Reduce");
 }
 
 ncclResult_t pncclAllGather(const void *sendbuff, void *recvbuff, size_t sendcount, ncclDataType_t datatype,
 			    ncclComm_t comm, cudaStream_t stream)
 {
-	return coll_run(comm, sendbuff, recvbuff, sendcount, datatype, -1, -1, stream, "fake_nccl_all_gather");
+	return coll_run(comm, sendbuff, recvbuff, sendcount, datatype, -1, -1, stream, "AllGather");
 }
 
 ncclResult_t pncclReduceScatter(const void *sendbuff, void *recvbuff, size_t recvcount, ncclDataType_t datatype,
 				ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream)
 {
-	return coll_run(comm, sendbuff, recvbuff, recvcount, datatype, (int)op, -1, stream, "fake_nccl_reduce_scatter");
+	return coll_run(comm, sendbuff, recvbuff, recvcount, datatype, (int)op, -1, stream, "ReduceScatter");
 }
 
 /* ---- point to point ---- */
@@ -370,9 +393,9 @@ static ncclResult_t p2p_complete(const struct nc_p2p *s, const struct nc_p2p *r)
 
 	if (bytes > 0 && s->sendbuff != r->recvbuff)
 		memmove(r->recvbuff, s->sendbuff, bytes);
-	res = nc_time(r->stream, bytes, "fake_nccl_sendrecv");
+	res = nc_time(r->stream, bytes, "ncclDevKernel_SendRecv");
 	if (res == ncclSuccess && s->stream != r->stream)
-		res = nc_time(s->stream, bytes, "fake_nccl_sendrecv");
+		res = nc_time(s->stream, bytes, "ncclDevKernel_SendRecv");
 	return res;
 }
 
