@@ -12,8 +12,9 @@ FAKE_CFLAGS := $(ALL_CFLAGS) -isystem $(CUDA_INC) -Itests/fakes
 FAKE_LDFLAGS := -shared -Wl,-z,defs -Wl,-Bsymbolic-functions
 
 # library stem:SONAME version:source stem (tests/fakes/<source>.c and its version script <source>.map).
-# libcudart first; the others link against it (DT_NEEDED libcudart.so.13).
-FAKE_LIB_SPECS := cudart:13:cudart cublas:13:cublas cublasLt:13:cublaslt cudnn:9:cudnn nccl:2:nccl
+# libcudart first; the others link against it (DT_NEEDED libcudart.so.13). libcupti is built next to
+# libcudart, where the profiler looks for it; no program links against it (profilers load it).
+FAKE_LIB_SPECS := cudart:13:cudart cublas:13:cublas cublasLt:13:cublaslt cudnn:9:cudnn nccl:2:nccl cupti:13:cupti
 fake_stem = $(word 1,$(subst :, ,$(1)))
 fake_src = $(word 3,$(subst :, ,$(1)))
 fake_soname = lib$(call fake_stem,$(1)).so.$(word 2,$(subst :, ,$(1)))
@@ -52,3 +53,9 @@ $(BUILD)/workloads/cuda_%: tests/workloads/cuda_%.c $(FAKE_LIBS) $(FAKE_LINKS)
 	@mkdir -p $(dir $@)
 	$(call say,CC,$@)$(CC) $(ALL_CFLAGS) -isystem $(CUDA_INC) -o $@ $< $(CUDA_WORKLOAD_LIBS) -rdynamic \
 		-Wl,-rpath,'$$ORIGIN/../fakes' -lpthread
+
+# cuda_cupti_check loads libcupti with dlopen, as a profiler does: never -lcupti.
+$(BUILD)/workloads/cuda_cupti_check: tests/workloads/cuda_cupti_check.c $(FAKE_LIBS) $(FAKE_LINKS)
+	@mkdir -p $(dir $@)
+	$(call say,CC,$@)$(CC) $(ALL_CFLAGS) -isystem $(CUDA_INC) -o $@ $< $(CUDA_WORKLOAD_LIBS) -rdynamic \
+		-Wl,-rpath,'$$ORIGIN/../fakes' -ldl -lpthread
