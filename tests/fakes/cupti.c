@@ -142,11 +142,12 @@ static struct fc_graph {
 } *g_graphs;
 static size_t g_ngraphs, g_cap_graphs;
 
-/* The offset from CLOCK_MONOTONIC to CUPTI's timestamps in use (fc_offset), guarded by g_off_lock. */
+/* The offset from CLOCK_MONOTONIC to CUPTI's timestamps in use (fc_offset), and the timestamp callback it was
+ * measured for: read without a lock, changed under g_off_lock. */
 static pthread_mutex_t g_off_lock = PTHREAD_MUTEX_INITIALIZER;
-static CUpti_TimestampCallbackFunc g_off_fn;
-static int64_t g_off;
-static int g_off_valid;
+static _Atomic(CUpti_TimestampCallbackFunc) g_off_fn;
+static _Atomic int64_t g_off;
+static atomic_int g_off_valid;
 #define FC_OFFSET_SLACK_NS 1000
 
 /* Read without the lock. */
@@ -160,11 +161,13 @@ static atomic_uint g_worker_exited;                  /* futex: set by the worker
 static _Atomic uint64_t g_next_serial = 1;
 static _Atomic int64_t g_next_grid_id = 1;
 static _Atomic uint32_t g_next_graph_id = 1;
+static atomic_uint g_pid; /* getpid(), read once per process */
 
 static _Thread_local CUptiResult t_last_error = CUPTI_SUCCESS;
 static _Thread_local uint64_t t_serial;  /* this thread's owner id, 0 until needed */
 static _Thread_local int t_delivering;   /* inside bufferCompleted */
 static _Thread_local int t_is_worker;
+static _Thread_local uint32_t t_sys_tid; /* gettid(), 0 until read */
 /* External correlation ids pushed on this thread, per kind (cuptiActivityPushExternalCorrelationId). */
 static _Thread_local struct fc_stack {
 	uint64_t *ids;
@@ -200,6 +203,8 @@ static void fc_atfork_parent(void)
  * starts a worker again. */
 static void fc_atfork_child(void)
 {
+	t_sys_tid = 0; /* the forking thread, the child's only one, has a thread id of its own there */
+	atomic_store(&g_pid, (unsigned int)getpid());
 	g_worker_running = 0;
 	g_delivering = 0;
 	atomic_store(&g_in_callback, 0);
@@ -225,6 +230,7 @@ static void fc_init(void)
 	g_cfg.mem_bytes = fakegpu_env_double("FAKEGPU_MEM_BYTES", 1024.0 * 1024 * 1024);
 	g_cfg.copy_bw = fakegpu_env_double("FAKEGPU_COPY_BW", 20e9);
 	g_attr = g_attr_default;
+	atomic_store(&g_pid, (unsigned int)getpid());
 	pthread_key_create(&g_ext_key, fc_ext_release);
 	pthread_atfork(fc_atfork_prepare, fc_atfork_parent, fc_atfork_child);
 }
@@ -275,23 +281,32 @@ static uint64_t mono_ns(void)
  * back on the device stays back to back. Each call reads the other clock between two CLOCK_MONOTONIC reads,
  * which bounds the offset; the offset in use is kept while it stays within those bounds (give or take
  * FC_OFFSET_SLACK_NS), and is measured again when it does not (another callback, a clock step). A new one is
- * 0 when the bounds allow it (a callback that returns CLOCK_MONOTONIC), else their middle. Never called with
- * g_lock held (the callback is the client's). */
-static int64_t fc_offset(void)
+ * 0 when the bounds allow it (a callback that returns CLOCK_MONOTONIC), else their middle. *now (if not
+ * NULL) gets the CLOCK_MONOTONIC time of the measurement. Never called with g_lock held (the callback is the
+ * client's). */
+static int64_t fc_offset(uint64_t *now)
 {
 	CUpti_TimestampCallbackFunc fn = atomic_load(&g_ts_fn);
 	uint64_t before = mono_ns();
 	uint64_t t = fn ? fn() : fc_clock(CLOCK_REALTIME);
 	uint64_t after = mono_ns();
-	int64_t lo = (int64_t)(t - after), hi = (int64_t)(t - before), off;
+	int64_t lo = (int64_t)(t - after) - FC_OFFSET_SLACK_NS, hi = (int64_t)(t - before) + FC_OFFSET_SLACK_NS;
+	int64_t off = atomic_load(&g_off);
 
+	if (now != NULL)
+		*now = after;
+	if (atomic_load(&g_off_valid) && atomic_load(&g_off_fn) == fn && off >= lo && off <= hi)
+		return off; /* any offset within the bounds is right: no need to read the three together */
 	pthread_mutex_lock(&g_off_lock);
-	if (!g_off_valid || g_off_fn != fn || g_off < lo - FC_OFFSET_SLACK_NS || g_off > hi + FC_OFFSET_SLACK_NS) {
-		g_off = lo <= 0 && hi >= 0 ? 0 : lo + (hi - lo) / 2;
-		g_off_fn = fn;
-		g_off_valid = 1;
+	off = atomic_load(&g_off);
+	if (!atomic_load(&g_off_valid) || atomic_load(&g_off_fn) != fn || off < lo || off > hi) {
+		lo += FC_OFFSET_SLACK_NS;
+		hi -= FC_OFFSET_SLACK_NS;
+		off = lo <= 0 && hi >= 0 ? 0 : lo + (hi - lo) / 2;
+		atomic_store(&g_off, off);
+		atomic_store(&g_off_fn, fn);
+		atomic_store(&g_off_valid, 1);
 	}
-	off = g_off;
 	pthread_mutex_unlock(&g_off_lock);
 	return off;
 }
@@ -327,9 +342,17 @@ static void fc_futex_wake(atomic_uint *w)
  * (DEFAULT), as cupti_activity.h documents them on Linux. */
 static uint32_t fc_tid(void)
 {
-	if (atomic_load_explicit(&g_tid_type, memory_order_relaxed) == CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM)
-		return (uint32_t)syscall(SYS_gettid);
+	if (atomic_load_explicit(&g_tid_type, memory_order_relaxed) == CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM) {
+		if (t_sys_tid == 0)
+			t_sys_tid = (uint32_t)syscall(SYS_gettid);
+		return t_sys_tid;
+	}
 	return (uint32_t)(uintptr_t)pthread_self();
+}
+
+static uint32_t fc_pid(void)
+{
+	return atomic_load_explicit(&g_pid, memory_order_relaxed);
 }
 
 /* Whose buffer the calling thread writes (lock held): its own, or the shared one. */
@@ -710,13 +733,13 @@ static void fc_hand_back(struct fc_buf *b, CUpti_BuffersCallbackCompleteFunc fn,
 	    (uintptr_t)b->base % FC_ALIGN == 0 && b->size - b->used >= sizeof(CUpti_ActivityOverhead3) &&
 	    (b->max_records == 0 || b->nrec < b->max_records)) {
 		CUpti_ActivityOverhead3 o;
-		int64_t off = fc_offset();
+		int64_t off = fc_offset(NULL);
 
 		memset(&o, 0, sizeof(o));
 		o.kind = CUPTI_ACTIVITY_KIND_OVERHEAD;
 		o.overheadKind = CUPTI_ACTIVITY_OVERHEAD_CUPTI_BUFFER_FLUSH;
 		o.objectKind = CUPTI_ACTIVITY_OBJECT_THREAD;
-		o.objectId.pt.processId = (uint32_t)getpid();
+		o.objectId.pt.processId = fc_pid();
 		o.objectId.pt.threadId = fc_tid();
 		o.start = fc_ts(t0, off);
 		o.end = fc_ts(mono_ns(), off);
@@ -874,7 +897,7 @@ static void fc_api_record(struct fc_rec *r, CUpti_ActivityKind kind, CUpti_Callb
 	api->cbid = cbid;
 	api->start = fc_ts(a->api_start_ns < end ? a->api_start_ns : end, off);
 	api->end = fc_ts(end, off);
-	api->processId = (uint32_t)getpid();
+	api->processId = fc_pid();
 	api->threadId = fc_tid();
 	api->correlationId = (uint32_t)a->correlation_id;
 	api->returnValue = 0; /* only successful calls enqueue work */
@@ -981,8 +1004,7 @@ static void fc_on_activity(const struct fakegpu_activity *a, void *arg)
 		atomic_fetch_sub(&g_in_callback, 1);
 		return;
 	}
-	off = fc_offset();
-	now = mono_ns();
+	off = fc_offset(&now);
 	info = fc_api(library ? NULL : a->api);
 
 	if (en & FC_BIT(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION)) {
@@ -1467,7 +1489,7 @@ CUptiResult cuptiFinalize(void)
 	atomic_store(&g_ts_fn, NULL);
 	atomic_store(&g_tid_type, CUPTI_ACTIVITY_THREAD_ID_TYPE_DEFAULT);
 	pthread_mutex_lock(&g_off_lock);
-	g_off_valid = 0;
+	atomic_store(&g_off_valid, 0);
 	pthread_mutex_unlock(&g_off_lock);
 	return CUPTI_SUCCESS;
 }
