@@ -59,7 +59,8 @@ PW_REAL(void *, dlopen, (const char *, int));
 	X(0, cuptiActivityPopExternalCorrelationId, (CUpti_ExternalCorrelationKind, uint64_t *))          \
 	X(0, cuptiActivityRegisterTimestampCallback, (CUpti_TimestampCallbackFunc))                       \
 	X(0, cuptiActivityFlushPeriod, (uint32_t))                                                        \
-	X(0, cuptiSetThreadIdType, (CUpti_ActivityThreadIdType))
+	X(0, cuptiSetThreadIdType, (CUpti_ActivityThreadIdType))                                          \
+	X(0, cuptiActivitySetAttribute, (CUpti_ActivityAttribute, size_t *, void *))
 
 static struct {
 #define PW_X(needed, name, params) CUptiResult (*name) params;
@@ -149,6 +150,13 @@ static pw_strref intern_name(const char *s, void *ctx)
 	return pw_intern_path(s); /* a crowded neighbourhood: interned again rather than lost */
 }
 
+/* Device names are the client's to free (cupti_activity.h), so their addresses are reused: not cached. */
+static pw_strref intern_once(const char *s, void *ctx)
+{
+	(void)ctx;
+	return pw_intern_path(s);
+}
+
 /* ---- the buffer protocol ---- */
 
 static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
@@ -168,11 +176,14 @@ static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *ma
 	*size = 0;
 }
 
-static void give_back(uint8_t *buffer)
+/* Returns a buffer to the pool zeroed, as CUPTI is told buffers come (so it does not zero them itself on
+ * the launching thread); this runs where buffers are delivered, mostly CUPTI's worker. */
+static void give_back(uint8_t *buffer, size_t valid)
 {
 	if (!buffer || buffer < cu.pool || buffer >= cu.pool + (size_t)cu.buffers * cu.buffer_size)
 		return;
 	size_t i = (size_t)(buffer - cu.pool) / cu.buffer_size;
+	memset(buffer, 0, valid < cu.buffer_size ? valid : cu.buffer_size);
 	atomic_store_explicit(&cu.in_use[i], 0, memory_order_release);
 }
 
@@ -203,12 +214,16 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 	if (atomic_load_explicit(&cu.active, memory_order_acquire) && ((pw_recording >> PW_DOM_GPU) & 1) && valid) {
 		CUpti_Activity *rec = NULL;
 		struct pw_rec_gpu out;
-		while (cu.cuptiActivityGetNextRecord(buffer, valid, &rec) == CUPTI_SUCCESS)
-			if (pw_cupti_convert(rec, &out, cu.ns_offset, intern_name, NULL))
+		while (cu.cuptiActivityGetNextRecord(buffer, valid, &rec) == CUPTI_SUCCESS) {
+			int device = rec->kind == CUPTI_ACTIVITY_KIND_DEVICE;
+			if (pw_cupti_convert(rec, &out, cu.ns_offset, device ? intern_once : intern_name, NULL))
 				emit_gpu(&out);
+			if (device)
+				free((void *)((CUpti_ActivityDevice5 *)rec)->name);
+		}
 		emit_dropped(ctx, stream);
 	}
-	give_back(buffer);
+	give_back(buffer, valid);
 	pw_self.guard = guard;
 }
 
@@ -382,6 +397,11 @@ static void start(const char *cuda_path)
 	cu.pool = pool;
 	cu.in_use = (atomic_uchar *)(cu.pool + pool_len);
 
+	if (cu.cuptiActivitySetAttribute) {
+		uint8_t zeroed = 1;
+		size_t len = sizeof zeroed;
+		cu.cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, &len, &zeroed);
+	}
 	CUptiResult rc = cu.cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
 	/* Kernels are what the report needs; the rest is enabled where this CUPTI and GPU allow. */
 	if (rc == CUPTI_SUCCESS)
