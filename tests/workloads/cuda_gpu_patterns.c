@@ -8,7 +8,8 @@
  *     cuda_gpu_patterns MODE [--steps N] [--bytes N] [--exit N]
  *
  * Modes (what the GPU sees, and what a profiler should conclude):
- *   idle50        launch 1 ms, cudaDeviceSynchronize, ~1 ms of CPU work: busy half of the time, sync-bound
+ *   idle50        a step every 2 ms: launch 1 ms, cudaDeviceSynchronize, CPU work until the next step:
+ *                 busy half of the time, sync-bound
  *   input         batches read from a pipe that a forked "data loader" fills slowly: input-bound
  *   input_thread  the same with a loader thread and a condition variable
  *   launch        2 us kernels with ~10 us of CPU work between launches: launch-bound
@@ -337,21 +338,27 @@ static void mode_idle50(int steps)
 	float *x;
 	int n = 500 * 256;
 	void *args[] = { &x, &n };
+	uint64_t t0;
 
 	CUDA(cudaMalloc((void **)&x, (size_t)n * sizeof(float)));
+	t0 = now_ns();
 	for (int i = 0; i < steps; i++) {
+		uint64_t step_end = t0 + (uint64_t)(i + 1) * 2000000, t;
+
 		launch(&k, args, NULL);
 		CUDA(cudaDeviceSynchronize());
-		/* The synchronisation returns a little late (the sleep's timer slack, ~50 us): 950 us more make
-		 * the GPU's idle time about its busy time. */
-		cpu_work(950000);
+		/* Steps on a 2 ms schedule, however late the synchronisation returns (the sleep's timer slack, a
+		 * busy machine): the CPU works until the step's end, at least 200 us, so a late step is made up
+		 * by the next ones. */
+		t = now_ns();
+		cpu_work(step_end > t + 200000 ? step_end - t : 200000);
 	}
 	CUDA(cudaFree(x));
 
 	print_kernels(&k, 1);
 	printf("expect idle_gaps 0 %d\n", steps - 1);
 	printf("expect busy_share 0 0.50\n");
-	printf("expect gap_min_ns 0 940000\n"); /* each gap holds the 950 us of CPU work */
+	printf("expect gap_min_ns 0 190000\n"); /* each gap holds at least 200 us of CPU work */
 	printf("expect gap_class sync\n");
 	printf("expect gap_call cudaDeviceSynchronize\n");
 	printf("expect queue_depth_max_at_most 0 2\n");
