@@ -306,6 +306,14 @@ def check_gaps(rep, expect, gpus, ctx):
     if cls is None:
         return
     cls = cls[0]
+    # All of the idle time, not only the longest gaps, is of the class the workload is built for.
+    for d, g in gpus.items():
+        cause = g.get("idle_by_cause")
+        check(isinstance(cause, dict), "no idle_by_cause in gpus[device %d]%s", d, ctx)
+        near(sum(cause.values()), g["idle_ns"], "device %d idle_by_cause summed vs idle_ns" % d + ctx, rel=0.001,
+             abs_ns=1000)
+        check(cause.get(cls, 0) >= 0.8 * g["idle_ns"], "device %d idle %d ns, only %r of it %r%s", d, g["idle_ns"],
+              cause.get(cls), cls, ctx)
     ours = [x for x in gaps if x["class"] == cls]
     check(len(ours) >= 0.8 * len(gaps), "only %d of %d gaps are %r%s", len(ours), len(gaps), cls, ctx)
     pid = root_pid(rep)
