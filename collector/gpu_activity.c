@@ -24,6 +24,7 @@
 #include "gpu_activity.h"
 
 #include "../common/pw_session.h"
+#include "hash_index.h"
 #include "gpu_analysis.h"
 
 #include <stdio.h>
@@ -74,16 +75,10 @@ struct act_file {
 	int pid;
 };
 
-struct hix {
-	uint64_t *hash; /* 0: empty */
-	uint32_t *pos;
-	size_t cap, used;
-};
-
 struct pw_act_work {
 	struct act_op *ops;
 	size_t nops, ops_cap;
-	struct hix kernel_ix, copy_ix;
+	struct pw_hix kernel_ix, copy_ix;
 	size_t rows_cap, copy_cap, devices_cap;
 	struct pw_act_device infos[PW_ACT_MAX_DEVICES]; /* from PW_K_ACT_DEVICE records */
 	size_t ninfos;
@@ -111,76 +106,6 @@ static uint64_t mix64(uint64_t x)
 	x *= 0x94d049bb133111ebull;
 	x ^= x >> 31;
 	return x;
-}
-
-static uint64_t nonzero(uint64_t h)
-{
-	return h ? h : 1;
-}
-
-typedef int (*eq_fn)(const void *ctx, uint32_t pos);
-
-static int64_t hix_find(const struct hix *ix, uint64_t h, eq_fn eq, const void *ctx)
-{
-	if (!ix->cap)
-		return -1;
-	for (size_t i = h & (ix->cap - 1); ix->hash[i]; i = (i + 1) & (ix->cap - 1))
-		if (ix->hash[i] == h && eq(ctx, ix->pos[i]))
-			return ix->pos[i];
-	return -1;
-}
-
-static int hix_add(struct hix *ix, uint64_t h, uint32_t pos)
-{
-	if ((ix->used + 1) * 2 > ix->cap) {
-		size_t ncap = ix->cap ? ix->cap * 2 : 64;
-		struct hix n = {calloc(ncap, sizeof *n.hash), calloc(ncap, sizeof *n.pos), ncap, 0};
-		if (!n.hash || !n.pos) {
-			free(n.hash);
-			free(n.pos);
-			return -1;
-		}
-		for (size_t i = 0; i < ix->cap; i++)
-			if (ix->hash[i])
-				hix_add(&n, ix->hash[i], ix->pos[i]);
-		free(ix->hash);
-		free(ix->pos);
-		*ix = n;
-	}
-	size_t i = h & (ix->cap - 1);
-	while (ix->hash[i])
-		i = (i + 1) & (ix->cap - 1);
-	ix->hash[i] = h;
-	ix->pos[i] = pos;
-	ix->used++;
-	return 0;
-}
-
-static void hix_free(struct hix *ix)
-{
-	free(ix->hash);
-	free(ix->pos);
-	*ix = (struct hix){0};
-}
-
-/* Makes room for need elements of size elem in the array at arrp (read and written with memcpy: any object
- * pointer type). New elements are zeroed. Returns 0 or -1. */
-static int reserve(void *arrp, size_t *cap, size_t need, size_t elem)
-{
-	if (need <= *cap)
-		return 0;
-	size_t ncap = *cap ? *cap * 2 : 16;
-	while (ncap < need)
-		ncap *= 2;
-	void *arr;
-	memcpy(&arr, arrp, sizeof arr);
-	void *n = realloc(arr, ncap * elem);
-	if (!n)
-		return -1;
-	memset((char *)n + *cap * elem, 0, (ncap - *cap) * elem);
-	memcpy(arrp, &n, sizeof n);
-	*cap = ncap;
-	return 0;
 }
 
 static void time_stat_add(struct pw_act_time_stat *s, uint64_t dur)
@@ -271,8 +196,8 @@ static void work_free(struct pw_act_work *w)
 	if (!w)
 		return;
 	free(w->ops);
-	hix_free(&w->kernel_ix);
-	hix_free(&w->copy_ix);
+	pw_hix_free(&w->kernel_ix);
+	pw_hix_free(&w->copy_ix);
 	for (size_t i = 0; i < w->ninfos; i++)
 		free(w->infos[i].name);
 	for (size_t i = 0; i < w->nfiles; i++)
@@ -323,7 +248,7 @@ static int device_slot(struct pw_act_report *a, int32_t id)
 			return w->last_dev = (int)i;
 	if (a->ndevices >= PW_ACT_MAX_DEVICES)
 		return -1;
-	if (reserve(&a->devices, &w->devices_cap, a->ndevices + 1, sizeof *a->devices))
+	if (pw_reserve(&a->devices, &w->devices_cap, a->ndevices + 1, sizeof *a->devices))
 		return -2;
 	a->devices[a->ndevices].id = id;
 	return w->last_dev = (int)a->ndevices++;
@@ -358,16 +283,16 @@ static uint32_t kernel_row(struct pw_act_report *a, const char *name, size_t len
 	const char *nul = memchr(name, 0, len);
 	if (nul)
 		len = (size_t)(nul - name);
-	uint64_t h = nonzero(mix64(pw_hash64(name, len) ^ mix64((uint64_t)(uint32_t)device << 32 | stream)));
+	uint64_t h = pw_hix_hash(mix64(pw_hash64(name, len) ^ mix64((uint64_t)(uint32_t)device << 32 | stream)));
 	struct kernel_key key = {a, name, len, device, stream};
-	int64_t pos = hix_find(&w->kernel_ix, h, kernel_eq, &key);
+	int64_t pos = pw_hix_find(&w->kernel_ix, h, kernel_eq, &key);
 	if (pos >= 0)
 		return (uint32_t)pos;
 	if (a->nkernel_rows >= PW_ACT_MAX_KERNEL_ROWS)
 		return NO_ROW;
 	char *copy = strndup(name, len);
-	if (!copy || reserve(&a->kernel_rows, &w->rows_cap, a->nkernel_rows + 1, sizeof *a->kernel_rows) ||
-	    hix_add(&w->kernel_ix, h, (uint32_t)a->nkernel_rows)) {
+	if (!copy || pw_reserve(&a->kernel_rows, &w->rows_cap, a->nkernel_rows + 1, sizeof *a->kernel_rows) ||
+	    pw_hix_add(&w->kernel_ix, h, (uint32_t)a->nkernel_rows)) {
 		free(copy);
 		w->oom = 1;
 		return NO_ROW;
@@ -400,14 +325,14 @@ static uint32_t copy_row(struct pw_act_report *a, struct pw_act_copy_row proto)
 {
 	struct pw_act_work *w = a->work;
 	struct copy_key key = {a, copy_key_of(&proto)};
-	uint64_t h = nonzero(mix64(key.key));
-	int64_t pos = hix_find(&w->copy_ix, h, copy_eq, &key);
+	uint64_t h = pw_hix_hash(mix64(key.key));
+	int64_t pos = pw_hix_find(&w->copy_ix, h, copy_eq, &key);
 	if (pos >= 0)
 		return (uint32_t)pos;
 	if (a->ncopy_rows >= PW_ACT_MAX_COPY_ROWS)
 		return NO_ROW;
-	if (reserve(&a->copy_rows, &w->copy_cap, a->ncopy_rows + 1, sizeof *a->copy_rows) ||
-	    hix_add(&w->copy_ix, h, (uint32_t)a->ncopy_rows)) {
+	if (pw_reserve(&a->copy_rows, &w->copy_cap, a->ncopy_rows + 1, sizeof *a->copy_rows) ||
+	    pw_hix_add(&w->copy_ix, h, (uint32_t)a->ncopy_rows)) {
 		w->oom = 1;
 		return NO_ROW;
 	}
@@ -431,7 +356,7 @@ static int note_op(struct pw_act_report *a, struct pw_act_file *f, const struct 
 		a->devices_other++;
 		return 0;
 	}
-	if (reserve(&w->ops, &w->ops_cap, w->nops + 1, sizeof *w->ops))
+	if (pw_reserve(&w->ops, &w->ops_cap, w->nops + 1, sizeof *w->ops))
 		return -1;
 	struct pw_act_device *d = &a->devices[slot];
 	uint64_t dur = t1 - t0;
@@ -579,14 +504,14 @@ int pw_act_event(struct pw_act_report **actp, struct pw_act_file *f, const struc
 	case PW_K_ACT_API:
 		if (!g->correlation)
 			return 0;
-		if (reserve(&f->api, &f->api_cap, f->napi + 1, sizeof *f->api))
+		if (pw_reserve(&f->api, &f->api_cap, f->napi + 1, sizeof *f->api))
 			return -1;
 		f->api[f->napi++] = (struct pw_act_corr){g->c.t0, g->correlation, (uint32_t)g->a[0]};
 		return 0;
 	case PW_K_ACT_EXTCORR:
 		if (!g->correlation || !g->c.arg0)
 			return 0;
-		if (reserve(&f->ext, &f->ext_cap, f->next + 1, sizeof *f->ext))
+		if (pw_reserve(&f->ext, &f->ext_cap, f->next + 1, sizeof *f->ext))
 			return -1;
 		f->ext[f->next++] = (struct pw_act_corr){g->c.arg0, g->correlation, 0};
 		return 0;
@@ -638,7 +563,7 @@ int pw_act_api(struct pw_act_report **actp, struct pw_act_file *f, const struct 
 	}
 	if (!w.corr)
 		return 0;
-	if (reserve(&f->wrapped, &f->wrapped_cap, f->nwrapped + 1, sizeof *f->wrapped))
+	if (pw_reserve(&f->wrapped, &f->wrapped_cap, f->nwrapped + 1, sizeof *f->wrapped))
 		return -1;
 	f->wrapped[f->nwrapped++] = w;
 	return 0;
@@ -756,7 +681,7 @@ int pw_act_file_end(struct pw_act_report *a, struct pw_act_file *f, const char *
 	struct pw_act_work *w = a->work;
 	uint32_t fi = (uint32_t)w->nfiles;
 	char *copy = strdup(path ? path : "");
-	if (!copy || reserve(&w->files, &w->files_cap, w->nfiles + 1, sizeof *w->files)) {
+	if (!copy || pw_reserve(&w->files, &w->files_cap, w->nfiles + 1, sizeof *w->files)) {
 		free(copy);
 		fi = UINT32_MAX; /* the operations are linked, their gaps will have no thread's calls */
 		rc = -1;
@@ -863,7 +788,7 @@ static void device_figures(struct finish *fs, struct pw_act_device *d, const str
 			d->gaps++;
 			if (gap > d->longest_gap_ns)
 				d->longest_gap_ns = gap;
-			if (!fs->oom && !reserve(&fs->gaps, &fs->gaps_cap, fs->ngaps + 1, sizeof *fs->gaps)) {
+			if (!fs->oom && !pw_reserve(&fs->gaps, &fs->gaps_cap, fs->ngaps + 1, sizeof *fs->gaps)) {
 				fs->gaps[fs->ngaps++] = (struct gap_w){.g0 = cur_e, .g1 = op->t0, .file = op->file,
 								       .tid = op->tid, .op = (uint32_t)(base + i),
 								       .last_pair = NO_PAIR, .dev = op->dev};
@@ -973,7 +898,7 @@ static void note_pair(struct finish *fs, struct gap_w *g, size_t gi, uint16_t ev
 		p->count++;
 		return;
 	}
-	if (fs->npairs >= NO_PAIR || reserve(&fs->pairs, &fs->pairs_cap, fs->npairs + 1, sizeof *fs->pairs)) {
+	if (fs->npairs >= NO_PAIR || pw_reserve(&fs->pairs, &fs->pairs_cap, fs->npairs + 1, sizeof *fs->pairs)) {
 		fs->oom = 1;
 		return;
 	}
@@ -1236,7 +1161,7 @@ static int keep_top_gaps(struct finish *fs)
 		uint32_t slot = 0;
 		while (slot < n && gap_of[slot] != gi)
 			slot++;
-		if (reserve(&calls, &calls_cap, ncalls + 1, sizeof *calls)) {
+		if (pw_reserve(&calls, &calls_cap, ncalls + 1, sizeof *calls)) {
 			rc = -1;
 			break;
 		}

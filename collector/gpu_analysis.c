@@ -21,90 +21,12 @@
 #include "gpu_analysis.h"
 
 #include "../common/pw_session.h"
+#include "hash_index.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #define KERNEL_NAME_MAX 4096 /* bytes of a kernel name kept and compared; longer names are cut */
-
-/* ---- hash index: hash -> position in an array, open addressing, the entries compared by a callback ---- */
-
-struct hix {
-	uint64_t *hash; /* 0: empty */
-	uint32_t *pos;
-	size_t cap, used;
-};
-
-typedef int (*eq_fn)(const void *ctx, uint32_t pos);
-
-static uint64_t nonzero(uint64_t h)
-{
-	return h ? h : 1;
-}
-
-/* Returns the position of the entry with hash h that eq accepts, or -1. */
-static int64_t hix_find(const struct hix *ix, uint64_t h, eq_fn eq, const void *ctx)
-{
-	if (!ix->cap)
-		return -1;
-	for (size_t i = h & (ix->cap - 1); ix->hash[i]; i = (i + 1) & (ix->cap - 1))
-		if (ix->hash[i] == h && eq(ctx, ix->pos[i]))
-			return ix->pos[i];
-	return -1;
-}
-
-static int hix_add(struct hix *ix, uint64_t h, uint32_t pos)
-{
-	if ((ix->used + 1) * 2 > ix->cap) {
-		size_t ncap = ix->cap ? ix->cap * 2 : 64;
-		struct hix n = {calloc(ncap, sizeof *n.hash), calloc(ncap, sizeof *n.pos), ncap, 0};
-		if (!n.hash || !n.pos) {
-			free(n.hash);
-			free(n.pos);
-			return -1;
-		}
-		for (size_t i = 0; i < ix->cap; i++)
-			if (ix->hash[i])
-				hix_add(&n, ix->hash[i], ix->pos[i]);
-		free(ix->hash);
-		free(ix->pos);
-		*ix = n;
-	}
-	size_t i = h & (ix->cap - 1);
-	while (ix->hash[i])
-		i = (i + 1) & (ix->cap - 1);
-	ix->hash[i] = h;
-	ix->pos[i] = pos;
-	ix->used++;
-	return 0;
-}
-
-static void hix_free(struct hix *ix)
-{
-	free(ix->hash);
-	free(ix->pos);
-	*ix = (struct hix){0};
-}
-
-/* Makes room for need elements of size elem in the array whose pointer is at arrp (any object pointer type:
- * read and written with memcpy, so no type is punned). New elements are zeroed. Returns 0 or -1. */
-static int reserve(void *arrp, size_t *cap, size_t need, size_t elem)
-{
-	if (need <= *cap)
-		return 0;
-	size_t ncap = *cap ? *cap * 2 : 16;
-	while (ncap < need)
-		ncap *= 2;
-	void *arr;
-	memcpy(&arr, arrp, sizeof arr);
-	void *n = realloc(arr, ncap * elem);
-	if (!n)
-		return -1;
-	memset((char *)n + *cap * elem, 0, (ncap - *cap) * elem);
-	memcpy(arrp, &n, sizeof n);
-	*cap = ncap;
-	return 0;
-}
 
 static uint64_t mix64(uint64_t x)
 {
@@ -131,7 +53,7 @@ struct key_set {
 
 struct pw_gpu_work {
 	uint64_t *hist[PW_EV_COUNT]; /* PW_MEDIAN_BUCKETS each, made at the event's first call */
-	struct hix gemm_ix, kernel_ix, error_ix, dnn_ix;
+	struct pw_hix gemm_ix, kernel_ix, error_ix, dnn_ix;
 	size_t gemms_cap, kernels_cap, errors_cap, dnn_cap, devices_cap, configs_cap, streams_cap;
 	struct launch_config (*configs)[PW_GPU_LAUNCH_CONFIGS]; /* parallel to kernels */
 	struct key_set *streams;                                 /* parallel to devices */
@@ -156,10 +78,10 @@ static void work_free(struct pw_gpu_work *w)
 		return;
 	for (int i = 0; i < PW_EV_COUNT; i++)
 		free(w->hist[i]);
-	hix_free(&w->gemm_ix);
-	hix_free(&w->kernel_ix);
-	hix_free(&w->error_ix);
-	hix_free(&w->dnn_ix);
+	pw_hix_free(&w->gemm_ix);
+	pw_hix_free(&w->kernel_ix);
+	pw_hix_free(&w->error_ix);
+	pw_hix_free(&w->dnn_ix);
 	free(w->configs);
 	for (size_t i = 0; i < w->streams_cap; i++)
 		free(w->streams[i].keys);
@@ -409,7 +331,7 @@ static int alloc_track(struct pw_gpu_proc *gp, uint64_t addr, uint64_t bytes, un
 			if (!gp->nnodes)
 				gp->nnodes = 1; /* the null node */
 			size_t cap = gp->cap;
-			if (reserve(&gp->nodes, &cap, (size_t)gp->nnodes + 1, sizeof *gp->nodes))
+			if (pw_reserve(&gp->nodes, &cap, (size_t)gp->nnodes + 1, sizeof *gp->nodes))
 				return -1;
 			gp->cap = (uint32_t)cap;
 			n = gp->nnodes++;
@@ -525,17 +447,17 @@ static int note_gemm(struct pw_gpu_report *g, const struct pw_rec_api *a, uint64
 	uint64_t key[5] = {(uint64_t)k.ev | (uint64_t)k.dtype << 16 | (uint64_t)k.transa << 24 |
 				   (uint64_t)k.transb << 32,
 			   k.m, k.n, k.k, k.batch};
-	uint64_t h = nonzero(pw_hash64(key, sizeof key));
+	uint64_t h = pw_hix_hash(pw_hash64(key, sizeof key));
 	struct gemm_key ctx = {g, &k};
-	int64_t pos = hix_find(&w->gemm_ix, h, gemm_eq, &ctx);
+	int64_t pos = pw_hix_find(&w->gemm_ix, h, gemm_eq, &ctx);
 	struct pw_gpu_other *o = &g->gemm_other;
 	struct pw_gemm_stat *s = NULL;
 	int rc = 0;
 	if (pos >= 0) {
 		s = &g->gemms[pos];
 	} else if (g->ngemms < PW_GPU_MAX_SHAPES) {
-		if (reserve(&g->gemms, &w->gemms_cap, g->ngemms + 1, sizeof *g->gemms) ||
-		    hix_add(&w->gemm_ix, h, (uint32_t)g->ngemms))
+		if (pw_reserve(&g->gemms, &w->gemms_cap, g->ngemms + 1, sizeof *g->gemms) ||
+		    pw_hix_add(&w->gemm_ix, h, (uint32_t)g->ngemms))
 			rc = -1;
 		else
 			s = &g->gemms[g->ngemms++];
@@ -599,15 +521,15 @@ static int note_launch(struct pw_gpu_report *g, const struct pw_raw_event *e, co
 		len = KERNEL_NAME_MAX;
 	if (memchr(name, 0, len))
 		len = strlen(name); /* a name with a NUL in it ends there (the NUL is within len) */
-	uint64_t h = nonzero(pw_hash64(name, len));
+	uint64_t h = pw_hix_hash(pw_hash64(name, len));
 	struct kernel_key ctx = {g, name, len};
-	int64_t pos = hix_find(&w->kernel_ix, h, kernel_eq, &ctx);
+	int64_t pos = pw_hix_find(&w->kernel_ix, h, kernel_eq, &ctx);
 	int rc = 0;
 	if (pos < 0 && g->nkernels < PW_GPU_MAX_KERNELS) {
 		char *copy = strndup(name, len);
-		if (!copy || reserve(&g->kernels, &w->kernels_cap, g->nkernels + 1, sizeof *g->kernels) ||
-		    reserve(&w->configs, &w->configs_cap, g->nkernels + 1, sizeof *w->configs) ||
-		    hix_add(&w->kernel_ix, h, (uint32_t)g->nkernels)) {
+		if (!copy || pw_reserve(&g->kernels, &w->kernels_cap, g->nkernels + 1, sizeof *g->kernels) ||
+		    pw_reserve(&w->configs, &w->configs_cap, g->nkernels + 1, sizeof *w->configs) ||
+		    pw_hix_add(&w->kernel_ix, h, (uint32_t)g->nkernels)) {
 			free(copy);
 			rc = -1;
 		} else {
@@ -647,12 +569,12 @@ static int error_eq(const void *ctx, uint32_t pos)
 static int note_error(struct pw_gpu_report *g, uint16_t ev, int64_t code)
 {
 	struct pw_gpu_work *w = g->work;
-	uint64_t h = nonzero(mix64((uint64_t)code * 0x9e3779b97f4a7c15ull ^ ev));
+	uint64_t h = pw_hix_hash(mix64((uint64_t)code * 0x9e3779b97f4a7c15ull ^ ev));
 	struct error_key ctx = {g, ev, code};
-	int64_t pos = hix_find(&w->error_ix, h, error_eq, &ctx);
+	int64_t pos = pw_hix_find(&w->error_ix, h, error_eq, &ctx);
 	if (pos < 0 && g->nerrors < PW_GPU_MAX_ERRORS) {
-		if (reserve(&g->errors, &w->errors_cap, g->nerrors + 1, sizeof *g->errors) ||
-		    hix_add(&w->error_ix, h, (uint32_t)g->nerrors)) {
+		if (pw_reserve(&g->errors, &w->errors_cap, g->nerrors + 1, sizeof *g->errors) ||
+		    pw_hix_add(&w->error_ix, h, (uint32_t)g->nerrors)) {
 			g->errors_other++;
 			return -1;
 		}
@@ -681,13 +603,13 @@ static int dnn_eq(const void *ctx, uint32_t pos)
 static int note_dnn_graph(struct pw_gpu_report *g, uint64_t mask, uint64_t dur)
 {
 	struct pw_gpu_work *w = g->work;
-	uint64_t h = nonzero(mix64(mask));
+	uint64_t h = pw_hix_hash(mix64(mask));
 	struct dnn_key ctx = {g, mask};
-	int64_t pos = hix_find(&w->dnn_ix, h, dnn_eq, &ctx);
+	int64_t pos = pw_hix_find(&w->dnn_ix, h, dnn_eq, &ctx);
 	int rc = 0;
 	if (pos < 0 && g->ndnn_graphs < PW_GPU_MAX_DNN_GRAPHS) {
-		if (reserve(&g->dnn_graphs, &w->dnn_cap, g->ndnn_graphs + 1, sizeof *g->dnn_graphs) ||
-		    hix_add(&w->dnn_ix, h, (uint32_t)g->ndnn_graphs)) {
+		if (pw_reserve(&g->dnn_graphs, &w->dnn_cap, g->ndnn_graphs + 1, sizeof *g->dnn_graphs) ||
+		    pw_hix_add(&w->dnn_ix, h, (uint32_t)g->ndnn_graphs)) {
 			rc = -1;
 		} else {
 			pos = (int64_t)g->ndnn_graphs++;
@@ -869,8 +791,8 @@ static int note_device(struct pw_gpu_report *g, const struct pw_gpu_proc *gp, co
 			g->devices_other++;
 			return 0;
 		}
-		if (reserve(&g->devices, &w->devices_cap, g->ndevices + 1, sizeof *g->devices) ||
-		    reserve(&w->streams, &w->streams_cap, g->ndevices + 1, sizeof *w->streams))
+		if (pw_reserve(&g->devices, &w->devices_cap, g->ndevices + 1, sizeof *g->devices) ||
+		    pw_reserve(&w->streams, &w->streams_cap, g->ndevices + 1, sizeof *w->streams))
 			return -1;
 		g->devices[g->ndevices++].id = a->device;
 	}
@@ -881,7 +803,7 @@ static int note_device(struct pw_gpu_report *g, const struct pw_gpu_proc *gp, co
 	uint64_t stream = a->stream;
 	if (!stream && (a->sub & PW_API_PTSZ) && (kind == PW_K_GPU_MEMCPY || kind == PW_K_GPU_MEMSET))
 		stream = (uint64_t)1 << 63 | a->c.h.tid;
-	uint64_t key = nonzero(mix64(mix64(stream) ^ ((uint64_t)gp->serial * 0x9e3779b97f4a7c15ull)));
+	uint64_t key = pw_hix_hash(mix64(mix64(stream) ^ ((uint64_t)gp->serial * 0x9e3779b97f4a7c15ull)));
 	int added = key_set_add(&w->streams[i], key);
 	if (added < 0)
 		return -1;

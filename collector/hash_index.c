@@ -1,0 +1,66 @@
+/* Hash index and array growth for the analysis tables (hash_index.h). */
+#include "hash_index.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int64_t pw_hix_find(const struct pw_hix *ix, uint64_t h, pw_hix_eq_fn eq, const void *ctx)
+{
+	if (!ix->cap)
+		return -1;
+	for (size_t i = h & (ix->cap - 1); ix->hash[i]; i = (i + 1) & (ix->cap - 1))
+		if (ix->hash[i] == h && eq(ctx, ix->pos[i]))
+			return ix->pos[i];
+	return -1;
+}
+
+int pw_hix_add(struct pw_hix *ix, uint64_t h, uint32_t pos)
+{
+	if ((ix->used + 1) * 2 > ix->cap) {
+		size_t ncap = ix->cap ? ix->cap * 2 : 64;
+		struct pw_hix n = {calloc(ncap, sizeof *n.hash), calloc(ncap, sizeof *n.pos), ncap, 0};
+		if (!n.hash || !n.pos) {
+			free(n.hash);
+			free(n.pos);
+			return -1;
+		}
+		for (size_t i = 0; i < ix->cap; i++)
+			if (ix->hash[i])
+				pw_hix_add(&n, ix->hash[i], ix->pos[i]);
+		free(ix->hash);
+		free(ix->pos);
+		*ix = n;
+	}
+	size_t i = h & (ix->cap - 1);
+	while (ix->hash[i])
+		i = (i + 1) & (ix->cap - 1);
+	ix->hash[i] = h;
+	ix->pos[i] = pos;
+	ix->used++;
+	return 0;
+}
+
+void pw_hix_free(struct pw_hix *ix)
+{
+	free(ix->hash);
+	free(ix->pos);
+	*ix = (struct pw_hix){0};
+}
+
+int pw_reserve(void *arrp, size_t *cap, size_t need, size_t elem)
+{
+	if (need <= *cap)
+		return 0;
+	size_t ncap = *cap ? *cap * 2 : 16;
+	while (ncap < need)
+		ncap *= 2;
+	void *arr;
+	memcpy(&arr, arrp, sizeof arr);
+	void *n = realloc(arr, ncap * elem);
+	if (!n)
+		return -1;
+	memset((char *)n + *cap * elem, 0, (ncap - *cap) * elem);
+	memcpy(arrp, &n, sizeof n);
+	*cap = ncap;
+	return 0;
+}

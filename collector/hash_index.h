@@ -1,0 +1,34 @@
+/* What the analysis modules share for their tables: a hash index (hash -> position in an array, open
+ * addressing, entries compared by a callback) and array growth. */
+#ifndef PW_HASH_INDEX_H
+#define PW_HASH_INDEX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct pw_hix {
+	uint64_t *hash; /* 0: empty */
+	uint32_t *pos;
+	size_t cap, used;
+};
+
+/* Whether the entry at pos is the one looked for. */
+typedef int (*pw_hix_eq_fn)(const void *ctx, uint32_t pos);
+
+/* A hash as the index stores it: never 0, which marks an empty slot. */
+static inline uint64_t pw_hix_hash(uint64_t h)
+{
+	return h ? h : 1;
+}
+
+/* Returns the position of the entry with hash h (from pw_hix_hash) that eq accepts, or -1. */
+int64_t pw_hix_find(const struct pw_hix *ix, uint64_t h, pw_hix_eq_fn eq, const void *ctx);
+/* Adds position pos under hash h. Returns 0, or -1 when out of memory (the index is unchanged). */
+int pw_hix_add(struct pw_hix *ix, uint64_t h, uint32_t pos);
+void pw_hix_free(struct pw_hix *ix);
+
+/* Makes room for need elements of size elem in the array whose pointer is at arrp (any object pointer type:
+ * read and written with memcpy, so no type is punned). New elements are zeroed. Returns 0 or -1. */
+int pw_reserve(void *arrp, size_t *cap, size_t need, size_t elem);
+
+#endif
