@@ -27,6 +27,7 @@
 #include "../../collector/rawfile.h"
 #include "../../collector/report_format.h"
 #include "json_reader.h"
+#include "out_files.h"
 #include "out_fixture.h"
 #include "raw_writer.h"
 
@@ -102,59 +103,6 @@ static const struct pw_act_device *dev(const struct pw_act_report *a, int id)
 	const struct pw_act_device *d = pw_act_device_of(a, id);
 	assert_non_null(d);
 	return d;
-}
-
-static char *slurp(const struct fx *fx, const char *name, size_t *len)
-{
-	char path[256];
-	snprintf(path, sizeof path, "%s/%s", fx->dir, name);
-	FILE *f = fopen(path, "r");
-	if (!f)
-		fail_msg("%s was not written: %s", path, strerror(errno));
-	char *buf = NULL;
-	size_t cap = 0, n = 0;
-	for (;;) {
-		if (n + 4096 + 1 > cap) {
-			cap = cap ? cap * 2 : 65536;
-			buf = realloc(buf, cap);
-			assert_non_null(buf);
-		}
-		size_t got = fread(buf + n, 1, 4096, f);
-		n += got;
-		if (!got)
-			break;
-	}
-	fclose(f);
-	buf[n] = 0;
-	*len = n;
-	return buf;
-}
-
-static struct jr *parse_out(const struct fx *fx, const char *name)
-{
-	size_t n;
-	char *text = slurp(fx, name, &n);
-	struct jr *v = jr_parse(text, n);
-	if (!v)
-		fail_msg("%s is not valid JSON", name);
-	struct jr *holder = calloc(1, sizeof *holder);
-	assert_non_null(holder);
-	holder->type = JR_ARR;
-	holder->items = calloc(2, sizeof *holder->items);
-	assert_non_null(holder->items);
-	holder->items[0] = v;
-	holder->items[1] = calloc(1, sizeof(struct jr));
-	assert_non_null(holder->items[1]);
-	holder->items[1]->type = JR_STR;
-	holder->items[1]->text = text;
-	holder->n = 2;
-	return holder;
-}
-
-static void free_out(struct jr *holder)
-{
-	free((char *)holder->items[1]->text);
-	jr_free(holder);
 }
 
 static void expect_text(const char *text, const char *const *expect, size_t n)
@@ -454,7 +402,7 @@ static void test_copies_by_kind(void **state)
 	assert_int_equal(dev(a, 0)->memset_ns, 200);
 
 	reports_ok(fx);
-	struct jr *doc = parse_out(fx, "rank0.json");
+	struct jr *doc = fx_json(fx, "rank0.json");
 	const struct jr *j = jr_at(doc, 0);
 	const struct jr *m = jr_get(j, "gpu_memcpy");
 	assert_int_equal(m->n, 4);
@@ -477,7 +425,7 @@ static void test_copies_by_kind(void **state)
 	assert_true(jr_is(jr_get(s, "dst"), "device"));
 	assert_int_equal(jr_u64(jr_get(s, "bytes")), 2000);
 	assert_true(fabs(jr_num(jr_get(s, "gbps")) - 10.0) < 1e-9);
-	free_out(doc);
+	fx_json_free(doc);
 }
 
 /* ---- gaps and their causes ---- */
@@ -597,7 +545,7 @@ static void test_gap_reports(void **state)
 	write_gap_run(fx);
 	analyze_ok(fx);
 	reports_ok(fx);
-	struct jr *doc = parse_out(fx, "rank0.json");
+	struct jr *doc = fx_json(fx, "rank0.json");
 	const struct jr *j = jr_at(doc, 0);
 	const struct jr *gaps = jr_get(j, "gpu_gaps");
 	assert_int_equal(gaps->n, 5);
@@ -631,10 +579,10 @@ static void test_gap_reports(void **state)
 	assert_int_equal(jr_u64(jr_get(gpu, "span_ns")), 4400000);
 	assert_int_equal(jr_u64(jr_get(gpu, "busy_ns")), 80000);
 	assert_int_equal(jr_u64(jr_get(jr_get(gpu, "idle_by_cause"), "launch")), 50000);
-	free_out(doc);
+	fx_json_free(doc);
 
 	size_t n;
-	char *t = slurp(fx, "rank0.txt", &n);
+	char *t = fx_slurp(fx, "rank0.txt", &n);
 	static const char *const expect[] = {
 		"GPU utilisation (CUPTI activity records",
 		"  GPU 0: busy 1.8% of 4.40 ms (first activity start to last end)\n",
@@ -703,15 +651,15 @@ static void test_kernel_row_bound(void **state)
 
 	reports_ok(fx);
 	size_t n;
-	char *t = slurp(fx, "rank0.txt", &n);
+	char *t = fx_slurp(fx, "rank0.txt", &n);
 	static const char *const expect_t[] = {"(other kernels)", "... 4076 more kernels (all are in the JSON report)"};
 	expect_text(t, expect_t, NREC(expect_t));
 	free(t);
-	struct jr *doc = parse_out(fx, "rank0.json");
+	struct jr *doc = fx_json(fx, "rank0.json");
 	const struct jr *j = jr_at(doc, 0);
 	assert_int_equal(jr_get(j, "kernels")->n, PW_ACT_MAX_KERNEL_ROWS);
 	assert_int_equal(jr_u64(jr_get(jr_at(jr_get(j, "gpu_kernels_other"), 0), "count")), 5);
-	free_out(doc);
+	fx_json_free(doc);
 }
 
 /* Garbage activity records: no crash, no negative or NaN figure, reports that parse. */
@@ -786,7 +734,7 @@ static void test_hostile_records(void **state)
 	}
 
 	reports_ok(fx);
-	struct jr *doc = parse_out(fx, "rank0.json");
+	struct jr *doc = fx_json(fx, "rank0.json");
 	const struct jr *j = jr_at(doc, 0);
 	assert_true(jr_is(jr_get(jr_get(j, "gpu_activity"), "status"), "disabled"));
 	assert_true(jr_get(jr_get(j, "gpu_activity"), "clock")->type == JR_NULL);
@@ -794,9 +742,9 @@ static void test_hostile_records(void **state)
 	assert_true(jr_is(jr_get(m, "dir"), "other"));
 	assert_true(jr_is(jr_get(m, "src"), "unknown"));
 	assert_true(jr_is(jr_get(m, "dst"), "unknown"));
-	free_out(doc);
+	fx_json_free(doc);
 	size_t len;
-	char *t = slurp(fx, "rank0.txt", &len);
+	char *t = fx_slurp(fx, "rank0.txt", &len);
 	assert_null(strstr(t, "nan"));
 	assert_null(strstr(t, "\x01"));
 	assert_non_null(strstr(t, "WARNING: CUPTI dropped"));
@@ -838,7 +786,7 @@ static void test_not_recorded(void **state)
 	assert_string_equal(why, "no CUPTI records");
 
 	reports_ok(fx);
-	struct jr *doc = parse_out(fx, "rank0.json");
+	struct jr *doc = fx_json(fx, "rank0.json");
 	const struct jr *j = jr_at(doc, 0);
 	const struct jr *ga = jr_get(j, "gpu_activity");
 	assert_true(jr_is(jr_get(ga, "status"), "no_cupti"));
@@ -848,16 +796,16 @@ static void test_not_recorded(void **state)
 	assert_int_equal(jr_get(j, "kernels")->n, 0);
 	assert_int_equal(jr_get(j, "gpu_gaps")->n, 0);
 	assert_int_equal(jr_get(j, "findings")->n, 0);
-	free_out(doc);
-	doc = parse_out(fx, "rank1.json");
+	fx_json_free(doc);
+	doc = fx_json(fx, "rank1.json");
 	ga = jr_get(jr_at(doc, 0), "gpu_activity");
 	assert_true(jr_is(jr_get(ga, "status"), "failed"));
 	assert_true(jr_is(jr_get(ga, "clock"), "callback"));
 	assert_int_equal(jr_u64(jr_get(ga, "cupti_version")), 130000);
-	free_out(doc);
+	fx_json_free(doc);
 
 	size_t n;
-	char *t = slurp(fx, "rank0.txt", &n);
+	char *t = fx_slurp(fx, "rank0.txt", &n);
 	static const char *const expect[] = {
 		"What to fix first\n  Nothing stands out: no rule fired",
 		("  GPU activity was not recorded (no libcupti could be loaded): only the rules on GPU calls were "
@@ -880,16 +828,16 @@ static void test_no_gpu(void **state)
 	analyze_ok(fx);
 	assert_null(rank_n(fx, 0)->act);
 	reports_ok(fx);
-	struct jr *doc = parse_out(fx, "rank0.json");
+	struct jr *doc = fx_json(fx, "rank0.json");
 	const struct jr *j = jr_at(doc, 0);
 	assert_true(jr_is(jr_get(jr_get(j, "gpu_activity"), "status"), "none"));
 	assert_int_equal(jr_get(j, "gpus")->n, 0);
 	assert_int_equal(jr_get(j, "gpu_memcpy")->n, 0);
 	assert_int_equal(jr_get(j, "gpu_time_by_call")->n, 0);
 	assert_int_equal(jr_get(j, "findings")->n, 0);
-	free_out(doc);
+	fx_json_free(doc);
 	size_t n;
-	char *t = slurp(fx, "rank0.txt", &n);
+	char *t = fx_slurp(fx, "rank0.txt", &n);
 	assert_non_null(strstr(t, "Nothing stands out (the rules are about GPU work"));
 	assert_null(strstr(t, "GPU activity"));
 	free(t);

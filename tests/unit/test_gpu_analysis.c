@@ -28,6 +28,7 @@
 #include "../../collector/rawfile.h"
 #include "../../collector/report_format.h"
 #include "json_reader.h"
+#include "out_files.h"
 #include "out_fixture.h"
 #include "raw_writer.h"
 
@@ -1118,59 +1119,6 @@ static void test_hostile_values(void **state)
 
 /* ---- reports ---- */
 
-static char *slurp(const struct fx *fx, const char *name, size_t *len)
-{
-	char path[256];
-	snprintf(path, sizeof path, "%s/%s", fx->dir, name);
-	FILE *f = fopen(path, "r");
-	if (!f)
-		fail_msg("%s was not written: %s", path, strerror(errno));
-	char *buf = NULL;
-	size_t cap = 0, n = 0;
-	for (;;) {
-		if (n + 4096 + 1 > cap) {
-			cap = cap ? cap * 2 : 65536;
-			buf = realloc(buf, cap);
-			assert_non_null(buf);
-		}
-		size_t got = fread(buf + n, 1, 4096, f);
-		n += got;
-		if (!got)
-			break;
-	}
-	fclose(f);
-	buf[n] = 0;
-	*len = n;
-	return buf;
-}
-
-static struct jr *parse_out(const struct fx *fx, const char *name)
-{
-	size_t n;
-	char *text = slurp(fx, name, &n);
-	struct jr *v = jr_parse(text, n);
-	if (!v)
-		fail_msg("%s is not valid JSON", name);
-	/* the tree points into text: keep it alive with the tree (freed by the OS at exit otherwise) */
-	struct jr *holder = calloc(1, sizeof *holder);
-	assert_non_null(holder);
-	holder->type = JR_ARR;
-	holder->items = calloc(2, sizeof *holder->items);
-	assert_non_null(holder->items);
-	holder->items[0] = v;
-	holder->items[1] = calloc(1, sizeof(struct jr));
-	holder->items[1]->type = JR_STR;
-	holder->items[1]->text = text;
-	holder->n = 2;
-	return holder;
-}
-
-static void free_out(struct jr *holder)
-{
-	free((char *)holder->items[1]->text);
-	jr_free(holder);
-}
-
 /* A run with a bit of everything: one rank, a GPU process and a loader. */
 static void build_gpu_run(const struct fx *fx)
 {
@@ -1211,7 +1159,7 @@ static void test_json_report(void **state)
 	char err[512] = "";
 	if (pw_write_reports(&fx->an, err, sizeof err) != 0)
 		fail_msg("pw_write_reports: %s", err);
-	struct jr *doc = parse_out(fx, "rank0.json");
+	struct jr *doc = fx_json(fx, "rank0.json");
 	const struct jr *j = jr_at(doc, 0);
 
 	const struct jr *calls = jr_get(j, "calls");
@@ -1297,13 +1245,13 @@ static void test_json_report(void **state)
 	assert_int_equal(jr_u64(jr_get(s, "count")), 1);
 	assert_int_equal(jr_u64(jr_get(s, "total_ns")), 2000);
 	assert_true(fabs(jr_num(jr_get(s, "wall_share")) - 0.2) < 1e-9);
-	free_out(doc);
+	fx_json_free(doc);
 
-	doc = parse_out(fx, "summary.json");
+	doc = fx_json(fx, "summary.json");
 	const struct jr *r0 = jr_at(jr_get(jr_at(doc, 0), "ranks"), 0);
 	assert_int_equal(jr_u64(jr_get(r0, "gpu_sync_ns")), 2000);
 	assert_int_equal(jr_u64(jr_get(r0, "gemm_flops")), 4194304);
-	free_out(doc);
+	fx_json_free(doc);
 }
 
 /* rank0.txt has the GPU sections with their figures; summary.txt the GPU columns. */
@@ -1316,7 +1264,7 @@ static void test_text_report(void **state)
 	if (pw_write_reports(&fx->an, err, sizeof err) != 0)
 		fail_msg("pw_write_reports: %s", err);
 	size_t n;
-	char *t = slurp(fx, "rank0.txt", &n);
+	char *t = fx_slurp(fx, "rank0.txt", &n);
 	static const char *const expect[] = {
 		"Blocked on the GPU: 2.00 us (20.0% of wall) in 1 synchronising call\n",
 		"(explicit synchronisation only: the 2 synchronous copies wait for the GPU too",
@@ -1352,7 +1300,7 @@ static void test_text_report(void **state)
 	assert_true(strstr(t, "Calls (") < strstr(t, "GPU\n"));
 	assert_true(strstr(t, "Device allocations") < strstr(t, "Files"));
 	free(t);
-	t = slurp(fx, "summary.txt", &n);
+	t = fx_slurp(fx, "summary.txt", &n);
 	if (!strstr(t, " GPU sync |") || !strstr(t, " GEMM |") || !strstr(t, "2.00 us (20.0 %)") ||
 	    !strstr(t, "4.19 MFLOP")) {
 		fprintf(stderr, "%s", t);
@@ -1370,7 +1318,7 @@ static void test_trace_args(void **state)
 	char err[512] = "";
 	if (pw_write_reports(&fx->an, err, sizeof err) != 0)
 		fail_msg("pw_write_reports: %s", err);
-	struct jr *doc = parse_out(fx, "rank0.trace.json");
+	struct jr *doc = fx_json(fx, "rank0.trace.json");
 	const struct jr *ev = jr_get(jr_at(doc, 0), "traceEvents");
 
 	const struct jr *s = jr_find(ev, "name", "cudaLaunchKernel: kernA");
@@ -1417,7 +1365,7 @@ static void test_trace_args(void **state)
 		}
 	}
 	assert_true(found);
-	free_out(doc);
+	fx_json_free(doc);
 }
 
 /* A run without GPU calls: no GPU model, no GPU section, the GPU keys empty. */
@@ -1434,20 +1382,20 @@ static void test_no_gpu(void **state)
 	if (pw_write_reports(&fx->an, err, sizeof err) != 0)
 		fail_msg("pw_write_reports: %s", err);
 	size_t n;
-	char *t = slurp(fx, "rank0.txt", &n);
+	char *t = fx_slurp(fx, "rank0.txt", &n);
 	assert_null(strstr(t, "CUDA API summary"));
 	assert_null(strstr(t, "Blocked on the GPU"));
 	free(t);
-	t = slurp(fx, "summary.txt", &n);
+	t = fx_slurp(fx, "summary.txt", &n);
 	assert_null(strstr(t, "GPU sync"));
 	free(t);
-	struct jr *doc = parse_out(fx, "rank0.json");
+	struct jr *doc = fx_json(fx, "rank0.json");
 	const struct jr *j = jr_at(doc, 0);
 	assert_int_equal(jr_get(j, "memcpy")->n, 0);
 	assert_int_equal(jr_get(j, "gemms")->n, 0);
 	assert_int_equal(jr_u64(jr_get(j, "gemm_flops")), 0);
 	assert_int_equal(jr_u64(jr_get(jr_get(j, "allocations"), "device_peak_bytes")), 0);
-	free_out(doc);
+	fx_json_free(doc);
 }
 
 int main(void)
