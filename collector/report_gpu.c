@@ -979,8 +979,8 @@ static void print_recording(FILE *f, const struct pw_act_report *a)
 			a->memsets);
 		char ov[32];
 		pw_format_duration(ov, sizeof ov, a->overhead_ns);
-		fprintf(f, "  Lost: %" PRIu64 " records dropped by CUPTI (%" PRIu64 " of them in buffers refused for want of a "
-			   "free one); CUPTI overhead %s\n",
+		fprintf(f, "  Lost: %" PRIu64 " records dropped by CUPTI (%" PRIu64 " requests for a buffer refused: the pool "
+			   "had none free, see PROFWRAP_CUPTI_BUFFERS); CUPTI overhead %s\n",
 			a->dropped, a->buffers_refused, ov);
 	}
 	if (a->dropped)

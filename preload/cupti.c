@@ -38,9 +38,6 @@
 #include "cupti_records.h"
 #include "pw_gpu.h"
 
-#define CUPTI_DEFAULT_BUFFER_SIZE (2u << 20)
-#define CUPTI_DEFAULT_BUFFERS 32u
-#define CUPTI_DEFAULT_FLUSH_MS 1000u
 #define CUPTI_EXT_KIND CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0
 
 PW_REAL(void *, dlopen, (const char *, int));
@@ -116,38 +113,17 @@ static void emit_status(enum pw_act_state state, int64_t code, uint32_t version,
 
 /* ---- kernel and device names: CUPTI shares one string per name, so they are interned once per pointer ---- */
 
-#define NAME_SLOTS 8192
-#define NAME_PROBES 16
-static struct {
-	_Atomic uintptr_t key;
-	_Atomic pw_strref ref;
-} names[NAME_SLOTS];
+static struct pw_name_slot names[PW_NAME_SLOTS];
+
+static pw_strref intern_string(uintptr_t s)
+{
+	return pw_intern_path((const char *)s);
+}
 
 static pw_strref intern_name(const char *s, void *ctx)
 {
 	(void)ctx;
-	uintptr_t key = (uintptr_t)s;
-	size_t h = (size_t)((key >> 3) * 0x9E3779B97F4A7C15ull >> 51) & (NAME_SLOTS - 1);
-	for (unsigned i = 0; i < NAME_PROBES; i++) {
-		size_t at = (h + i) & (NAME_SLOTS - 1);
-		uintptr_t cur = atomic_load_explicit(&names[at].key, memory_order_acquire);
-		if (cur == key) {
-			pw_strref ref = atomic_load_explicit(&names[at].ref, memory_order_acquire);
-			return ref ? ref : pw_intern_path(s); /* another thread is filling it */
-		}
-		if (cur == 0) {
-			uintptr_t expected = 0;
-			if (!atomic_compare_exchange_strong(&names[at].key, &expected, key)) {
-				if (expected != key)
-					continue;
-				return pw_intern_path(s);
-			}
-			pw_strref ref = pw_intern_path(s);
-			atomic_store_explicit(&names[at].ref, ref, memory_order_release);
-			return ref;
-		}
-	}
-	return pw_intern_path(s); /* a crowded neighbourhood: interned again rather than lost */
+	return pw_name_cached(names, (uintptr_t)s, intern_string);
 }
 
 /* Device names are the client's to free (cupti_activity.h), so their addresses are reused: not cached. */
@@ -259,9 +235,8 @@ static int major_of(const char *path)
 
 static void *open_cupti(const char *cuda_path, char *found, size_t found_len)
 {
-	const char *env = getenv(PW_ENV_CUPTI);
-	if (env && *env)
-		return try_open(env, found, found_len);
+	if (pw_cfg.cupti)
+		return try_open(pw_cfg.cupti, found, found_len);
 	char loaded[512] = "";
 	dl_iterate_phdr(find_loaded_cupti, loaded);
 	if (loaded[0])
@@ -328,25 +303,14 @@ static void say(const char *what)
 			what);
 }
 
-static uint64_t env_u64(const char *name, uint64_t dflt)
-{
-	const char *s = getenv(name);
-	char *end;
-	if (!s || !*s || *s == '-')
-		return dflt;
-	unsigned long long v = strtoull(s, &end, 0);
-	return *end || !v ? dflt : (uint64_t)v;
-}
-
 static void start(const char *cuda_path)
 {
 	char found[512] = "";
 	void *h = open_cupti(cuda_path, found, sizeof found);
-	const char *env = getenv(PW_ENV_CUPTI);
 	if (!h) {
 		char msg[700];
-		if (env && *env)
-			snprintf(msg, sizeof msg, "%s=%s cannot be loaded", PW_ENV_CUPTI, env);
+		if (pw_cfg.cupti)
+			snprintf(msg, sizeof msg, "%s=%s cannot be loaded", PW_ENV_CUPTI, pw_cfg.cupti);
 		else
 			snprintf(msg, sizeof msg, "no libcupti found (set %s to its path)", PW_ENV_CUPTI);
 		say(msg);
@@ -381,10 +345,9 @@ static void start(const char *cuda_path)
 		}
 	}
 
-	cu.buffer_size = (size_t)env_u64(PW_ENV_CUPTI_BUFFER_SIZE, CUPTI_DEFAULT_BUFFER_SIZE);
-	cu.buffer_size = (cu.buffer_size + 4095) & ~(size_t)4095;
-	cu.buffers = (uint32_t)env_u64(PW_ENV_CUPTI_BUFFERS, CUPTI_DEFAULT_BUFFERS);
-	cu.flush_period_ns = env_u64(PW_ENV_CUPTI_FLUSH_MS, CUPTI_DEFAULT_FLUSH_MS) * 1000000u;
+	cu.buffer_size = (size_t)pw_cfg.cupti_buffer_size;
+	cu.buffers = pw_cfg.cupti_buffers;
+	cu.flush_period_ns = (uint64_t)pw_cfg.cupti_flush_ms * 1000000u;
 	/* the pool is reserved, not committed: pages are touched only by the buffers CUPTI fills */
 	size_t pool_len = (size_t)cu.buffers * cu.buffer_size;
 	void *pool = mmap(NULL, pool_len + cu.buffers, PROT_READ | PROT_WRITE,

@@ -312,14 +312,32 @@ void pw_gpu_learn_device(void)
 
 PW_GPU_HELPER(CUDART, int, cudaFuncGetName, (const char **, const void *));
 
-/* Function address -> interned name, filled once per function. Open addressing; a full neighbourhood
- * leaves the name unknown rather than looking it up at every launch. */
-#define KNAME_SLOTS 8192
-#define KNAME_PROBES 16
-static struct {
-	_Atomic uintptr_t func;
-	_Atomic pw_strref name;
-} knames[KNAME_SLOTS];
+static struct pw_name_slot knames[PW_NAME_SLOTS]; /* kernel names by function address */
+
+pw_strref pw_name_cached(struct pw_name_slot *slots, uintptr_t key, pw_strref (*lookup)(uintptr_t key))
+{
+	size_t h = (size_t)((key >> 3) * 0x9E3779B97F4A7C15ull >> 51) & (PW_NAME_SLOTS - 1);
+	for (unsigned i = 0; i < PW_NAME_PROBES; i++) {
+		size_t at = (h + i) & (PW_NAME_SLOTS - 1);
+		uintptr_t cur = atomic_load_explicit(&slots[at].key, memory_order_acquire);
+		if (cur == key) {
+			pw_strref ref = atomic_load_explicit(&slots[at].ref, memory_order_acquire);
+			return ref ? ref : lookup(key); /* another thread is filling it */
+		}
+		if (cur == 0) {
+			uintptr_t expected = 0;
+			if (!atomic_compare_exchange_strong(&slots[at].key, &expected, key)) {
+				if (expected != key)
+					continue;
+				return lookup(key);
+			}
+			pw_strref ref = lookup(key);
+			atomic_store_explicit(&slots[at].ref, ref, memory_order_release);
+			return ref;
+		}
+	}
+	return 0;
+}
 
 static pw_strref lookup_name(const void *func, int ask_runtime)
 {
@@ -332,34 +350,18 @@ static pw_strref lookup_name(const void *func, int ask_runtime)
 	return name ? pw_intern_path(name) : 0;
 }
 
+static pw_strref lookup_launched(uintptr_t func)
+{
+	return lookup_name((const void *)func, 1);
+}
+
 pw_strref pw_gpu_kernel_name(const void *func, int launched)
 {
-	uintptr_t key = (uintptr_t)func;
-	if (!key)
+	if (!func)
 		return 0;
 	if (!launched)
 		return lookup_name(func, 0); /* the runtime may not know it: not cached */
-	size_t h = (size_t)((key >> 4) * 0x9E3779B97F4A7C15ull >> 51) & (KNAME_SLOTS - 1);
-	for (unsigned i = 0; i < KNAME_PROBES; i++) {
-		size_t at = (h + i) & (KNAME_SLOTS - 1);
-		uintptr_t cur = atomic_load_explicit(&knames[at].func, memory_order_acquire);
-		if (cur == key) {
-			pw_strref ref = atomic_load_explicit(&knames[at].name, memory_order_acquire);
-			return ref ? ref : lookup_name(func, 1); /* another thread is filling it */
-		}
-		if (cur == 0) {
-			uintptr_t expected = 0;
-			if (!atomic_compare_exchange_strong(&knames[at].func, &expected, key)) {
-				if (expected != key)
-					continue;
-				return lookup_name(func, 1);
-			}
-			pw_strref ref = lookup_name(func, 1);
-			atomic_store_explicit(&knames[at].name, ref, memory_order_release);
-			return ref;
-		}
-	}
-	return 0;
+	return pw_name_cached(knames, (uintptr_t)func, lookup_launched);
 }
 
 void pw_gpu_after_fork(void)

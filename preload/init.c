@@ -86,6 +86,9 @@ static char **start_argv;
 #define PW_DEFAULT_LANE_SIZE (2u << 20)
 #define PW_DEFAULT_LANES 16u
 #define PW_DEFAULT_ARENA_SIZE (4u << 20)
+#define PW_DEFAULT_CUPTI_BUFFER_SIZE (2u << 20)
+#define PW_DEFAULT_CUPTI_BUFFERS 32u
+#define PW_DEFAULT_CUPTI_FLUSH_MS 1000u
 #define PW_CONNECT_WAIT_MS 3000
 
 void *pw_resolve(const char *name, const char *version)
@@ -171,6 +174,19 @@ static int config_load(void)
 	c->follow_fork = !(getenv(PW_ENV_FOLLOW_FORK) && strcmp(getenv(PW_ENV_FOLLOW_FORK), "0") == 0);
 	c->root_pid = pw_parse_nonneg_int(getenv("PROFWRAP_ROOT_PID"));
 	c->clock = getenv(PW_ENV_CLOCK);
+	c->cupti = getenv(PW_ENV_CUPTI);
+	if (c->cupti && !*c->cupti)
+		c->cupti = NULL;
+	/* zero buffers, zero-byte buffers or a zero period would leave CUPTI nowhere to write: the defaults */
+	c->cupti_buffer_size = env_u64(PW_ENV_CUPTI_BUFFER_SIZE, 0);
+	c->cupti_buffer_size = c->cupti_buffer_size ? (c->cupti_buffer_size + 4095) & ~(uint64_t)4095
+						   : PW_DEFAULT_CUPTI_BUFFER_SIZE;
+	c->cupti_buffers = (uint32_t)env_u64(PW_ENV_CUPTI_BUFFERS, 0);
+	if (!c->cupti_buffers)
+		c->cupti_buffers = PW_DEFAULT_CUPTI_BUFFERS;
+	c->cupti_flush_ms = (uint32_t)env_u64(PW_ENV_CUPTI_FLUSH_MS, 0);
+	if (!c->cupti_flush_ms)
+		c->cupti_flush_ms = PW_DEFAULT_CUPTI_FLUSH_MS;
 	const char *out = getenv(PW_ENV_OUTPUT);
 	const char *sdir = getenv(PW_ENV_SESSION_DIR);
 	if (out)

@@ -60,6 +60,18 @@ void pw_gpu_after_fork(void);
  * the runtime (a call that cannot fail once the runtime has done something for this thread). */
 void pw_gpu_learn_device(void);
 
+/* Names interned once per key (a function's or a string's address): a lock-free open-addressing table of
+ * PW_NAME_SLOTS. pw_name_cached() returns the key's name, calling lookup(key) to fill it the first time; a
+ * full neighbourhood leaves the name unknown (0) rather than interning it again at every call. Called with
+ * the internal guard held. */
+#define PW_NAME_SLOTS 8192
+#define PW_NAME_PROBES 16
+struct pw_name_slot {
+	_Atomic uintptr_t key;
+	_Atomic pw_strref ref;
+};
+pw_strref pw_name_cached(struct pw_name_slot *slots, uintptr_t key, pw_strref (*lookup)(uintptr_t key));
+
 /* The kernel name of a launched function, interned once per function: cudaFuncGetName where the runtime
  * has it, else the symbol dladdr finds. 0 when unknown. launched is 0 when the launch failed: the runtime
  * is then not asked (a failing call would set its sticky last error) and the name is not cached. Called

@@ -27,6 +27,10 @@ struct pw_config {
 	int root_pid; /* with follow_fork off, only this process records */
 	int quiet;
 	const char *clock;
+	const char *cupti;          /* PROFWRAP_CUPTI: the libcupti to load, NULL to look for one */
+	uint64_t cupti_buffer_size; /* bytes per CUPTI activity buffer, a multiple of the page size */
+	uint32_t cupti_buffers;     /* buffers in the pool */
+	uint32_t cupti_flush_ms;    /* flush period of activity buffers */
 };
 
 /* Per-thread state. initial-exec TLS: the library is preloaded, so this costs one fs-relative load. */

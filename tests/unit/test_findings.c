@@ -22,6 +22,7 @@
 #include "../../collector/gpu_activity.h"
 #include "../../collector/rawfile.h"
 #include "json_reader.h"
+#include "out_files.h"
 #include "out_fixture.h"
 #include "raw_writer.h"
 
@@ -38,21 +39,7 @@
 
 static int pwt_open(const struct fx *fx, int pid)
 {
-	char path[256];
-	snprintf(path, sizeof path, "%s/0-%d.pwt", fx->raw, pid);
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	assert_true(fd >= 0);
-	assert_int_equal(pw_raw_write_header(fd), 0);
-	struct pw_raw_proc p = {0};
-	p.pid = pid;
-	p.ppid = 1;
-	p.world_size = 1;
-	p.clock_kind = PW_CLOCK_MONOTONIC;
-	p.domain_mask = 0x7ff;
-	p.clock0.ticks = START;
-	p.clock0.ns = START;
-	put_proc(fd, p, "train", 5, "/bin/train", "node0");
-	put_clock(fd, START, START);
+	int fd = fx_raw_open(fx, pid, 0, START, "train", 5);
 	put_string(fd, KNAME, "_Z10fwd_kernelPfS_i");
 	put_string(fd, NCCL_NAME, "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
 	put_string(fd, DEV_NAME, "NVIDIA Test GPU");
@@ -61,18 +48,12 @@ static int pwt_open(const struct fx *fx, int pid)
 
 static void pwt_end(int fd)
 {
-	struct pw_raw_end e = {0};
-	e.how = PW_END_EXITED;
-	e.end_ticks = START + WALL;
-	put_end(fd, &e);
-	close(fd);
+	fx_raw_end(fd, START + WALL);
 }
 
 static const struct pw_rank_report *analyze_ok(struct fx *fx)
 {
-	char err[512] = "";
-	if (pw_analyze(fx->dir, &fx->an, err, sizeof err) != 0)
-		fail_msg("pw_analyze failed: %s", err);
+	fx_analyze(fx);
 	assert_int_equal(fx->an.nranks, 1);
 	assert_int_equal(fx->an.ranks[0].wall_ns, WALL);
 	return &fx->an.ranks[0];
@@ -107,21 +88,6 @@ static void expect_evidence(const struct pw_finding *f, const char *part)
 	assert_non_null(f);
 	if (!strstr(f->evidence, part))
 		fail_msg("%s evidence lacks \"%s\": %s", f->id, part, f->evidence);
-}
-
-static char *slurp(const struct fx *fx, const char *name)
-{
-	char path[256];
-	snprintf(path, sizeof path, "%s/%s", fx->dir, name);
-	FILE *f = fopen(path, "r");
-	if (!f)
-		fail_msg("%s was not written: %s", path, strerror(errno));
-	char *buf = calloc(1, 1 << 20);
-	assert_non_null(buf);
-	size_t n = fread(buf, 1, (1 << 20) - 1, f);
-	buf[n] = 0;
-	fclose(f);
-	return buf;
 }
 
 /* ---- records ---- */
@@ -490,7 +456,8 @@ static void test_ranking_and_reports(void **state)
 	char err[512] = "";
 	if (pw_write_reports(&fx->an, err, sizeof err) != 0)
 		fail_msg("pw_write_reports: %s", err);
-	char *t = slurp(fx, "rank0.txt");
+	size_t len;
+	char *t = fx_slurp(fx, "rank0.txt", &len);
 	const char *w = strstr(t, "What to fix first\n  1. input_bound, 10.0% of wall time: GPU 0 sat idle 1.00 ms");
 	if (!w) {
 		fprintf(stderr, "%s", t);
@@ -503,7 +470,7 @@ static void test_ranking_and_reports(void **state)
 	assert_null(strstr(t, "Nothing stands out"));
 	free(t);
 
-	t = slurp(fx, "rank0.json");
+	t = fx_slurp(fx, "rank0.json", &len);
 	struct jr *doc = jr_parse(t, strlen(t));
 	assert_non_null(doc);
 	const struct jr *fs = jr_get(doc, "findings");

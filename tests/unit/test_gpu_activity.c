@@ -42,40 +42,9 @@ static const char *const kernel_name = "_Z10fwd_kernelPfS_i";
 
 static int pwt_open(const struct fx *fx, int pid, int rank, uint64_t start)
 {
-	char path[256];
-	snprintf(path, sizeof path, "%s/%d-%d.pwt", fx->raw, rank, pid);
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	assert_true(fd >= 0);
-	assert_int_equal(pw_raw_write_header(fd), 0);
-	struct pw_raw_proc p = {0};
-	p.pid = pid;
-	p.ppid = 1;
-	p.rank = rank;
-	p.world_size = 1;
-	p.clock_kind = PW_CLOCK_MONOTONIC;
-	p.domain_mask = 0x7ff;
-	p.clock0.ticks = start;
-	p.clock0.ns = start;
-	put_proc(fd, p, "train", 5, "/bin/train", "node0");
-	put_clock(fd, start, start);
+	int fd = fx_raw_open(fx, pid, rank, start, "train", 5);
 	put_string(fd, KNAME, kernel_name);
 	return fd;
-}
-
-static void pwt_end(int fd, uint64_t end_ns)
-{
-	struct pw_raw_end e = {0};
-	e.how = PW_END_EXITED;
-	e.end_ticks = end_ns;
-	put_end(fd, &e);
-	close(fd);
-}
-
-static void analyze_ok(struct fx *fx)
-{
-	char err[512] = "";
-	if (pw_analyze(fx->dir, &fx->an, err, sizeof err) != 0)
-		fail_msg("pw_analyze failed: %s", err);
 }
 
 static void reports_ok(struct fx *fx)
@@ -177,8 +146,8 @@ static void test_busy_union_two_streams(void **state)
 		gset(0, 0, 5300, 5400, 64, PW_ACT_MEM_DEVICE),
 	};
 	put_act_records(fd, g, NREC(g));
-	pwt_end(fd, 10000);
-	analyze_ok(fx);
+	fx_raw_end(fd, 10000);
+	fx_analyze(fx);
 	const struct pw_act_report *a = act0(fx);
 	const struct pw_act_device *d = dev(a, 0);
 	assert_int_equal(a->ndevices, 1);
@@ -252,7 +221,7 @@ static void write_correlated(const struct fx *fx, int pid, int rank, int reverse
 			put_act_records(fd, &g[i], 1);
 		put_api_records(fd, calls, NREC(calls));
 	}
-	pwt_end(fd, 10000);
+	fx_raw_end(fd, 10000);
 }
 
 static void check_correlated(const struct pw_rank_report *r)
@@ -322,7 +291,7 @@ static void test_correlation(void **state)
 	struct fx *fx = *state;
 	write_correlated(fx, 10, 0, 0);
 	write_correlated(fx, 11, 1, 1);
-	analyze_ok(fx);
+	fx_analyze(fx);
 	assert_int_equal(fx->an.nranks, 2);
 	check_correlated(rank_n(fx, 0));
 	check_correlated(rank_n(fx, 1));
@@ -341,9 +310,9 @@ static void test_correlation_per_process(void **state)
 					 kern(p, 7, 1, 2000 + 10000 * (uint64_t)p, 3000 + 10000 * (uint64_t)p, KNAME)};
 		put_api_records(fd, calls, 1);
 		put_act_records(fd, g, NREC(g));
-		pwt_end(fd, 30000);
+		fx_raw_end(fd, 30000);
 	}
-	analyze_ok(fx);
+	fx_analyze(fx);
 	const struct pw_act_report *a = act0(fx);
 	assert_int_equal(a->kernels_linked, 2);
 	assert_int_equal(dev(a, 0)->latency_max_ns, 1000);
@@ -369,8 +338,8 @@ static void test_copies_by_kind(void **state)
 		gset(0, 0, 6000200, 6000300, 1000, PW_ACT_MEM_DEVICE),
 	};
 	put_act_records(fd, g, NREC(g));
-	pwt_end(fd, 10000000);
-	analyze_ok(fx);
+	fx_raw_end(fd, 10000000);
+	fx_analyze(fx);
 	const struct pw_act_report *a = act0(fx);
 	assert_int_equal(a->memcpys, 5);
 	assert_int_equal(a->memsets, 2);
@@ -471,14 +440,14 @@ static void write_gap_run(const struct fx *fx)
 	put_act_records(fd, g, NREC(g)); /* before the calls, as late buffers can be in another file order */
 	put_api_records(fd, calls, NREC(calls));
 	put_records(fd, cpu, NREC(cpu));
-	pwt_end(fd, 10000000);
+	fx_raw_end(fd, 10000000);
 }
 
 static void test_gap_causes(void **state)
 {
 	struct fx *fx = *state;
 	write_gap_run(fx);
-	analyze_ok(fx);
+	fx_analyze(fx);
 	const struct pw_act_report *a = act0(fx);
 	const struct pw_act_device *d = dev(a, 0);
 	assert_int_equal(d->gaps, 7);
@@ -543,7 +512,7 @@ static void test_gap_reports(void **state)
 {
 	struct fx *fx = *state;
 	write_gap_run(fx);
-	analyze_ok(fx);
+	fx_analyze(fx);
 	reports_ok(fx);
 	struct jr *doc = fx_json(fx, "rank0.json");
 	const struct jr *j = jr_at(doc, 0);
@@ -630,8 +599,8 @@ static void test_kernel_row_bound(void **state)
 	for (int i = 0; i < 3; i++) /* the first name again */
 		g[N + i] = kern(0, 7, 0, 10000000 + 100 * (uint64_t)i, 10000020 + 100 * (uint64_t)i, 100);
 	put_act_records(fd, g, NREC(g));
-	pwt_end(fd, 20000000);
-	analyze_ok(fx);
+	fx_raw_end(fd, 20000000);
+	fx_analyze(fx);
 	const struct pw_act_report *a = act0(fx);
 	const struct pw_act_device *d = dev(a, 0);
 	assert_int_equal(a->nkernel_rows, PW_ACT_MAX_KERNEL_ROWS);
@@ -706,8 +675,8 @@ static void test_hostile_records(void **state)
 	/* a record cut to the size of a plain call: refused by the reader, never read past */
 	struct pw_rec_call small = mkrec(PW_EV_GPU_KERNEL, CUPTI, 1, 2, 0, 0, 0, 0);
 	put_records(fd, &small, 1);
-	pwt_end(fd, 10000);
-	analyze_ok(fx);
+	fx_raw_end(fd, 10000);
+	fx_analyze(fx);
 	const struct pw_act_report *a = act0(fx);
 	assert_int_equal(a->bad_records, 3);
 	assert_int_equal(a->ndevices, PW_ACT_MAX_DEVICES);
@@ -762,15 +731,15 @@ static void test_not_recorded(void **state)
 	put_act_records(fd, &st, 1);
 	struct pw_rec_api calls[] = {call(PW_EV_CUDA_LAUNCH_KERNEL, T, 1000, 1100, 1)};
 	put_api_records(fd, calls, 1);
-	pwt_end(fd, 10000);
+	fx_raw_end(fd, 10000);
 	int fd2 = pwt_open(fx, 11, 1, 500);
 	put_string(fd2, 48, "/usr/lib/libcupti.so.13");
 	st = gstatus(PW_ACT_FAILED, 48, 17, 130000, PW_ACT_CLOCK_CALLBACK);
 	put_act_records(fd2, &st, 1);
 	st = gstatus(PW_ACT_DISABLED, 0, 0, 0, 0); /* a less telling status of another process */
 	put_act_records(fd2, &st, 1);
-	pwt_end(fd2, 10000);
-	analyze_ok(fx);
+	fx_raw_end(fd2, 10000);
+	fx_analyze(fx);
 	assert_false(pw_act_recorded(rank_n(fx, 0)->act));
 	assert_int_equal(rank_n(fx, 0)->act->state, PW_ACT_NO_CUPTI);
 	const struct pw_act_report *a1 = rank_n(fx, 1)->act;
@@ -824,8 +793,8 @@ static void test_no_gpu(void **state)
 	int fd = pwt_open(fx, 10, 0, 500);
 	struct pw_rec_call io[] = {mkrec(PW_EV_READ, 10, 1100, 1200, 5, 0, 5, 0)};
 	put_records(fd, io, 1);
-	pwt_end(fd, 2000);
-	analyze_ok(fx);
+	fx_raw_end(fd, 2000);
+	fx_analyze(fx);
 	assert_null(rank_n(fx, 0)->act);
 	reports_ok(fx);
 	struct jr *doc = fx_json(fx, "rank0.json");

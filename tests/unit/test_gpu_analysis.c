@@ -37,44 +37,6 @@
 
 /* ---- the output directory ---- */
 
-/* OUT/raw/<rank>-<pid>.pwt with the header, PROC and a CLOCK chunk; returns the fd to add chunks to. */
-static int pwt_open(const struct fx *fx, int pid, int rank, uint64_t start)
-{
-	char path[256];
-	snprintf(path, sizeof path, "%s/%d-%d.pwt", fx->raw, rank, pid);
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	assert_true(fd >= 0);
-	assert_int_equal(pw_raw_write_header(fd), 0);
-	struct pw_raw_proc p = {0};
-	p.pid = pid;
-	p.ppid = 1;
-	p.rank = rank;
-	p.world_size = 1;
-	p.clock_kind = PW_CLOCK_MONOTONIC;
-	p.domain_mask = 0x3ff;
-	p.clock0.ticks = start;
-	p.clock0.ns = start;
-	put_proc(fd, p, "train\0--gpu", 11, "/bin/train", "node0");
-	put_clock(fd, start, start);
-	return fd;
-}
-
-static void pwt_end(int fd, uint64_t end_ns)
-{
-	struct pw_raw_end e = {0};
-	e.how = PW_END_EXITED;
-	e.end_ticks = end_ns;
-	put_end(fd, &e);
-	close(fd);
-}
-
-static void analyze_ok(struct fx *fx)
-{
-	char err[512] = "";
-	if (pw_analyze(fx->dir, &fx->an, err, sizeof err) != 0)
-		fail_msg("pw_analyze failed: %s", err);
-}
-
 static const struct pw_rank_report *rank0(const struct fx *fx)
 {
 	assert_true(fx->an.nranks >= 1);
@@ -345,7 +307,7 @@ static int cmp_u64(const void *a, const void *b)
 static void test_calls_and_median(void **state)
 {
 	struct fx *fx = *state;
-	int fd = pwt_open(fx, 10, 0, 1000);
+	int fd = fx_raw_open(fx, 10, 0, 1000, "train\0--gpu", 11);
 	enum { N = 1001 };
 	static struct pw_rec_api recs[N + 7];
 	static uint64_t durs[N];
@@ -368,8 +330,8 @@ static void test_calls_and_median(void **state)
 	put_api_records(fd, recs, NREC(recs));
 	struct pw_rec_call io[] = {mkrec(PW_EV_READ, TID, t + 5000, t + 5100, 5, 0, 5, 0)};
 	put_records(fd, io, 1);
-	pwt_end(fd, t + 6000);
-	analyze_ok(fx);
+	fx_raw_end(fd, t + 6000);
+	fx_analyze(fx);
 	const struct pw_rank_report *r = rank0(fx);
 
 	const struct pw_call_stat *c = &r->calls[PW_EV_CUDA_STREAM_SYNCHRONIZE];
@@ -411,7 +373,7 @@ static void test_calls_and_median(void **state)
 static void test_memcpy_directions_and_pinned(void **state)
 {
 	struct fx *fx = *state;
-	int fd = pwt_open(fx, 10, 0, 1000);
+	int fd = fx_raw_open(fx, 10, 0, 1000, "train\0--gpu", 11);
 	struct pw_rec_api recs[] = {
 		alloc(PW_EV_CUDA_MALLOC, 1000, 1 << 20, DEV_A, PW_MEM_DEVICE),
 		alloc(PW_EV_CUDA_MALLOC_HOST, 1100, 4096, HOST_PINNED, PW_MEM_HOST_PINNED),
@@ -443,8 +405,8 @@ static void test_memcpy_directions_and_pinned(void **state)
 	recs[23].c.h.err = PW_ERR_NO_ERRNO; /* so did the 7-byte memset */
 	recs[23].c.ret = 1;
 	put_api_records(fd, recs, NREC(recs));
-	pwt_end(fd, 5000);
-	analyze_ok(fx);
+	fx_raw_end(fd, 5000);
+	fx_analyze(fx);
 	const struct pw_gpu_report *g = gpu0(fx);
 
 	const struct pw_gpu_copy_stat *s = &g->copies[PW_DIR_HTOD];
@@ -497,7 +459,7 @@ static void test_memcpy_directions_and_pinned(void **state)
 static void test_allocation_peaks(void **state)
 {
 	struct fx *fx = *state;
-	int fd = pwt_open(fx, 20, 0, 1000);
+	int fd = fx_raw_open(fx, 20, 0, 1000, "train\0--gpu", 11);
 	struct pw_rec_api a[] = {
 		alloc(PW_EV_CUDA_MALLOC, 1000, 100, 0x1000, PW_MEM_DEVICE),        /* 100 */
 		alloc(PW_EV_CUDA_MALLOC, 1010, 200, 0x2000, PW_MEM_DEVICE),        /* 300 */
@@ -522,22 +484,22 @@ static void test_allocation_peaks(void **state)
 	a[17].c.h.err = PW_ERR_NO_ERRNO;
 	a[17].c.ret = 1;
 	put_api_records(fd, a, NREC(a));
-	pwt_end(fd, 2000);
+	fx_raw_end(fd, 2000);
 
-	fd = pwt_open(fx, 21, 0, 1000);
+	fd = fx_raw_open(fx, 21, 0, 1000, "train\0--gpu", 11);
 	struct pw_rec_api b[] = {
 		alloc(PW_EV_CUDA_MALLOC, 1000, 5000, 0x1000, PW_MEM_DEVICE),
 		release(PW_EV_CUDA_FREE, 1100, 0x1000, PW_MEM_DEVICE),
 		release(PW_EV_CUDA_FREE, 1200, 0x2000, PW_MEM_DEVICE), /* process 20's, not this one's */
 	};
 	put_api_records(fd, b, NREC(b));
-	pwt_end(fd, 2000);
+	fx_raw_end(fd, 2000);
 
-	fd = pwt_open(fx, 22, 0, 1000); /* a data-loader worker: no GPU calls */
+	fd = fx_raw_open(fx, 22, 0, 1000, "train\0--gpu", 11); /* a data-loader worker: no GPU calls */
 	struct pw_rec_call c[] = {mkrec(PW_EV_READ, 22, 1100, 1200, 10, 3, 10, 0)};
 	put_records(fd, c, 1);
-	pwt_end(fd, 2000);
-	analyze_ok(fx);
+	fx_raw_end(fd, 2000);
+	fx_analyze(fx);
 
 	const struct pw_gpu_alloc_stat *s = &gpu0(fx)->alloc;
 	assert_int_equal(s->device_peak_bytes, 5000);
@@ -560,7 +522,7 @@ static void test_allocation_peaks(void **state)
 	snprintf(from, sizeof from, "%s/0-21.pwt", fx->raw);
 	snprintf(to, sizeof to, "%s/0-21.pwt.off", fx->raw);
 	assert_int_equal(rename(from, to), 0);
-	analyze_ok(fx);
+	fx_analyze(fx);
 	s = &gpu0(fx)->alloc;
 	assert_int_equal(s->device_peak_bytes, 1070);
 	assert_int_equal(s->device_allocs, 6);
@@ -614,10 +576,10 @@ static void test_allocation_tree_against_reference(void **state)
 		}
 		t += 20;
 	}
-	int fd = pwt_open(fx, 30, 0, 1000);
+	int fd = fx_raw_open(fx, 30, 0, 1000, "train\0--gpu", 11);
 	put_api_records(fd, recs, OPS);
-	pwt_end(fd, t);
-	analyze_ok(fx);
+	fx_raw_end(fd, t);
+	fx_analyze(fx);
 	const struct pw_gpu_report *g = gpu0(fx);
 	assert_int_equal(g->alloc.device_peak_bytes, peak);
 	assert_int_equal(g->alloc.device_allocs, allocs);
@@ -681,7 +643,7 @@ static void test_allocation_tree_balanced(void **state)
 static void test_gemm_shapes(void **state)
 {
 	struct fx *fx = *state;
-	int fd = pwt_open(fx, 40, 0, 1000);
+	int fd = fx_raw_open(fx, 40, 0, 1000, "train\0--gpu", 11);
 	struct pw_rec_api recs[] = {
 		gemm(PW_EV_CUBLAS_SGEMM, 1000, 100, 128, 256, 64, 1, 0, 0, 0),
 		gemm(PW_EV_CUBLAS_SGEMM, 1200, 100, 128, 256, 64, 1, 0, 0, 0),
@@ -698,8 +660,8 @@ static void test_gemm_shapes(void **state)
 	recs[7].c.h.err = PW_ERR_NO_ERRNO;
 	recs[7].c.ret = 13;
 	put_api_records(fd, recs, NREC(recs));
-	pwt_end(fd, 5000);
-	analyze_ok(fx);
+	fx_raw_end(fd, 5000);
+	fx_analyze(fx);
 	const struct pw_gpu_report *g = gpu0(fx);
 
 	assert_int_equal(g->ngemms, 8);
@@ -763,10 +725,10 @@ static void test_gemm_shape_bound(void **state)
 	}
 	recs[N] = gemm(PW_EV_CUBLAS_DGEMM, 1000 + N * 10, 5, 1, 1, 1, 1, 1, 0, 0); /* m=1 again */
 	flops += 2;
-	int fd = pwt_open(fx, 41, 0, 1000);
+	int fd = fx_raw_open(fx, 41, 0, 1000, "train\0--gpu", 11);
 	put_api_records(fd, recs, NREC(recs));
-	pwt_end(fd, 1000 + N * 10 + 100);
-	analyze_ok(fx);
+	fx_raw_end(fd, 1000 + N * 10 + 100);
+	fx_analyze(fx);
 	const struct pw_gpu_report *g = gpu0(fx);
 	assert_int_equal(g->ngemms, PW_GPU_MAX_SHAPES);
 	assert_int_equal(g->gemm_other.count, EXTRA);
@@ -789,7 +751,7 @@ static void test_gemm_shape_bound(void **state)
 static void test_collectives(void **state)
 {
 	struct fx *fx = *state;
-	int fd = pwt_open(fx, 50, 0, 1000);
+	int fd = fx_raw_open(fx, 50, 0, 1000, "train\0--gpu", 11);
 	struct pw_rec_api recs[] = {
 		coll(PW_EV_NCCL_ALL_REDUCE, 1000, 1000, 1 << 20, 7, 0, 4),
 		coll(PW_EV_NCCL_ALL_REDUCE, 3000, 500, 1 << 20, 7, 0, 4), /* failed below */
@@ -804,8 +766,8 @@ static void test_collectives(void **state)
 	recs[1].c.ret = 2;
 	recs[5].a[1] = 3; /* peer */
 	put_api_records(fd, recs, NREC(recs));
-	pwt_end(fd, 10000);
-	analyze_ok(fx);
+	fx_raw_end(fd, 10000);
+	fx_analyze(fx);
 	const struct pw_gpu_report *g = gpu0(fx);
 
 	const struct pw_coll_stat *c = &g->colls[PW_EV_NCCL_ALL_REDUCE];
@@ -844,7 +806,7 @@ static void test_collectives(void **state)
 static void test_kernel_launches(void **state)
 {
 	struct fx *fx = *state;
-	int fd = pwt_open(fx, 60, 0, 1000);
+	int fd = fx_raw_open(fx, 60, 0, 1000, "train\0--gpu", 11);
 	put_string(fd, 8, "kernA");
 	put_string(fd, 24, "kernB");
 	put_string(fd, 40, "kernC");
@@ -870,8 +832,8 @@ static void test_kernel_launches(void **state)
 		recs[n++] = launch(PW_EV_CUDA_LAUNCH_KERNEL, t += 100, 1, 40, 100 + i, 1, 1, 32, 1, 1);
 	assert_true(n <= NREC(recs));
 	put_api_records(fd, recs, n);
-	pwt_end(fd, t + 1000);
-	analyze_ok(fx);
+	fx_raw_end(fd, t + 1000);
+	fx_analyze(fx);
 	const struct pw_gpu_report *g = gpu0(fx);
 
 	assert_int_equal(g->nkernels, 5);
@@ -914,7 +876,7 @@ static void test_kernel_bound(void **state)
 {
 	struct fx *fx = *state;
 	enum { EXTRA = 4, N = PW_GPU_MAX_KERNELS + EXTRA };
-	int fd = pwt_open(fx, 61, 0, 1000);
+	int fd = fx_raw_open(fx, 61, 0, 1000, "train\0--gpu", 11);
 	static struct pw_rec_api recs[N];
 	for (int i = 0; i < N; i++) {
 		char name[32];
@@ -924,8 +886,8 @@ static void test_kernel_bound(void **state)
 				 1, 1);
 	}
 	put_api_records(fd, recs, N);
-	pwt_end(fd, 1000 + N * 10 + 100);
-	analyze_ok(fx);
+	fx_raw_end(fd, 1000 + N * 10 + 100);
+	fx_analyze(fx);
 	const struct pw_gpu_report *g = gpu0(fx);
 	assert_int_equal(g->nkernels, PW_GPU_MAX_KERNELS);
 	assert_int_equal(g->kernel_other.count, EXTRA);
@@ -942,7 +904,7 @@ static void test_kernel_bound(void **state)
 static void test_errors_by_code(void **state)
 {
 	struct fx *fx = *state;
-	int fd = pwt_open(fx, 70, 0, 1000);
+	int fd = fx_raw_open(fx, 70, 0, 1000, "train\0--gpu", 11);
 	struct pw_rec_api recs[] = {
 		failed_api(PW_EV_CUDA_MALLOC, 1000, 5, 2),
 		failed_api(PW_EV_CUDA_MALLOC, 1100, 5, 2),
@@ -956,8 +918,8 @@ static void test_errors_by_code(void **state)
 		mkapi(PW_EV_CUDA_STREAM_QUERY, TID, 1800, 1805, 600, 0, 0, 0),
 	};
 	put_api_records(fd, recs, NREC(recs));
-	pwt_end(fd, 2000);
-	analyze_ok(fx);
+	fx_raw_end(fd, 2000);
+	fx_analyze(fx);
 	const struct pw_gpu_report *g = gpu0(fx);
 	assert_int_equal(g->nerrors, 6);
 	assert_int_equal(g->errors[0].ev, PW_EV_CUDA_MALLOC);
@@ -983,7 +945,7 @@ static void test_errors_by_code(void **state)
 static void test_cudnn_graphs(void **state)
 {
 	struct fx *fx = *state;
-	int fd = pwt_open(fx, 80, 0, 1000);
+	int fd = fx_raw_open(fx, 80, 0, 1000, "train\0--gpu", 11);
 	struct pw_rec_api recs[] = {
 		mkapi(PW_EV_CUDNN_BACKEND_EXECUTE, TID, 1000, 1100, 0, 1ull << 10 | 1ull << 13, 0, 0),
 		mkapi(PW_EV_CUDNN_BACKEND_EXECUTE, TID, 1200, 1500, 0, 1ull << 10 | 1ull << 13, 0, 0),
@@ -991,8 +953,8 @@ static void test_cudnn_graphs(void **state)
 		mkapi(PW_EV_CUDNN_CONV_FWD, TID, 1700, 1800, 0, 0, 0, 0),
 	};
 	put_api_records(fd, recs, NREC(recs));
-	pwt_end(fd, 2000);
-	analyze_ok(fx);
+	fx_raw_end(fd, 2000);
+	fx_analyze(fx);
 	const struct pw_gpu_report *g = gpu0(fx);
 	assert_int_equal(g->ndnn_graphs, 2);
 	assert_int_equal(g->dnn_graphs[0].mask, 1ull << 10 | 1ull << 13);
@@ -1008,7 +970,7 @@ static void test_cudnn_graphs(void **state)
 static void test_sync_devices_streams(void **state)
 {
 	struct fx *fx = *state;
-	int fd = pwt_open(fx, 90, 0, 1000);
+	int fd = fx_raw_open(fx, 90, 0, 1000, "train\0--gpu", 11);
 	struct pw_rec_api recs[] = {
 		api(PW_EV_CUDA_DEVICE_SYNCHRONIZE, 1000, 1000),
 		api(PW_EV_CUDA_STREAM_SYNCHRONIZE, 3000, 500),
@@ -1033,13 +995,13 @@ static void test_sync_devices_streams(void **state)
 	recs[11].device = 2;
 	recs[12].device = -1;
 	put_api_records(fd, recs, NREC(recs));
-	pwt_end(fd, 11000);
-	fd = pwt_open(fx, 91, 0, 1000);
+	fx_raw_end(fd, 11000);
+	fd = fx_raw_open(fx, 91, 0, 1000, "train\0--gpu", 11);
 	struct pw_rec_api other[] = {launch(PW_EV_CUDA_LAUNCH_KERNEL, 2000, 1, 0, 1, 1, 1, 1, 1, 1)};
 	other[0].stream = 0x10; /* the same handle in another process is another stream */
 	put_api_records(fd, other, 1);
-	pwt_end(fd, 3000);
-	analyze_ok(fx);
+	fx_raw_end(fd, 3000);
+	fx_analyze(fx);
 	const struct pw_gpu_report *g = gpu0(fx);
 	assert_int_equal(g->sync_count, 3);
 	assert_int_equal(g->sync_ns, 1750);
@@ -1060,7 +1022,7 @@ static void test_sync_devices_streams(void **state)
 static void test_hostile_values(void **state)
 {
 	struct fx *fx = *state;
-	int fd = pwt_open(fx, 99, 0, 1000);
+	int fd = fx_raw_open(fx, 99, 0, 1000, "train\0--gpu", 11);
 	put_string(fd, 8, "k\xff\x01 \"quoted\"");
 	put_string(fd, 40, "");
 	struct pw_rec_api recs[] = {
@@ -1091,8 +1053,8 @@ static void test_hostile_values(void **state)
 	recs[7].c.t1 = UINT64_MAX / 2; /* a huge duration */
 	recs[20].device = INT32_MIN;
 	put_api_records(fd, recs, NREC(recs));
-	pwt_end(fd, 5000);
-	analyze_ok(fx);
+	fx_raw_end(fd, 5000);
+	fx_analyze(fx);
 	const struct pw_gpu_report *g = gpu0(fx);
 	assert_int_equal(g->gemm_flops, UINT64_MAX);
 	assert_int_equal(g->gemms[0].flops == UINT64_MAX || g->gemms[1].flops == UINT64_MAX, 1);
@@ -1122,7 +1084,7 @@ static void test_hostile_values(void **state)
 /* A run with a bit of everything: one rank, a GPU process and a loader. */
 static void build_gpu_run(const struct fx *fx)
 {
-	int fd = pwt_open(fx, 100, 0, 1000);
+	int fd = fx_raw_open(fx, 100, 0, 1000, "train\0--gpu", 11);
 	put_string(fd, 8, "kernA");
 	struct pw_rec_api recs[] = {
 		alloc(PW_EV_CUDA_MALLOC, 1000, 1 << 20, DEV_A, PW_MEM_DEVICE),
@@ -1143,11 +1105,11 @@ static void build_gpu_run(const struct fx *fx)
 	put_api_records(fd, recs, NREC(recs));
 	struct pw_rec_call io[] = {mkrec(PW_EV_READ, TID, 6500, 6600, 5, 0, 5, 0)};
 	put_records(fd, io, 1);
-	pwt_end(fd, 11000);
-	fd = pwt_open(fx, 101, 0, 1000);
+	fx_raw_end(fd, 11000);
+	fd = fx_raw_open(fx, 101, 0, 1000, "train\0--gpu", 11);
 	struct pw_rec_call lo[] = {mkrec(PW_EV_READ, 101, 1100, 1200, 10, 3, 10, 0)};
 	put_records(fd, lo, 1);
-	pwt_end(fd, 2000);
+	fx_raw_end(fd, 2000);
 }
 
 /* rank0.json carries the GPU keys with the exact figures; every GPU call of "calls" has a median. */
@@ -1155,7 +1117,7 @@ static void test_json_report(void **state)
 {
 	struct fx *fx = *state;
 	build_gpu_run(fx);
-	analyze_ok(fx);
+	fx_analyze(fx);
 	char err[512] = "";
 	if (pw_write_reports(&fx->an, err, sizeof err) != 0)
 		fail_msg("pw_write_reports: %s", err);
@@ -1259,7 +1221,7 @@ static void test_text_report(void **state)
 {
 	struct fx *fx = *state;
 	build_gpu_run(fx);
-	analyze_ok(fx);
+	fx_analyze(fx);
 	char err[512] = "";
 	if (pw_write_reports(&fx->an, err, sizeof err) != 0)
 		fail_msg("pw_write_reports: %s", err);
@@ -1314,7 +1276,7 @@ static void test_trace_args(void **state)
 {
 	struct fx *fx = *state;
 	build_gpu_run(fx);
-	analyze_ok(fx);
+	fx_analyze(fx);
 	char err[512] = "";
 	if (pw_write_reports(&fx->an, err, sizeof err) != 0)
 		fail_msg("pw_write_reports: %s", err);
@@ -1372,11 +1334,11 @@ static void test_trace_args(void **state)
 static void test_no_gpu(void **state)
 {
 	struct fx *fx = *state;
-	int fd = pwt_open(fx, 110, 0, 1000);
+	int fd = fx_raw_open(fx, 110, 0, 1000, "train\0--gpu", 11);
 	struct pw_rec_call io[] = {mkrec(PW_EV_READ, 110, 1100, 1200, 5, 0, 5, 0)};
 	put_records(fd, io, 1);
-	pwt_end(fd, 2000);
-	analyze_ok(fx);
+	fx_raw_end(fd, 2000);
+	fx_analyze(fx);
 	assert_null(rank0(fx)->gpu);
 	char err[512] = "";
 	if (pw_write_reports(&fx->an, err, sizeof err) != 0)

@@ -24,6 +24,7 @@
 #include "../../collector/analysis.h"
 #include "../../collector/rawfile.h"
 #include "json_reader.h"
+#include "out_files.h"
 #include "out_fixture.h"
 #include "raw_writer.h"
 
@@ -36,36 +37,6 @@
 #define NREC(a) (sizeof(a) / sizeof((a)[0]))
 
 /* ---- raw traces ---- */
-
-/* OUT/raw/0-<pid>.pwt with the header, PROC and a CLOCK chunk; returns the fd to add chunks to. */
-static int pwt_open(const struct fx *fx, int pid)
-{
-	char path[256];
-	snprintf(path, sizeof path, "%s/0-%d.pwt", fx->raw, pid);
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	assert_true(fd >= 0);
-	assert_int_equal(pw_raw_write_header(fd), 0);
-	struct pw_raw_proc p = {0};
-	p.pid = pid;
-	p.ppid = 1;
-	p.world_size = 1;
-	p.clock_kind = PW_CLOCK_MONOTONIC;
-	p.domain_mask = 0x7ff;
-	p.clock0.ticks = START;
-	p.clock0.ns = START;
-	put_proc(fd, p, "train", 5, "/bin/train", "node0");
-	put_clock(fd, START, START);
-	return fd;
-}
-
-static void pwt_end(int fd, uint64_t end_ns)
-{
-	struct pw_raw_end e = {0};
-	e.how = PW_END_EXITED;
-	e.end_ticks = end_ns;
-	put_end(fd, &e);
-	close(fd);
-}
 
 /* A wrapped cudaLaunchKernel (grid 4x1x1, block 128x1x1) whose external correlation id is corr. */
 static struct pw_rec_api launch(uint32_t tid, uint64_t t0, uint64_t t1, uint64_t corr, uint64_t name_ref)
@@ -435,7 +406,7 @@ static void assert_flow(const struct trace_doc *d, uint64_t pid, uint64_t tid, c
 static void test_tracks_events_flows(void **state)
 {
 	struct fx *fx = *state;
-	int fd = pwt_open(fx, PID);
+	int fd = fx_raw_open(fx, PID, 0, START, "train", 5);
 	put_string(fd, 8, "_Z6kernelPfi");
 	put_string(fd, 16, "NVIDIA H100 80GB HBM3");
 	struct pw_rec_api calls[2];
@@ -454,7 +425,7 @@ static void test_tracks_events_flows(void **state)
 	act[5] = mkact(PW_EV_GPU_MEMSET, CUPTI_TID, 10000, 10500, 0, 7, 52, 1000,
 		       0xab | (uint64_t)PW_ACT_MEM_DEVICE << 32);
 	put_act_records(fd, act, NREC(act));
-	pwt_end(fd, 20000);
+	fx_raw_end(fd, 20000);
 
 	struct trace_doc d;
 	trace_of(fx, &d);
@@ -527,7 +498,7 @@ static void test_tracks_events_flows(void **state)
 static void test_library_launch(void **state)
 {
 	struct fx *fx = *state;
-	int fd = pwt_open(fx, PID);
+	int fd = fx_raw_open(fx, PID, 0, START, "train", 5);
 	put_string(fd, 8, "sm90_xmma_gemm");
 	struct pw_rec_api gemm = mkapi(PW_EV_CUBLAS_SGEMM, TID, 6000, 9000, 0, 0, 0, 0);
 	put_api_records(fd, &gemm, 1);
@@ -537,7 +508,7 @@ static void test_library_launch(void **state)
 	act[2] = cupti_api(TID, 7000, 7200, 61, 307, 1);
 	act[3] = kernel(8000, 8500, 1, 3, 61, 8);
 	put_act_records(fd, act, NREC(act));
-	pwt_end(fd, 20000);
+	fx_raw_end(fd, 20000);
 
 	struct trace_doc d;
 	trace_of(fx, &d);
@@ -570,7 +541,7 @@ static void test_library_launch(void **state)
 static void test_out_of_order(void **state)
 {
 	struct fx *fx = *state;
-	int fd = pwt_open(fx, PID);
+	int fd = fx_raw_open(fx, PID, 0, START, "train", 5);
 	put_string(fd, 8, "k");
 	struct pw_rec_gpu early[5];
 	early[0] = kernel(30000, 31000, 0, 13, 72, 8); /* launched at 20000 by thread 102 */
@@ -584,7 +555,7 @@ static void test_out_of_order(void **state)
 	put_api_records(fd, calls, NREC(calls));
 	struct pw_rec_gpu late[2] = {extcorr(71, 301), extcorr(73, 303)};
 	put_act_records(fd, late, NREC(late));
-	pwt_end(fd, 50000);
+	fx_raw_end(fd, 50000);
 
 	struct trace_doc d;
 	trace_of(fx, &d);
@@ -611,12 +582,12 @@ static void test_out_of_order(void **state)
 static void test_unlinked(void **state)
 {
 	struct fx *fx = *state;
-	int fd = pwt_open(fx, 200);
+	int fd = fx_raw_open(fx, 200, 0, START, "train", 5);
 	struct pw_rec_api other = launch(200, 2000, 2100, 900, 0);
 	put_api_records(fd, &other, 1);
-	pwt_end(fd, 30000);
+	fx_raw_end(fd, 30000);
 
-	fd = pwt_open(fx, PID);
+	fd = fx_raw_open(fx, PID, 0, START, "train", 5);
 	struct pw_rec_api call = launch(TID, 2000, 2100, 0, 0); /* no external id */
 	put_api_records(fd, &call, 1);
 	struct pw_rec_gpu act[5];
@@ -626,7 +597,7 @@ static void test_unlinked(void **state)
 	act[3] = kernel(9000, 9500, 0, 7, 82, 0); /* EXTCORR to no call */
 	act[4] = extcorr(82, 901);
 	put_act_records(fd, act, NREC(act));
-	pwt_end(fd, 30000);
+	fx_raw_end(fd, 30000);
 
 	struct trace_doc d;
 	trace_of(fx, &d);
@@ -649,7 +620,7 @@ static void test_bound(void **state)
 {
 	struct fx *fx = *state;
 	enum { N = 150000, LONG_EVERY = 1000, LAUNCH_EVERY = 7, CHUNK = 4096 };
-	int fd = pwt_open(fx, PID);
+	int fd = fx_raw_open(fx, PID, 0, START, "train", 5);
 	put_string(fd, 8, "_Z3fooPf");
 	struct pw_rec_gpu *act = calloc(CHUNK, sizeof *act);
 	struct pw_rec_api *calls = calloc(CHUNK, sizeof *calls);
@@ -679,7 +650,7 @@ static void test_bound(void **state)
 	put_api_records(fd, calls, nc);
 	free(act);
 	free(calls);
-	pwt_end(fd, t + 1000);
+	fx_raw_end(fd, t + 1000);
 
 	struct trace_doc d;
 	trace_of(fx, &d);
@@ -734,7 +705,7 @@ static void test_bound_bytes(void **state)
 {
 	struct fx *fx = *state;
 	enum { N = 30000, NAME = 3000 };
-	int fd = pwt_open(fx, PID);
+	int fd = fx_raw_open(fx, PID, 0, START, "train", 5);
 	char *name = malloc(NAME + 1);
 	assert_non_null(name);
 	memcpy(name, "_ZN7cutlass", 11);
@@ -747,7 +718,7 @@ static void test_bound_bytes(void **state)
 		act[i] = kernel(10000 + (uint64_t)i * 2000, 10000 + (uint64_t)i * 2000 + 100 + i % 900, 0, 7, i + 1, 8);
 	put_act_records(fd, act, N);
 	free(act);
-	pwt_end(fd, 10000 + (uint64_t)N * 2000 + 1000);
+	fx_raw_end(fd, 10000 + (uint64_t)N * 2000 + 1000);
 
 	struct trace_doc d;
 	trace_of(fx, &d);
@@ -772,7 +743,7 @@ static void test_bound_bytes(void **state)
 static void test_garbage(void **state)
 {
 	struct fx *fx = *state;
-	int fd = pwt_open(fx, PID);
+	int fd = fx_raw_open(fx, PID, 0, START, "train", 5);
 	put_string(fd, 8, "bad \"name\"\n\xff\xfe end");
 	put_string(fd, 16, "GPU of device 999");
 	struct pw_rec_api call = launch(TID, 2000, 2100, 5, 77777); /* name ref to nothing */
@@ -798,7 +769,7 @@ static void test_garbage(void **state)
 	/* a record too short for its type is refused by the reader */
 	struct pw_rec_call shortrec = mkrec(PW_EV_GPU_KERNEL, CUPTI_TID, 3000, 4000, 0, 0, 8, 0);
 	put_records(fd, &shortrec, 1);
-	pwt_end(fd, 20000);
+	fx_raw_end(fd, 20000);
 
 	struct trace_doc d;
 	trace_of(fx, &d);
@@ -828,11 +799,11 @@ static void test_garbage(void **state)
 static void test_no_activity(void **state)
 {
 	struct fx *fx = *state;
-	int fd = pwt_open(fx, PID);
+	int fd = fx_raw_open(fx, PID, 0, START, "train", 5);
 	struct pw_rec_call io[2] = {mkrec(PW_EV_READ, TID, 1100, 1200, 5, 0, 5, 0),
 				    mkrec(PW_EV_WRITE, TID, 1300, 1500, 5, 1, 5, 0)};
 	put_records(fd, io, NREC(io));
-	pwt_end(fd, 2000);
+	fx_raw_end(fd, 2000);
 	struct trace_doc d;
 	trace_of(fx, &d);
 	assert_int_equal(other_u64(&d, "kept_events"), 2);
