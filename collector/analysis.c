@@ -4,6 +4,7 @@
 #include "../common/pw_session.h"
 #include "findings.h"
 #include "gpu_activity.h"
+#include "ranges.h"
 #include "gpu_analysis.h"
 
 #include <dirent.h>
@@ -138,6 +139,7 @@ struct file_ctx {
 	uint64_t last_ns;
 	struct pw_gpu_proc gpu; /* this image's GPU allocations */
 	struct pw_act_file act; /* this image's correlation tables (GPU activity) */
+	struct pw_ranges_file *ranges; /* this image's open NVTX ranges and capture records */
 	int oom;
 };
 
@@ -333,6 +335,15 @@ static void note_tid(struct file_ctx *c, uint32_t tid)
 	c->tids[c->ntids++] = tid;
 }
 
+static void note_reaped(struct file_ctx *c, const struct pw_proc *p, const struct pw_rec_call *rec)
+{
+	struct reaped *n = grow(c->as->reaped, &c->as->reaped_cap, c->as->nreaped + 1, sizeof *n);
+	if (n) {
+		c->as->reaped = n;
+		c->as->reaped[c->as->nreaped++] = (struct reaped){(int)rec->arg0, (int)rec->arg1, p->pid, c->rs->r.host};
+	}
+}
+
 static void on_event(void *ctx, const struct pw_raw_event *e)
 {
 	struct file_ctx *c = ctx;
@@ -349,6 +360,14 @@ static void on_event(void *ctx, const struct pw_raw_event *e)
 		return;
 	}
 	struct pw_proc *p = &c->rs->r.procs[c->proc_index];
+	/* NVTX ranges, names and capture windows are annotations, not calls */
+	if (pw_kind_is_range(kind) || kind == PW_K_NVTX_NAME || kind == PW_K_CAPTURE) {
+		if (!c->ranges)
+			c->ranges = pw_ranges_file_init(p->pid, p->start_ns);
+		if (pw_ranges_event(&c->rs->r.ranges, c->ranges, e))
+			c->oom = 1;
+		return;
+	}
 	uint64_t dur = e->t1_ns > e->t0_ns ? e->t1_ns - e->t0_ns : 0;
 	if (e->t1_ns > c->last_ns)
 		c->last_ns = e->t1_ns;
@@ -357,6 +376,14 @@ static void on_event(void *ctx, const struct pw_raw_event *e)
 
 	if (kind == PW_K_FDINFO) {
 		follow_fd(c, e);
+		return;
+	}
+	/* outside the capture window: followed (descriptors, reaped children), counted nowhere */
+	if (e->outside) {
+		if (kind == PW_K_OPEN || kind == PW_K_DUP || kind == PW_K_CLOSE)
+			follow_fd(c, e);
+		else if (kind == PW_K_WAIT && (int64_t)rec->arg0 > 0)
+			note_reaped(c, p, rec);
 		return;
 	}
 	p->events++;
@@ -419,14 +446,8 @@ static void on_event(void *ctx, const struct pw_raw_event *e)
 			f->time_ns += dur;
 		break;
 	case PW_K_WAIT:
-		if ((int64_t)rec->arg0 > 0) {
-			struct reaped *n = grow(c->as->reaped, &c->as->reaped_cap, c->as->nreaped + 1, sizeof *n);
-			if (n) {
-				c->as->reaped = n;
-				c->as->reaped[c->as->nreaped++] =
-					(struct reaped){(int)rec->arg0, (int)rec->arg1, p->pid, c->rs->r.host};
-			}
-		}
+		if ((int64_t)rec->arg0 > 0)
+			note_reaped(c, p, rec);
 		break;
 	case PW_K_DLOPEN: {
 		const char *path = e->str ? e->str : "(main program)";
@@ -498,9 +519,25 @@ static int read_one(struct analysis_state *as, const char *path, char *err, size
 	pw_act_file_init(&c.act);
 	int rc = pw_raw_read(path, &v, &c, &skipped, err, errlen);
 	pw_gpu_proc_end(c.rs ? c.rs->r.gpu : NULL, &c.gpu);
+	size_t first_op = c.act.first_op; /* pw_act_file_end resets it */
 	if (pw_act_file_end(c.rs ? c.rs->r.act : NULL, &c.act, path,
 			    c.rs ? c.rs->r.procs[c.proc_index].pid : 0))
 		c.oom = 1;
+	if (c.ranges && c.rs) {
+		/* the GPU work this image launched, now linked to its launching threads */
+		const struct pw_act_report *act = c.rs->r.act;
+		for (size_t i = first_op; first_op != SIZE_MAX && i < pw_act_op_count(act); i++) {
+			uint32_t tid;
+			uint64_t launch, dur;
+			if (pw_act_op_launch(act, i, &tid, &launch, &dur))
+				pw_ranges_gpu_op(c.ranges, tid, launch, dur);
+		}
+		const struct pw_proc *p = &c.rs->r.procs[c.proc_index];
+		if (pw_ranges_file_end(c.rs->r.ranges, c.ranges, p->end_ns ? p->end_ns : c.last_ns))
+			c.oom = 1;
+	} else {
+		pw_ranges_file_end(NULL, c.ranges, 0);
+	}
 	if (rc == 0 && c.rs) {
 		struct pw_proc *p = &c.rs->r.procs[c.proc_index];
 		p->raw_path = strdup(path);
@@ -658,6 +695,7 @@ static void finish_rank(struct pw_analysis *a, struct pw_rank_report *r)
 			r->calls[e].min_ns = 0;
 	pw_gpu_finish(r->gpu, r->calls);
 	/* Out of memory here leaves partial GPU figures; the rest of the report stands. */
+	pw_ranges_finish(r->ranges);
 	if (pw_act_finish(r->act) || pw_findings_build(r))
 		fprintf(stderr, "profwrap: out of memory analysing the GPU activity of rank %d\n", r->rank);
 }
@@ -760,6 +798,7 @@ void pw_analysis_free(struct pw_analysis *a)
 		free(rr->command);
 		pw_gpu_report_free(rr->gpu);
 		pw_act_report_free(rr->act);
+		pw_ranges_free(rr->ranges);
 		pw_findings_free(rr->findings, rr->nfindings);
 	}
 	free(a->ranks);

@@ -74,6 +74,7 @@ struct pw_proc {
 struct pw_gpu_report; /* gpu_analysis.h */
 struct pw_act_report; /* gpu_activity.h */
 struct pw_finding;    /* findings.h */
+struct pw_range_report; /* ranges.h */
 
 struct pw_rank_report {
 	int rank;
@@ -105,6 +106,7 @@ struct pw_rank_report {
 	/* What the GPU did (CUPTI activity records; never counted as calls), and the GPU call figures the
 	 * findings need: NULL when the rank has neither activity records nor GPU calls */
 	struct pw_act_report *act;
+	struct pw_range_report *ranges; /* NVTX ranges and capture windows (ranges.h): NULL when neither */
 	struct pw_finding *findings; /* "What to fix first", largest share first (findings.h) */
 	size_t nfindings;
 };

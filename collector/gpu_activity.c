@@ -1352,3 +1352,21 @@ int pw_act_finish(struct pw_act_report *a)
 	a->work = NULL;
 	return fs.oom ? -1 : 0;
 }
+
+size_t pw_act_op_count(const struct pw_act_report *a)
+{
+	return a && a->work ? a->work->nops : 0;
+}
+
+int pw_act_op_launch(const struct pw_act_report *a, size_t i, uint32_t *tid, uint64_t *launch_ns, uint64_t *dur_ns)
+{
+	if (!a || !a->work || i >= a->work->nops)
+		return 0;
+	const struct act_op *op = &a->work->ops[i];
+	if (!op->tid || !op->launch)
+		return 0;
+	*tid = op->tid;
+	*launch_ns = op->launch;
+	*dur_ns = op->t1 > op->t0 ? op->t1 - op->t0 : 0;
+	return 1;
+}

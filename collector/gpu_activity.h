@@ -236,4 +236,10 @@ const char *pw_act_state_name(int state);
 /* The device entry of id, or NULL. */
 const struct pw_act_device *pw_act_device_of(const struct pw_act_report *act, int32_t id);
 
+/* The GPU operations recorded so far (pw_act_op_launch reads them), for the NVTX ranges' GPU time. */
+size_t pw_act_op_count(const struct pw_act_report *a);
+/* Operation i once its file has ended: the thread that launched it, when, and how long it ran. Returns 0
+ * when its launching thread is unknown. */
+int pw_act_op_launch(const struct pw_act_report *a, size_t i, uint32_t *tid, uint64_t *launch_ns, uint64_t *dur_ns);
+
 #endif

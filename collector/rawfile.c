@@ -59,7 +59,8 @@ int pw_raw_write_header(int fd)
 int pw_kind_has_string(enum pw_event_kind k)
 {
 	return k == PW_K_OPEN || k == PW_K_FDINFO || k == PW_K_DLOPEN || k == PW_K_EXEC || k == PW_K_GPU_LAUNCH ||
-	       k == PW_K_ACT_KERNEL || k == PW_K_ACT_DEVICE || k == PW_K_ACT_STATUS;
+	       k == PW_K_ACT_KERNEL || k == PW_K_ACT_DEVICE || k == PW_K_ACT_STATUS || k == PW_K_RANGE_PUSH ||
+	       k == PW_K_RANGE_START || k == PW_K_MARK || k == PW_K_NVTX_NAME || k == PW_K_CAPTURE;
 }
 
 enum pw_fd_effect pw_fd_effect_of(const struct pw_raw_event *e, int64_t *fd, int64_t *from)
@@ -269,6 +270,7 @@ int pw_raw_read(const char *path, const struct pw_raw_visitor *v, void *ctx, uin
 			break;
 		}
 		case PW_CHUNK_RECORDS: {
+			uint64_t flagged[255]; /* the largest record: size8 is a byte */
 			size_t r = 0;
 			while (r + sizeof(struct pw_rec_hdr) <= c.len) {
 				struct pw_rec_hdr h;
@@ -278,6 +280,8 @@ int pw_raw_read(const char *path, const struct pw_raw_visitor *v, void *ctx, uin
 					(*skipped)++;
 					break;
 				}
+				int outside = (h.type & PW_REC_OUTSIDE) != 0;
+				h.type = PW_REC_TYPE(h.type);
 				if (h.type == PW_EV_PAD || h.type >= PW_EV_COUNT || rsize < pw_event_min_size(h.type) ||
 				    ((uintptr_t)(p + r) & 7)) {
 					(*skipped)++;
@@ -285,7 +289,12 @@ int pw_raw_read(const char *path, const struct pw_raw_visitor *v, void *ctx, uin
 					continue;
 				}
 				const struct pw_rec_call *rec = (const struct pw_rec_call *)(p + r);
-				struct pw_raw_event e = {rec, rec->t0, rec->t1, NULL, 0};
+				if (outside) { /* readers see the plain type, on a copy; the flag travels in e.outside */
+					memcpy(flagged, p + r, rsize);
+					memcpy(flagged, &h, sizeof h);
+					rec = (const struct pw_rec_call *)flagged;
+				}
+				struct pw_raw_event e = {rec, rec->t0, rec->t1, NULL, 0, outside};
 				if (!pw_kind_is_activity(pw_events[h.type].kind)) { /* those are in ns already */
 					e.t0_ns = pw_clock_to_ns(&line, rec->t0);
 					e.t1_ns = pw_clock_to_ns(&line, rec->t1);

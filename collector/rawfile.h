@@ -115,6 +115,7 @@ struct pw_raw_event {
 	uint64_t t1_ns;
 	const char *str; /* the string arg1 refers to for kinds that carry one, else NULL */
 	uint32_t str_len;
+	int outside; /* written outside the capture window (PW_REC_OUTSIDE): follow it, count it nowhere */
 };
 
 struct pw_raw_visitor {

@@ -276,8 +276,11 @@ void pw_format_end(char *buf, size_t len, const struct pw_proc *p)
 
 int pw_event_is_call(int ev)
 {
-	return ev > PW_EV_PAD && ev < PW_EV_COUNT && pw_events[ev].kind != PW_K_FDINFO &&
-	       !pw_kind_is_activity(pw_events[ev].kind);
+	if (ev <= PW_EV_PAD || ev >= PW_EV_COUNT)
+		return 0;
+	enum pw_event_kind k = pw_events[ev].kind;
+	return k != PW_K_FDINFO && !pw_kind_is_activity(k) && !pw_kind_is_range(k) && k != PW_K_NVTX_NAME &&
+	       k != PW_K_CAPTURE;
 }
 
 static int compare_calls(const void *a, const void *b, void *ctx)

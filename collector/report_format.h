@@ -101,4 +101,10 @@ void pw_act_write_json(struct pw_json *j, const struct pw_rank_report *r);
  * own): the first line after first, the others after indent. Ends with a newline. */
 void pw_print_wrapped(FILE *f, const char *first, const char *indent, const char *text, size_t width);
 
+/* NVTX phases and capture windows (report_ranges.c): the "Captured:" header line through field(), the
+ * text sections, the JSON keys ranges, marks, nvtx and capture. */
+void pw_capture_header(FILE *f, const struct pw_rank_report *r, void (*field)(FILE *, const char *, const char *));
+int pw_ranges_write_text(FILE *f, const struct pw_rank_report *r);
+void pw_ranges_write_json(struct pw_json *j, const struct pw_rank_report *r);
+
 #endif

@@ -128,6 +128,7 @@ int pw_write_rank_json(const struct pw_analysis *a, const struct pw_rank_report 
 	write_libraries(&j, r);
 	pw_gpu_write_json(&j, r); /* memcpy, memset, allocations, gemms, collectives, kernels_launched, ... */
 	pw_act_write_json(&j, r); /* gpu_activity, gpus, kernels, gpu_memcpy, gpu_gaps, gpu_time_by_call, ... */
+	pw_ranges_write_json(&j, r); /* ranges, marks, nvtx, capture */
 
 	pw_json_key(&j, "findings");
 	pw_json_begin_array(&j);

@@ -67,6 +67,7 @@ static void print_header(FILE *f, const struct pw_analysis *a, const struct pw_r
 	print_field(f, "Started:", buf);
 	pw_format_duration(dur, sizeof dur, r->wall_ns);
 	print_field(f, "Wall time:", dur);
+	pw_capture_header(f, r, print_field);
 	snprintf(buf, sizeof buf, "%" PRIu64, r->events);
 	print_field(f, "Events:", buf);
 	snprintf(buf, sizeof buf, "%" PRIu64 " (strings dropped: %" PRIu64 ", records refused: %" PRIu64 ")",
@@ -453,7 +454,7 @@ int pw_write_rank_text(const struct pw_analysis *a, const struct pw_rank_report 
 		return -1;
 	print_header(f, a, r);
 	print_findings(f, r);
-	if (print_processes(f, r) || print_calls(f, r) || pw_act_write_text(f, r) || pw_gpu_write_text(f, r) ||
+	if (pw_ranges_write_text(f, r) || print_processes(f, r) || print_calls(f, r) || pw_act_write_text(f, r) || pw_gpu_write_text(f, r) ||
 	    print_files(f, r) ||
 	    print_waits(f, r) || print_libraries(f, r)) {
 		return pw_report_abandon(f, path, "out of memory", err, errlen);

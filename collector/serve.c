@@ -394,6 +394,7 @@ static uint64_t drain_lane(struct server *s, struct producer *p, uint32_t lane)
 		uint64_t rsize = (uint64_t)rh.size8 * 8;
 		if (rsize < sizeof rh || pos + rsize > avail)
 			break;
+		rh.type = PW_REC_TYPE(rh.type);
 		if (rh.type >= PW_EV_COUNT || rsize < pw_event_min_size(rh.type)) {
 			if (pos > run)
 				raw_chunk(s, p, PW_CHUNK_RECORDS, s->buf + run, pos - run, NULL, 0);

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define PW_FORMAT_VERSION 2u
+#define PW_FORMAT_VERSION 3u
 
 /* Domains: the unit of --trace=LIST selection and the "domain" column of the report. */
 #define PW_DOMAIN_LIST(X) \
@@ -25,7 +25,8 @@
 	X(CUBLASLT, "cublaslt") \
 	X(CUDNN, "cudnn")     \
 	X(NCCL, "nccl")       \
-	X(GPU, "gpu")
+	X(GPU, "gpu")         \
+	X(NVTX, "nvtx")
 
 enum pw_domain {
 #define PW_X(id, str) PW_DOM_##id,
@@ -98,12 +99,42 @@ enum pw_event_kind {
 			    * arg0 = enum pw_act_state, arg1 = the libcupti path string ref, ret = the CUptiResult of
 			    * the call that failed (0 none), a[0] = cuptiGetVersion(), a[1] = enum pw_act_clock;
 			    * t0 = t1 = when */
+	/* NVTX (the program's own annotations, received as NVTX's injection library): struct pw_rec_range,
+	 * t0 = t1 = when, arg0 = NVTX domain id (0: the default domain) | category << 32. */
+	PW_K_RANGE_PUSH,  /* nvtxRangePush*: arg1 = message string ref, ret = the level pushed (0: outermost) */
+	PW_K_RANGE_POP,   /* nvtxRangePop: ret = the level popped, -1 when the thread had none open */
+	PW_K_RANGE_START, /* nvtxRangeStart*: arg1 = message string ref, ret = the range id returned (never 0) */
+	PW_K_RANGE_END,   /* nvtxRangeEnd: ret = the range id, from any thread */
+	PW_K_MARK,        /* nvtxMark*: arg1 = message string ref */
+	/* A name given to something (struct pw_rec_call): arg0 = what is named (per event), arg1 = the name's
+	 * string ref; t0 = t1 = when. */
+	PW_K_NVTX_NAME,
+	/* The capture window (struct pw_rec_call) of the process and of the children it forked, which share it:
+	 * arg0 = enum pw_capture_reason, arg1 = the range name's string ref (0: none), ret = the occurrence or
+	 * step number that opened or closed it (0-based, -1: none); t0 = t1 = when. */
+	PW_K_CAPTURE,
+};
+
+/* Why a capture window opened or closed (PW_K_CAPTURE arg0). */
+enum pw_capture_reason {
+	PW_CAPTURE_PROFILER_API = 1, /* cudaProfilerStart / cudaProfilerStop */
+	PW_CAPTURE_NVTX = 2,         /* --capture-range=nvtx:NAME: an occurrence of the range began or ended */
+	PW_CAPTURE_SCHEDULE = 3,     /* --schedule over the step range */
+	PW_CAPTURE_TIMER = 4,        /* --delay / --duration */
+	PW_CAPTURE_ON_DEMAND = 5,    /* profwrap start|stop PID, or SIGUSR2 */
+	PW_CAPTURE_INITIAL = 6,      /* the state the process started in (a fork child: its parent's) */
 };
 
 /* Whether records of this kind are struct pw_rec_api (GPU library calls). */
 static inline int pw_kind_is_api(enum pw_event_kind k)
 {
 	return k >= PW_K_GPU_LAUNCH && k <= PW_K_COMM;
+}
+
+/* Whether records of this kind are struct pw_rec_range (NVTX ranges and marks). */
+static inline int pw_kind_is_range(enum pw_event_kind k)
+{
+	return k >= PW_K_RANGE_PUSH && k <= PW_K_MARK;
 }
 
 /* Whether records of this kind are struct pw_rec_gpu (GPU activity, times in ns rather than ticks). */
@@ -278,6 +309,23 @@ enum pw_mem {
 	X(GPU_DROPPED, GPU, "activity dropped", PW_K_ACT_DROPPED)         \
 	X(GPU_STATUS, GPU, "activity status", PW_K_ACT_STATUS)
 
+/* NVTX: ranges, marks and the names a program gives to its threads, categories, domains and CUDA objects. */
+#define PW_NVTX_EVENT_LIST(X)                                             \
+	X(NVTX_PUSH, NVTX, "range push", PW_K_RANGE_PUSH)                 \
+	X(NVTX_POP, NVTX, "range pop", PW_K_RANGE_POP)                    \
+	X(NVTX_START, NVTX, "range start", PW_K_RANGE_START)              \
+	X(NVTX_END, NVTX, "range end", PW_K_RANGE_END)                    \
+	X(NVTX_MARK, NVTX, "mark", PW_K_MARK)                             \
+	X(NVTX_NAME_DOMAIN, NVTX, "name domain", PW_K_NVTX_NAME)          \
+	X(NVTX_NAME_CATEGORY, NVTX, "name category", PW_K_NVTX_NAME)      \
+	X(NVTX_NAME_THREAD, NVTX, "name thread", PW_K_NVTX_NAME)          \
+	X(NVTX_NAME_STREAM, NVTX, "name stream", PW_K_NVTX_NAME)          \
+	X(NVTX_NAME_DEVICE, NVTX, "name device", PW_K_NVTX_NAME)          \
+	X(NVTX_NAME_CONTEXT, NVTX, "name context", PW_K_NVTX_NAME)        \
+	X(NVTX_NAME_EVENT, NVTX, "name event", PW_K_NVTX_NAME)            \
+	X(CAPTURE_START, PROCESS, "capture start", PW_K_CAPTURE)          \
+	X(CAPTURE_STOP, PROCESS, "capture stop", PW_K_CAPTURE)
+
 /* X(ID, domain, "name", kind). Append only: ids are stored in raw traces. */
 #define PW_EVENT_LIST(X)                                  \
 	X(PAD, IO, "pad", PW_K_PLAIN)                     \
@@ -343,7 +391,8 @@ enum pw_mem {
 	X(DUP3, IO, "dup3", PW_K_DUP)                     \
 	X(FCNTL_DUPFD, IO, "fcntl(F_DUPFD)", PW_K_DUP)   \
 	PW_GPU_EVENT_LIST(X)                              \
-	PW_ACT_EVENT_LIST(X)
+	PW_ACT_EVENT_LIST(X)                              \
+	PW_NVTX_EVENT_LIST(X)
 
 enum pw_event {
 #define PW_X(id, dom, name, kind) PW_EV_##id,
@@ -356,6 +405,11 @@ enum pw_event {
  * errno values on Linux fit in a byte; PW_ERR_NO_ERRNO for a call that failed without setting errno, such as
  * dlopen); tid is the kernel thread id of the writer. */
 #define PW_ERR_NO_ERRNO 255
+/* type flag: the record was written outside the capture window. Only calls that the reader needs to follow
+ * descriptors and processes (opens, closes, duplicates, process events) are recorded there; the report uses
+ * them for that and counts them nowhere. Readers mask it off (PW_REC_TYPE). */
+#define PW_REC_OUTSIDE 0x8000u
+#define PW_REC_TYPE(type) ((type) & ~PW_REC_OUTSIDE)
 struct pw_rec_hdr {
 	uint16_t type;
 	uint8_t size8;
@@ -401,6 +455,14 @@ struct pw_rec_gpu {
 	uint64_t a[3];        /* per kind */
 };
 
+/* An NVTX range or mark (kinds for which pw_kind_is_range()). */
+struct pw_rec_range {
+	struct pw_rec_call c;
+	uint64_t payload;      /* the event attributes' payload, as its 8 bytes (0: none) */
+	uint32_t payload_type; /* nvtxPayloadType_t (0: none) */
+	uint32_t color;        /* ARGB (0: none) */
+};
+
 /* A string reference: an offset into the process's string arena (pw_ring.h), 0 meaning "none". */
 typedef uint64_t pw_strref;
 
@@ -419,8 +481,9 @@ static inline size_t pw_event_min_size(unsigned ev)
 	if (ev >= PW_EV_COUNT)
 		return 0;
 	enum pw_event_kind k = pw_events[ev].kind;
-	return pw_kind_is_api(k) ? sizeof(struct pw_rec_api)
+	return pw_kind_is_api(k)	? sizeof(struct pw_rec_api)
 	       : pw_kind_is_activity(k) ? sizeof(struct pw_rec_gpu)
+	       : pw_kind_is_range(k)	? sizeof(struct pw_rec_range)
 					: sizeof(struct pw_rec_call);
 }
 

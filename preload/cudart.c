@@ -292,6 +292,11 @@ PW_CUDART(CUDA_GET_DEVICE, cudaGetDevice, (int *device), (device),
 		  r.device = *device;
 	  })
 
-PW_CUDART(CUDA_PROFILER_START, cudaProfilerStart, (void), (), (void)0)
-/* What CUPTI holds of the profiled range reaches the ring now, as a profiler that stops would flush it. */
-PW_CUDART(CUDA_PROFILER_STOP, cudaProfilerStop, (void), (), pw_cupti_flush(0))
+/* --capture-range=cudaProfilerApi: the window opens before cudaProfilerStart, so that the call is recorded,
+ * and closes after cudaProfilerStop has been (before it, when the window is closed already). What CUPTI
+ * holds of the profiled range reaches the ring at the stop, as a profiler that stops would flush it. */
+PW_GPU_WRAP_HOOKED(pw_capture_profiler_api(1), CUDART, cudaError_t, cudaErrorUnknown, CUDART, CUDA_PROFILER_START, 0,
+		   cudaProfilerStart, (void), (), (void)0)
+PW_GPU_WRAP_HOOKED(if (!(pw_window_now() & PW_WINDOW_OPEN)) pw_capture_profiler_api(0), CUDART, cudaError_t,
+		   cudaErrorUnknown, CUDART, CUDA_PROFILER_STOP, 0, cudaProfilerStop, (void), (),
+		   pw_cupti_flush(0); pw_capture_profiler_api(0))

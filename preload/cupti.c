@@ -46,6 +46,7 @@ PW_REAL(void *, dlopen, (const char *, int));
 #define CUPTI_FN_LIST(X)                                                                                  \
 	X(1, cuptiActivityRegisterCallbacks, (CUpti_BuffersCallbackRequestFunc, CUpti_BuffersCallbackCompleteFunc)) \
 	X(1, cuptiActivityEnable, (CUpti_ActivityKind))                                                   \
+	X(1, cuptiActivityDisable, (CUpti_ActivityKind))                                                  \
 	X(1, cuptiActivityFlushAll, (uint32_t))                                                           \
 	X(1, cuptiActivityGetNextRecord, (uint8_t *, size_t, CUpti_Activity **))                          \
 	X(1, cuptiActivityGetNumDroppedRecords, (CUcontext, uint32_t, size_t *))                          \
@@ -134,6 +135,36 @@ static pw_strref intern_once(const char *s, void *ctx)
 }
 
 /* ---- the buffer protocol ---- */
+
+/* The activity kinds enabled where this CUPTI and GPU allow (kernels are required). */
+static const CUpti_ActivityKind optional_kinds[] = {
+	CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET,	  CUPTI_ACTIVITY_KIND_RUNTIME,
+	CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_ACTIVITY_KIND_OVERHEAD, CUPTI_ACTIVITY_KIND_DEVICE,
+};
+
+uint32_t pw_cupti_window_seen = 1;
+
+void pw_cupti_follow_window(void)
+{
+	static atomic_flag busy = ATOMIC_FLAG_INIT;
+	if (atomic_flag_test_and_set_explicit(&busy, memory_order_acquire))
+		return; /* another thread is switching: this call will see the result, or the next one */
+	uint32_t open = (pw_window_now() >> PW_DOM_GPU) & 1;
+	if (open != __atomic_load_n(&pw_cupti_window_seen, __ATOMIC_RELAXED) &&
+	    atomic_load_explicit(&cu.active, memory_order_acquire)) {
+		uint8_t guard = pw_self.guard;
+		pw_self.guard = PW_GUARD_INTERNAL;
+		CUptiResult (*toggle)(CUpti_ActivityKind) = open ? cu.cuptiActivityEnable : cu.cuptiActivityDisable;
+		toggle(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+		for (size_t i = 0; i < sizeof optional_kinds / sizeof optional_kinds[0]; i++)
+			toggle(optional_kinds[i]);
+		if (!open)
+			cu.cuptiActivityFlushAll(0);
+		pw_self.guard = guard;
+	}
+	__atomic_store_n(&pw_cupti_window_seen, open, __ATOMIC_RELAXED);
+	atomic_flag_clear_explicit(&busy, memory_order_release);
+}
 
 static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
 {
@@ -379,12 +410,8 @@ static void start(const char *cuda_path)
 		emit_status(PW_ACT_FAILED, rc, version, clock);
 		return;
 	}
-	static const CUpti_ActivityKind optional[] = {
-		CUPTI_ACTIVITY_KIND_MEMCPY,   CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_RUNTIME,
-		CUPTI_ACTIVITY_KIND_DRIVER,   CUPTI_ACTIVITY_KIND_OVERHEAD, CUPTI_ACTIVITY_KIND_DEVICE,
-	};
-	for (size_t i = 0; i < sizeof optional / sizeof optional[0]; i++)
-		cu.cuptiActivityEnable(optional[i]);
+	for (size_t i = 0; i < sizeof optional_kinds / sizeof optional_kinds[0]; i++)
+		cu.cuptiActivityEnable(optional_kinds[i]);
 	if (cu.cuptiActivityFlushPeriod)
 		cu.cuptiActivityFlushPeriod((uint32_t)(cu.flush_period_ns / 1000000u));
 	atomic_store_explicit(&cu.last_flush_ns, pw_clock_mono_ns(), memory_order_relaxed);
@@ -393,6 +420,7 @@ static void start(const char *cuda_path)
 	    cu.cuptiActivityEnable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION) == CUPTI_SUCCESS)
 		__atomic_store_n(&pw_cupti_correlating, 1, __ATOMIC_RELEASE);
 	emit_status(PW_ACT_RECORDING, 0, version, clock);
+	pw_cupti_follow_window();
 }
 
 void pw_cupti_check(const char *cuda_path)

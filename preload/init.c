@@ -187,6 +187,13 @@ static int config_load(void)
 	c->cupti_flush_ms = (uint32_t)env_u64(PW_ENV_CUPTI_FLUSH_MS, 0);
 	if (!c->cupti_flush_ms)
 		c->cupti_flush_ms = PW_DEFAULT_CUPTI_FLUSH_MS;
+	char why[300];
+	if (pw_capture_from_env(&c->capture, why, sizeof why) < 0 && !c->quiet)
+		fprintf(stderr, "profwrap: %s; recording the whole run\n", why);
+	pw_capture_describe(&c->capture, c->capture_text, sizeof c->capture_text);
+	c->capture_t0 = env_u64(PW_ENV_CAPTURE_T0, 0);
+	if (!c->capture_t0)
+		c->capture_t0 = pw_clock_mono_ns();
 	const char *out = getenv(PW_ENV_OUTPUT);
 	const char *sdir = getenv(PW_ENV_SESSION_DIR);
 	if (out)
@@ -225,7 +232,7 @@ static int back_range(uint64_t off, uint64_t len)
 #define PW_ARENA_STEP (256u << 10)
 static _Atomic uint64_t arena_backed; /* arena bytes from its start known to be backed */
 
-static pw_strref intern_bytes(const char *s, size_t len)
+pw_strref pw_intern_bytes(const char *s, size_t len)
 {
 	struct pw_seg_header *h = pw_seg;
 	if (!h || !s)
@@ -254,7 +261,7 @@ static pw_strref intern_bytes(const char *s, size_t len)
 
 pw_strref pw_intern_path(const char *path)
 {
-	return path ? intern_bytes(path, strlen(path)) : 0;
+	return path ? pw_intern_bytes(path, strlen(path)) : 0;
 }
 
 /* Header fields that describe the process: pid, rank, clock origin, argv, executable, host. */
@@ -274,15 +281,15 @@ static void describe_process(struct pw_seg_header *h, enum pw_clock_kind clock)
 	char buf[8192];
 	ssize_t len;
 	if (read_small_file("/proc/self/cmdline", buf, sizeof buf, &len) && len > 0)
-		h->argv_ref = intern_bytes(buf, (size_t)len - (buf[len - 1] == 0));
+		h->argv_ref = pw_intern_bytes(buf, (size_t)len - (buf[len - 1] == 0));
 	else if (start_argv && start_argc > 0)
 		h->argv_ref = pw_intern_path(start_argv[0]);
 	len = readlink("/proc/self/exe", buf, sizeof buf - 1);
 	if (len > 0)
-		h->exe_ref = intern_bytes(buf, (size_t)len);
+		h->exe_ref = pw_intern_bytes(buf, (size_t)len);
 	if (gethostname(buf, sizeof buf - 1) == 0) {
 		buf[sizeof buf - 1] = 0;
-		h->host_ref = intern_bytes(buf, strlen(buf));
+		h->host_ref = pw_intern_bytes(buf, strlen(buf));
 	}
 }
 
@@ -495,7 +502,7 @@ static void note_inherited_fds(void)
 		if (n <= 0)
 			continue;
 		uint64_t now = pw_clock_ticks();
-		pw_emit_call(PW_EV_FD_INFO, now, now, 0, (uint64_t)fd, intern_bytes(target, (size_t)n), 0);
+		pw_emit_call(PW_EV_FD_INFO, now, now, 0, (uint64_t)fd, pw_intern_bytes(target, (size_t)n), 0);
 		noted++;
 	}
 	closedir(d);
@@ -538,6 +545,7 @@ static void session_start(int in_fork_child)
 	}
 	collector_fd = fd_remember(fd);
 	pw_recording = pw_cfg.domain_mask;
+	pw_capture_start(in_fork_child);
 	note_inherited_fds();
 }
 
@@ -652,6 +660,18 @@ void pw_after_fork_child(void)
 	pw_self.guard = guard;
 }
 
+/* NVTX3 calls the library NVTX_INJECTION64_PATH names (nvtx.c): this one, unless the user chose another
+ * tool. Set in the environment, so that the program's children inherit it. */
+static void be_nvtx_tool(void)
+{
+	Dl_info self;
+	if (getenv("NVTX_INJECTION64_PATH") || !dladdr((void *)be_nvtx_tool, &self) || !self.dli_fname)
+		return;
+	char path[PATH_MAX];
+	if (realpath(self.dli_fname, path))
+		setenv("NVTX_INJECTION64_PATH", path, 0);
+}
+
 __attribute__((constructor)) static void pw_init(int argc, char **argv)
 {
 	pw_self.guard = PW_GUARD_INTERNAL;
@@ -664,6 +684,7 @@ __attribute__((constructor)) static void pw_init(int argc, char **argv)
 		pthread_atfork(NULL, NULL, pw_after_fork_child);
 		session_start(0);
 		pw_gpu_scan(); /* again, now that records can be written: starts CUPTI if CUDA is loaded */
+		be_nvtx_tool();
 	}
 	pw_self.guard = 0;
 }

@@ -29,7 +29,7 @@
 	{                                                                                \
 		PW_OPEN_MODE(flags)                                                      \
 		PW_RESOLVE(name);                                                        \
-		if (!pw_should_record(PW_DOM_IO))                                        \
+		if (!PW_SHOULD_RECORD(IO, OPEN))                                         \
 			return real_##name(path, flags, mode);                           \
 		PW_BEGIN();                                                              \
 		int ret = real_##name(path, flags, mode);                                \
@@ -45,7 +45,7 @@ PW_OPEN_WRAP(open64)
 	{                                                                                \
 		PW_OPEN_MODE(flags)                                                      \
 		PW_RESOLVE(name);                                                        \
-		if (!pw_should_record(PW_DOM_IO))                                        \
+		if (!PW_SHOULD_RECORD(IO, OPENAT))                                       \
 			return real_##name(dirfd, path, flags, mode);                    \
 		PW_BEGIN();                                                              \
 		int ret = real_##name(dirfd, path, flags, mode);                         \
@@ -81,7 +81,7 @@ PW_WRAP(IO, DUP3, int, dup3, (int fd, int fd2, int flags), (fd, fd2, flags), ret
 		void *arg = va_arg(ap, void *);                                          \
 		va_end(ap);                                                              \
 		PW_RESOLVE(name);                                                        \
-		if ((cmd != F_DUPFD && cmd != F_DUPFD_CLOEXEC) || !pw_should_record(PW_DOM_IO)) \
+		if ((cmd != F_DUPFD && cmd != F_DUPFD_CLOEXEC) || !PW_SHOULD_RECORD(IO, FCNTL_DUPFD)) \
 			return real_##name(fd, cmd, arg);                                \
 		PW_BEGIN();                                                              \
 		int ret = real_##name(fd, cmd, arg);                                     \

@@ -17,7 +17,7 @@ PW_REAL(pid_t, fork, (void));
 	PW_EXPORT pid_t name(void)                              \
 	{                                                       \
 		PW_RESOLVE(fork);                               \
-		if (!pw_should_record(PW_DOM_PROCESS))          \
+		if (!PW_SHOULD_RECORD(PROCESS, ev))             \
 			return real_fork();                     \
 		PW_BEGIN();                                     \
 		pid_t pid = real_fork();                        \
@@ -37,7 +37,7 @@ PW_FORK_WRAP(VFORK, vfork)
 			   const posix_spawnattr_t *attr, char *const argv[], char *const envp[])          \
 	{                                                                                               \
 		PW_RESOLVE(name);                                                                       \
-		if (!pw_should_record(PW_DOM_PROCESS))                                                  \
+		if (!PW_SHOULD_RECORD(PROCESS, ev))                                                     \
 			return real_##name(pid, path, fa, attr, argv, envp);                            \
 		pid_t child = 0;                                                                        \
 		uint64_t t0 = pw_clock_ticks();                                                         \
@@ -47,7 +47,7 @@ PW_FORK_WRAP(VFORK, vfork)
 		if (pid && rc == 0)                                                                     \
 			*pid = child;                                                                   \
 		pw_self.guard = PW_GUARD_RECORDING;                                                     \
-		pw_emit_call(PW_EV_##ev, t0, t1, rc, (uint64_t)(rc == 0 ? child : -1),                  \
+		pw_emit_call(PW_EV_##ev | pw_outside_flag(), t0, t1, rc, (uint64_t)(rc == 0 ? child : -1), \
 			     rc == EFAULT ? 0 : pw_intern_path(path), rc);                              \
 		pw_self.guard = 0;                                                                      \
 		errno = saved;                                                                          \
@@ -84,7 +84,8 @@ static void exec_failed(uint64_t t0, const char *path)
 	pw_self.guard = PW_GUARD_RECORDING;
 	if (pw_seg)
 		atomic_store_explicit(&pw_seg->state, PW_STATE_RUNNING, memory_order_release);
-	pw_emit_call(PW_EV_EXECVE, t0, pw_clock_ticks(), -1, 0, saved == EFAULT ? 0 : pw_intern_path(path), saved);
+	pw_emit_call(PW_EV_EXECVE | pw_outside_flag(), t0, pw_clock_ticks(), -1, 0,
+		     saved == EFAULT ? 0 : pw_intern_path(path), saved);
 	pw_self.guard = 0;
 	errno = saved;
 }
@@ -94,7 +95,7 @@ static void exec_failed(uint64_t t0, const char *path)
 	PW_EXPORT int name params                               \
 	{                                                       \
 		PW_RESOLVE(name);                               \
-		if (!pw_should_record(PW_DOM_PROCESS))          \
+		if (!PW_SHOULD_RECORD(PROCESS, EXECVE))         \
 			return real_##name args;                \
 		uint64_t t0 = pw_clock_ticks();                 \
 		exec_begin(path);                               \
@@ -154,10 +155,10 @@ PW_EXPORT int execle(const char *path, const char *arg, ...)
 	PW_EXPORT __attribute__((noreturn)) void name(int status)                \
 	{                                                                        \
 		PW_RESOLVE(name);                                                \
-		if (pw_should_record(PW_DOM_PROCESS)) {                          \
+		if (PW_SHOULD_RECORD(PROCESS, ev)) {                             \
 			pw_self.guard = PW_GUARD_RECORDING;                      \
 			uint64_t now = pw_clock_ticks();                         \
-			pw_emit_call(PW_EV_##ev, now, now, 0, (uint64_t)status, 0, 0); \
+			pw_emit_call(PW_EV_##ev | pw_outside_flag(), now, now, 0, (uint64_t)status, 0, 0); \
 			pw_self.guard = PW_GUARD_INTERNAL;                       \
 			pw_note_exit(status, finished);                          \
 			pw_self.guard = 0; /* atexit handlers are recorded */    \
@@ -176,7 +177,7 @@ PW_EXIT_WRAP(EXIT_NOW, _Exit, 1)
 	PW_EXPORT pid_t name params                                   \
 	{                                                             \
 		PW_RESOLVE(name);                                     \
-		if (!pw_should_record(PW_DOM_PROCESS))                \
+		if (!PW_SHOULD_RECORD(PROCESS, ev))                   \
 			return real_##name args;                      \
 		int st = 0;                                           \
 		PW_BEGIN();                                           \
@@ -211,7 +212,7 @@ PW_REAL(int, waitid, (idtype_t, id_t, siginfo_t *, int));
 PW_EXPORT int waitid(idtype_t idtype, id_t id, siginfo_t *info, int options)
 {
 	PW_RESOLVE(waitid);
-	if (!pw_should_record(PW_DOM_PROCESS) || !info)
+	if (!PW_SHOULD_RECORD(PROCESS, WAITID) || !info)
 		return real_waitid(idtype, id, info, options);
 	PW_BEGIN();
 	int ret = real_waitid(idtype, id, info, options);

@@ -125,13 +125,16 @@ uint64_t pw_cupti_push(void);
 void pw_cupti_pop(void);
 /* After a synchronising call: a non-forced flush when the flush period has passed since the last. */
 void pw_cupti_after_sync(void);
-
-/* The kinds of the GPU events as constants, so that a wrapper's tests of its own kind fold away. */
-enum {
-#define PW_X(id, dom, name, kind) PW_EVKIND_##id = kind,
-	PW_GPU_EVENT_LIST(PW_X)
-#undef PW_X
-};
+/* Whether the capture window's GPU bit was last seen open (1) or closed (0) by pw_cupti_follow_window, which
+ * enables CUPTI's activity kinds while the window is open and disables them (and flushes) while it is closed.
+ * GPU wrappers call it when the two differ: the window may have changed in a signal handler, where CUPTI
+ * cannot be called. */
+extern uint32_t pw_cupti_window_seen;
+void pw_cupti_follow_window(void);
+static inline int pw_cupti_window_stale(void)
+{
+	return ((pw_window_now() >> PW_DOM_GPU) & 1) != __atomic_load_n(&pw_cupti_window_seen, __ATOMIC_RELAXED);
+}
 
 /* Whether a call of this kind puts work on the GPU, whose activity records are tied to it. */
 static inline int pw_kind_enqueues(int k)
@@ -169,7 +172,12 @@ static inline __attribute__((always_inline)) void pw_api_init(struct pw_rec_api 
  * no loaded library defines the function, sub0 flags for the record's sub field; the variadic part is the
  * statements that fill `r` (struct pw_rec_api) from the parameters and `ret`, run with the internal guard
  * held so that what they call is not recorded. */
-#define PW_GPU_WRAP(lib, ret_t, missing, dom, ev, sub0, name, params, args, ...)                          \
+#define PW_GPU_WRAP(lib, ret_t, missing, dom, ev, sub0, name, params, args, ...) \
+	PW_GPU_WRAP_HOOKED((void)0, lib, ret_t, missing, dom, ev, sub0, name, params, args, __VA_ARGS__)
+
+/* PW_GPU_WRAP with a statement run before anything else once the real function is known (capture control:
+ * cudaProfilerStart opens the window before the call, so that the call is recorded). */
+#define PW_GPU_WRAP_HOOKED(before, lib, ret_t, missing, dom, ev, sub0, name, params, args, ...)            \
 	static ret_t(*real_##name) params;                                                                \
 	PW_EXPORT ret_t name params;                                                                      \
 	PW_GPU_SLOT(lib, name, (void *)name);                                                             \
@@ -177,6 +185,9 @@ static inline __attribute__((always_inline)) void pw_api_init(struct pw_rec_api 
 	{                                                                                                 \
 		if (PW_UNLIKELY(!real_##name) && pw_gpu_resolve(&pw_gpu_slot_##name) < 0)                \
 			return missing;                                                                   \
+		before;                                                                                   \
+		if (PW_UNLIKELY(pw_cupti_window_stale()))                                                 \
+			pw_cupti_follow_window();                                                         \
 		if (!pw_should_record(PW_DOM_##dom))                                                      \
 			return real_##name args;                                                          \
 		struct pw_rec_api r;                                                                      \

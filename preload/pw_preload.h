@@ -4,8 +4,10 @@
 #define PW_PRELOAD_H
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
+#include "../common/pw_capture.h"
 #include "../common/pw_clock.h"
 #include "../common/pw_record.h"
 #include "../common/pw_ring.h"
@@ -31,6 +33,9 @@ struct pw_config {
 	uint64_t cupti_buffer_size; /* bytes per CUPTI activity buffer, a multiple of the page size */
 	uint32_t cupti_buffers;     /* buffers in the pool */
 	uint32_t cupti_flush_ms;    /* flush period of activity buffers */
+	struct pw_capture_settings capture;
+	char capture_text[256]; /* the settings in words, for the report */
+	uint64_t capture_t0;    /* CLOCK_MONOTONIC ns that --delay counts from: the launch */
 };
 
 /* Per-thread state. initial-exec TLS: the library is preloaded, so this costs one fs-relative load. */
@@ -96,11 +101,25 @@ static inline __attribute__((always_inline)) void pw_emit_call(uint16_t ev, uint
 /* Counts a call a signal handler made while its thread was writing a record (not recorded). */
 void pw_note_guard_skip(void);
 
-/* Whether a call in domain dom is to be recorded on this thread now. */
-static inline int pw_should_record(enum pw_domain dom)
+/* The capture window (capture.c): a word shared with the children this process forks, which record in the
+ * same windows. Its low bits (PW_WINDOW_OPEN) are all set while the window is open and clear while it is
+ * closed; capture.c keeps its own state in the high bits. Without capture control it stays open. */
+#define PW_WINDOW_OPEN 0x00ffffffu
+extern _Atomic uint32_t *pw_window;
+
+static inline uint32_t pw_window_now(void)
 {
-	if (!((pw_recording >> dom) & 1))
-		return 0;
+	return atomic_load_explicit(pw_window, memory_order_relaxed);
+}
+
+/* The type flag of a record written now: PW_REC_OUTSIDE while the window is closed. */
+static inline uint16_t pw_outside_flag(void)
+{
+	return (pw_window_now() & PW_WINDOW_OPEN) ? 0 : PW_REC_OUTSIDE;
+}
+
+static inline int pw_guard_allows(void)
+{
 	if (PW_LIKELY(!pw_self.guard))
 		return 1;
 	if (pw_self.guard == PW_GUARD_RECORDING)
@@ -108,13 +127,62 @@ static inline int pw_should_record(enum pw_domain dom)
 	return 0;
 }
 
+/* Whether a call in domain dom is to be recorded on this thread now: the process records the domain and
+ * the capture window is open. */
+static inline int pw_should_record(enum pw_domain dom)
+{
+	if (!(((pw_recording & pw_window_now()) >> dom) & 1))
+		return 0;
+	return pw_guard_allows();
+}
+
+/* Whether a call that names files or processes (pw_kind_tracked) is to be recorded: also outside the
+ * capture window, flagged PW_REC_OUTSIDE, so that descriptors opened before a window still have names. */
+static inline int pw_should_track(enum pw_domain dom)
+{
+	if (!((pw_recording >> dom) & 1))
+		return 0;
+	return pw_guard_allows();
+}
+
+/* The kinds of the events as constants, so that a wrapper's tests of its own kind fold away. */
+enum {
+#define PW_X(id, dom, name, kind) PW_EVKIND_##id = kind,
+	PW_EVENT_LIST(PW_X)
+#undef PW_X
+};
+
+static inline int pw_kind_tracked(int k)
+{
+	return k == PW_K_OPEN || k == PW_K_CLOSE || k == PW_K_DUP || k == PW_K_FORK || k == PW_K_WAIT ||
+	       k == PW_K_EXIT || k == PW_K_EXEC;
+}
+
+/* pw_should_record or pw_should_track, as event ev's kind calls for (decided at compile time). */
+#define PW_SHOULD_RECORD(dom, ev) \
+	(pw_kind_tracked(PW_EVKIND_##ev) ? pw_should_track(PW_DOM_##dom) : pw_should_record(PW_DOM_##dom))
+
 /* Copies a path into the arena; returns its reference, 0 for NULL or a full arena. Guard held. */
 pw_strref pw_intern_path(const char *path);
+/* Copies len bytes into the arena (not deduplicated); returns the reference, 0 for a full arena. */
+pw_strref pw_intern_bytes(const char *s, size_t len);
 
 /* The path argument of a call that has returned, for PW_RECORD's argument expressions (where errno_ holds
  * the call's errno): not read when the call failed because the pointer was bad, which reading it would turn
  * into a crash of the program. */
 #define PW_PATH_ARG(path, failed) ((failed) && errno_ == EFAULT ? 0 : pw_intern_path(path))
+
+/* Capture control (capture.c). pw_capture_start() sets up the window once the process can record (a fork
+ * child keeps its parent's). The triggers: NVTX ranges (only while pw_capture_watch_ranges; begin before
+ * the push or start is recorded, end after the pop or end is), and cudaProfilerStart/Stop. domain is the
+ * NVTX domain id (0: default), domain_name NULL for the default domain, id the range id of start/end ranges
+ * (0 for push/pop). */
+void pw_capture_start(int in_fork_child);
+extern int pw_capture_watch_ranges;
+void pw_capture_range_begin(uint32_t domain, const char *domain_name, const char *msg, size_t len, int32_t level,
+			    uint64_t id);
+void pw_capture_range_end(uint32_t domain, int32_t level, uint64_t id);
+void pw_capture_profiler_api(int start);
 
 /* Called in the child after fork by the process module: a fresh segment and connection, or passive. */
 void pw_after_fork_child(void);
@@ -156,7 +224,7 @@ void pw_resolve_all(void);
 		uint64_t t1_ = pw_clock_ticks();                                                          \
 		int errno_ = errno;                                                                       \
 		pw_self.guard = PW_GUARD_RECORDING;                                                       \
-		pw_emit_call(PW_EV_##ev, t0_, t1_, (int64_t)(intptr_t)(ret), (uint64_t)(uintptr_t)(a0),   \
+		pw_emit_call(PW_EV_##ev | pw_outside_flag(), t0_, t1_, (int64_t)(intptr_t)(ret), (uint64_t)(uintptr_t)(a0),   \
 			     (uint64_t)(uintptr_t)(a1), (failed) ? (errno_ ? errno_ : PW_ERR_NO_ERRNO) : 0);    \
 		pw_self.guard = 0;                                                                        \
 		errno = errno_;                                                                           \
@@ -169,7 +237,7 @@ void pw_resolve_all(void);
 	PW_EXPORT ret_t name params                                                                       \
 	{                                                                                                 \
 		PW_RESOLVE(name);                                                                         \
-		if (!pw_should_record(PW_DOM_##dom))                                                      \
+		if (!PW_SHOULD_RECORD(dom, ev))                                                           \
 			return real_##name args;                                                          \
 		uint64_t t0_ = pw_clock_ticks();                                                          \
 		ret_t ret = real_##name args;                                                             \

@@ -38,7 +38,7 @@ PW_REAL(int, fclose, (FILE *));
 PW_EXPORT int fclose(FILE *stream)
 {
 	PW_RESOLVE(fclose);
-	if (!pw_should_record(PW_DOM_STDIO))
+	if (!PW_SHOULD_RECORD(STDIO, FCLOSE))
 		return real_fclose(stream);
 	int saved = errno; /* fileno() sets errno on a stream without a descriptor (fmemopen) */
 	int fd = FD_OF(stream);
