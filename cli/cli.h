@@ -11,13 +11,18 @@ struct pw_cli_opts {
 	int follow_fork;
 	int quiet;
 	uint64_t ring_size;
-	char **command; /* NULL-terminated */
+	char *capture_env[8]; /* "PROFWRAP_CAPTURE_RANGE=..." etc., checked; NULL-terminated */
+	char **command;       /* NULL-terminated */
 };
 
 /* Runs opts->command under the profiler and writes the reports. Returns profwrap's exit status: the target's
  * exit code, 128+signal when a signal ended it, or 1 (with a one-line message) when profiling could not
  * start, in which case the target was not run. */
 int pw_cli_run(const struct pw_cli_opts *opts, const char *self_dir);
+
+/* profwrap start|stop PID: opens or closes the capture window of a running profiled process. Returns 0, or 1
+ * after a one-line message (PID is not a profiled process). */
+int pw_cli_capture_signal(const char *pid, int start);
 
 /* Re-renders the reports of an output directory from its raw traces. Returns 0, or 1 after a message. */
 int pw_cli_report(const char *dir);

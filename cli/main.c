@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../common/pw_capture.h"
 #include "../common/pw_record.h"
 #include "cli.h"
 
@@ -16,6 +17,7 @@ static void usage(FILE *f)
 {
 	fputs("usage: profwrap [options] [--] COMMAND [ARGS...]\n"
 	      "       profwrap report DIR\n"
+	      "       profwrap start|stop PID\n"
 	      "\n"
 	      "Profiles COMMAND and every process it starts, with no change to them; writes per-rank reports\n"
 	      "(rank<R>.txt, .json, .trace.json) and summary.txt/.json into the output directory.\n"
@@ -29,13 +31,24 @@ static void usage(FILE *f)
 	      "      --ring-size BYTES per-thread ring size, a power of two from 4K to 1G; K, M, G suffixes\n"
 	      "                        (default 2M)\n"
 	      "  -q, --quiet           no status line or closing message on stderr\n"
+	      "Capture control (record part of the run; default: all of it):\n"
+	      "      --capture-range=cudaProfilerApi   between cudaProfilerStart and cudaProfilerStop\n"
+	      "      --capture-range=nvtx:NAME[@DOMAIN] inside the NVTX range NAME\n"
+	      "      --capture-range=manual  off until `profwrap start PID`\n"
+	      "      --capture-count=N     only the first N occurrences (default all)\n"
+	      "      --delay=SECONDS       nothing before SECONDS after launch\n"
+	      "      --duration=SECONDS    nothing after delay + SECONDS\n"
+	      "      --schedule=wait=W,warmup=U,active=A,repeat=R  over the steps of --step-range=NAME[@DOMAIN],\n"
+	      "                            as torch.profiler.schedule\n"
 	      "  -h, --help            this help\n"
 	      "  -V, --version         print the version\n"
 	      "\n"
 	      "Environment: PROFWRAP_CUPTI=PATH  the libcupti to load (default: found near libcudart)\n"
 	      "\n"
 	      "profwrap exits with COMMAND's exit status (128+N when signal N ended it).\n"
-	      "report DIR: write the reports of DIR again from DIR/raw.\n",
+	      "report DIR: write the reports of DIR again from DIR/raw.\n"
+	      "start|stop PID: turn recording on or off in a running profiled process (and the children it\n"
+	      "forked); `kill -USR2 PID` toggles it.\n",
 	      f);
 }
 
@@ -100,12 +113,26 @@ static int self_dir(char *buf, size_t size)
 
 int main(int argc, char **argv)
 {
-	enum { OPT_TRACE = 256, OPT_NO_FOLLOW, OPT_RING };
+	enum {
+		OPT_TRACE = 256,
+		OPT_NO_FOLLOW,
+		OPT_RING,
+		OPT_CAPTURE_RANGE,
+		OPT_CAPTURE_COUNT,
+		OPT_DELAY,
+		OPT_DURATION,
+		OPT_SCHEDULE,
+		OPT_STEP_RANGE
+	};
 	static const struct option opts[] = {
 		{"output", required_argument, 0, 'o'}, {"force", no_argument, 0, 'f'},
 		{"trace", required_argument, 0, OPT_TRACE}, {"no-follow-fork", no_argument, 0, OPT_NO_FOLLOW},
 		{"ring-size", required_argument, 0, OPT_RING}, {"quiet", no_argument, 0, 'q'},
-		{"help", no_argument, 0, 'h'}, {"version", no_argument, 0, 'V'}, {0, 0, 0, 0},
+		{"help", no_argument, 0, 'h'}, {"version", no_argument, 0, 'V'},
+		{"capture-range", required_argument, 0, OPT_CAPTURE_RANGE},
+		{"capture-count", required_argument, 0, OPT_CAPTURE_COUNT}, {"delay", required_argument, 0, OPT_DELAY},
+		{"duration", required_argument, 0, OPT_DURATION}, {"schedule", required_argument, 0, OPT_SCHEDULE},
+		{"step-range", required_argument, 0, OPT_STEP_RANGE}, {0, 0, 0, 0},
 	};
 	struct pw_cli_opts o = {.output = "profwrap-out", .follow_fork = 1, .ring_size = 2u << 20};
 	int c;
@@ -114,6 +141,14 @@ int main(int argc, char **argv)
 			return fail("%s", "usage: profwrap report DIR");
 		return pw_cli_report(argv[2]);
 	}
+	if (argc >= 2 && (strcmp(argv[1], "start") == 0 || strcmp(argv[1], "stop") == 0)) {
+		if (argc != 3)
+			return fail("usage: profwrap %s PID", argv[1]);
+		return pw_cli_capture_signal(argv[2], strcmp(argv[1], "start") == 0);
+	}
+	struct pw_capture_settings cap = {0};
+	char cap_err[400];
+	size_t ncap = 0;
 	while ((c = getopt_long(argc, argv, "+o:fqhV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
@@ -146,6 +181,29 @@ int main(int argc, char **argv)
 			if (o.ring_size < 4096 || o.ring_size > (1u << 30) || (o.ring_size & (o.ring_size - 1)))
 				return fail("--ring-size must be a power of two from 4096 bytes to 1G, not '%s'", optarg);
 			break;
+		case OPT_CAPTURE_RANGE:
+		case OPT_CAPTURE_COUNT:
+		case OPT_DELAY:
+		case OPT_DURATION:
+		case OPT_SCHEDULE:
+		case OPT_STEP_RANGE: {
+			int rc = c == OPT_CAPTURE_RANGE	  ? pw_capture_parse_range(optarg, &cap, cap_err, sizeof cap_err)
+				 : c == OPT_CAPTURE_COUNT ? pw_capture_parse_count(optarg, &cap, cap_err, sizeof cap_err)
+				 : c == OPT_DELAY	  ? pw_capture_parse_seconds(optarg, &cap.delay_ns, "--delay", cap_err,
+									     sizeof cap_err)
+				 : c == OPT_DURATION	  ? pw_capture_parse_seconds(optarg, &cap.duration_ns, "--duration",
+									     cap_err, sizeof cap_err)
+				 : c == OPT_SCHEDULE	  ? pw_capture_parse_schedule(optarg, &cap, cap_err, sizeof cap_err)
+							  : pw_capture_parse_step(optarg, &cap, cap_err, sizeof cap_err);
+			if (rc)
+				return fail("%s", cap_err);
+			static const char *const names[] = {PW_ENV_CAPTURE_RANGE, PW_ENV_CAPTURE_COUNT, PW_ENV_DELAY,
+							    PW_ENV_DURATION,	  PW_ENV_SCHEDULE,	PW_ENV_STEP_RANGE};
+			if (ncap + 1 >= sizeof o.capture_env / sizeof o.capture_env[0] ||
+			    asprintf(&o.capture_env[ncap++], "%s=%s", names[c - OPT_CAPTURE_RANGE], optarg) < 0)
+				return fail("%s", "too many capture options");
+			break;
+		}
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -163,6 +221,8 @@ int main(int argc, char **argv)
 	}
 	if (!*o.output)
 		return fail("%s", "--output must not be empty");
+	if (pw_capture_check(&cap, cap_err, sizeof cap_err))
+		return fail("%s", cap_err);
 	o.command = argv + optind;
 	char dir[PATH_MAX];
 	if (self_dir(dir, sizeof dir) < 0)

@@ -19,6 +19,7 @@
 #include "../collector/analysis.h"
 #include "../collector/serve.h"
 #include "../common/pw_clock.h"
+#include "../common/pw_capture.h"
 #include "../common/pw_session.h"
 #include "cli.h"
 
@@ -352,7 +353,7 @@ int pw_cli_run(const struct pw_cli_opts *o, const char *self_dir)
 		return 1;
 	}
 
-	char ring[64], *extra[8];
+	char ring[64], t0[64], *extra[8 + sizeof o->capture_env / sizeof o->capture_env[0]];
 	int ne = 0;
 	char *e_sdir = NULL, *e_out = NULL, *e_trace = NULL;
 	snprintf(ring, sizeof ring, "PROFWRAP_RING_SIZE=%llu", (unsigned long long)o->ring_size);
@@ -366,6 +367,16 @@ int pw_cli_run(const struct pw_cli_opts *o, const char *self_dir)
 	extra[ne++] = o->follow_fork ? "PROFWRAP_FOLLOW_FORK=1" : "PROFWRAP_FOLLOW_FORK=0";
 	if (o->quiet)
 		extra[ne++] = "PROFWRAP_QUIET=1";
+	if (o->capture_env[0]) {
+		/* --delay counts from now, in every process of the job */
+		struct timespec now;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		snprintf(t0, sizeof t0, "%s=%llu", PW_ENV_CAPTURE_T0,
+			 (unsigned long long)now.tv_sec * 1000000000ull + (unsigned long long)now.tv_nsec);
+		extra[ne++] = t0;
+		for (size_t i = 0; o->capture_env[i]; i++)
+			extra[ne++] = o->capture_env[i];
+	}
 	extra[ne] = NULL;
 	char *preload = NULL;
 	char **env = child_env(lib, extra, &preload);
@@ -458,4 +469,44 @@ int pw_cli_report(const char *dir)
 		say("wrote reports for %zu rank%s in %s", a.nranks, a.nranks == 1 ? "" : "s", dir);
 	pw_analysis_free(&a);
 	return rc < 0 ? 1 : 0;
+}
+
+int pw_cli_capture_signal(const char *arg, int start)
+{
+	char *end;
+	long pid = strtol(arg, &end, 10);
+	if (!*arg || *end || pid <= 0 || pid > INT32_MAX) {
+		fprintf(stderr, "profwrap: '%s' is not a process id\n", arg);
+		return 1;
+	}
+	/* Only a process with the preload loaded and its signal handler in place may get the signal: to any
+	 * other, SIGUSR2 would be fatal. */
+	char path[64], line[512];
+	snprintf(path, sizeof path, "/proc/%ld/maps", pid);
+	FILE *f = fopen(path, "re");
+	int loaded = 0;
+	while (f && fgets(line, sizeof line, f))
+		if (strstr(line, "/libprofwrap.so"))
+			loaded = 1;
+	if (f)
+		fclose(f);
+	snprintf(path, sizeof path, "/proc/%ld/status", pid);
+	f = fopen(path, "re");
+	int caught = 0;
+	while (f && fgets(line, sizeof line, f))
+		if (strncmp(line, "SigCgt:", 7) == 0)
+			caught = (strtoull(line + 7, NULL, 16) >> (PW_CAPTURE_SIGNAL - 1)) & 1;
+	if (f)
+		fclose(f);
+	if (!loaded || !caught) {
+		fprintf(stderr, "profwrap: process %ld is not profiled by profwrap%s\n", pid,
+			loaded ? " (it does not take profwrap's SIGUSR2: its program handles that signal itself)" : "");
+		return 1;
+	}
+	union sigval v = {.sival_int = start ? PW_CAPTURE_SIG_START : PW_CAPTURE_SIG_STOP};
+	if (sigqueue((pid_t)pid, PW_CAPTURE_SIGNAL, v) < 0) {
+		fprintf(stderr, "profwrap: cannot signal process %ld: %s\n", pid, strerror(errno));
+		return 1;
+	}
+	return 0;
 }
