@@ -41,6 +41,8 @@
 #include "report_format.h"
 
 #define PW_TRACE_MAX_EVENTS 300000u
+#define PW_TRACE_MAX_RANGE_EVENTS 400000u /* NVTX range begins, ends and marks drawn */
+#define PW_TRACE_OPEN_STARTS 1024u        /* start/end ranges open at once per image, for their end's name */
 #define PW_TRACE_MAX_GPU_EVENTS 100000u
 #define PW_TRACE_MAX_GPU_BYTES (48u << 20)
 #define TRACE_GPU_EVENT_BYTES 400  /* what a GPU event and its flow take in the file, its name aside */
@@ -373,8 +375,17 @@ static void gpu_proc_clear(struct gpu_proc *g)
 	*g = (struct gpu_proc){0};
 }
 
+/* A start/end range open in the image being written: its end carries only the id. */
+struct open_start {
+	uint64_t id;
+	char name[128];
+};
+
 struct trace {
 	struct pw_json j;
+	struct open_start starts[PW_TRACE_OPEN_STARTS];
+	size_t nstarts;
+	uint64_t range_events, ranges_not_drawn;
 	const struct pw_rank_report *r;
 	const struct pw_proc *proc; /* the process image being read */
 	uint64_t histogram[PW_DURATION_BUCKETS]; /* calls */
@@ -868,7 +879,7 @@ static void scan_event(void *ctx, const struct pw_raw_event *e)
 	enum pw_event_kind kind = pw_events[type].kind;
 	uint64_t duration = event_duration(e);
 	if (!pw_kind_is_activity(kind)) {
-		if (pw_event_is_call(type))
+		if (pw_event_is_call(type) && !e->outside)
 			t->histogram[pw_duration_bucket(duration)]++;
 		return;
 	}
@@ -1046,6 +1057,63 @@ static void write_or_fold_gpu(struct trace *t, const struct pw_raw_event *e)
 	gp->pending[gp->npending++] = (struct pending_flow){g->correlation, g->stream, gpid, e->t0_ns};
 }
 
+/* NVTX: push/pop as B/E slices on the thread's track (they nest per thread), start/end as async slices
+ * (b/e, by range id), marks as instants. */
+static void write_range(struct trace *t, const struct pw_raw_event *e, enum pw_event_kind kind)
+{
+	const struct pw_rec_call *rec = e->rec;
+	struct pw_json *j = &t->j;
+	if (kind == PW_K_NVTX_NAME || kind == PW_K_CAPTURE)
+		return;
+	if (t->range_events >= PW_TRACE_MAX_RANGE_EVENTS) {
+		t->ranges_not_drawn++;
+		return;
+	}
+	char name[128] = "";
+	if (e->str)
+		snprintf(name, sizeof name, "%.*s", (int)e->str_len, e->str);
+	const char *ph = kind == PW_K_RANGE_PUSH ? "B" : kind == PW_K_RANGE_POP ? "E" : kind == PW_K_MARK ? "i"
+										     : kind == PW_K_RANGE_START ? "b" : "e";
+	if (kind == PW_K_RANGE_START && t->nstarts < PW_TRACE_OPEN_STARTS) {
+		t->starts[t->nstarts].id = (uint64_t)rec->ret;
+		memcpy(t->starts[t->nstarts++].name, name, sizeof name);
+	} else if (kind == PW_K_RANGE_END) {
+		size_t i = 0;
+		while (i < t->nstarts && t->starts[i].id != (uint64_t)rec->ret)
+			i++;
+		if (i == t->nstarts) { /* its start was not drawn */
+			t->ranges_not_drawn++;
+			return;
+		}
+		memcpy(name, t->starts[i].name, sizeof name);
+		t->starts[i] = t->starts[--t->nstarts];
+	}
+	t->range_events++;
+	pw_json_begin_object(j);
+	if (kind != PW_K_RANGE_POP)
+		pw_json_kv_string(j, "name", name);
+	pw_json_kv_string(j, "cat", "nvtx");
+	pw_json_kv_string(j, "ph", ph);
+	pw_json_kv_int(j, "pid", t->proc->pid);
+	pw_json_kv_uint(j, "tid", rec->h.tid);
+	pw_json_kv_double(j, "ts", trace_us(t, e->t0_ns), 3);
+	if (kind == PW_K_MARK)
+		pw_json_kv_string(j, "s", "t");
+	if (kind == PW_K_RANGE_START || kind == PW_K_RANGE_END)
+		kv_hex(j, "id", (uint64_t)rec->ret);
+	if (kind == PW_K_RANGE_PUSH || kind == PW_K_RANGE_START || kind == PW_K_MARK) {
+		const struct pw_rec_range *rr = (const struct pw_rec_range *)rec;
+		pw_json_key(j, "args");
+		pw_json_begin_object(j);
+		pw_json_kv_uint(j, "domain", (uint32_t)rec->arg0);
+		pw_json_kv_uint(j, "category", rec->arg0 >> 32);
+		if (rr->payload_type)
+			pw_json_kv_uint(j, "payload", rr->payload);
+		pw_json_end_object(j);
+	}
+	pw_json_end_object(j);
+}
+
 static void write_or_fold(void *ctx, const struct pw_raw_event *e)
 {
 	struct trace *t = ctx;
@@ -1055,6 +1123,14 @@ static void write_or_fold(void *ctx, const struct pw_raw_event *e)
 	enum pw_event_kind kind = pw_events[rec->h.type].kind;
 	if (pw_kind_is_activity(kind)) {
 		write_or_fold_gpu(t, e);
+		return;
+	}
+	if (pw_kind_is_range(kind) || kind == PW_K_NVTX_NAME || kind == PW_K_CAPTURE) {
+		write_range(t, e, kind);
+		return;
+	}
+	if (e->outside) { /* outside the capture window: only what names descriptors */
+		follow_fd(t, e);
 		return;
 	}
 	if (!pw_event_is_call(rec->h.type)) {
@@ -1346,6 +1422,8 @@ static void write_other_data(struct trace *t, const struct pw_analysis *a)
 	pw_json_kv_uint(j, "gpu_unplaced_events", t->gpu_unplaced);
 	pw_json_kv_uint(j, "gpu_activity_dropped", t->gpu_dropped);
 	pw_json_kv_uint(j, "flows", t->flows);
+	pw_json_kv_uint(j, "nvtx_events", t->range_events);
+	pw_json_kv_uint(j, "nvtx_not_drawn", t->ranges_not_drawn);
 	pw_json_kv_uint(j, "cupti_api_slices", t->api_slices);
 	pw_json_kv_uint(j, "read_errors", t->read_errors);
 	if (t->read_errors)
@@ -1407,6 +1485,7 @@ static void write_calls(struct trace *t)
 		write_gpu_tracks(t);
 		free(t->threads.slots);
 		t->threads = (struct thread_table){0};
+		t->nstarts = 0;
 		fd_paths_clear(&t->fds);
 		gpu_proc_clear(&t->g);
 	}
