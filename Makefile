@@ -70,7 +70,7 @@ LIB := $(OUT_PREFIX)libprofwrap.so
 COLLECTOR := $(OUT_PREFIX)profwrap-collector
 CLI := $(OUT_PREFIX)profwrap
 
-.PHONY: all deps test unit integration bench demo install clean
+.PHONY: all deps test unit integration bench demo install clean e2e
 .DEFAULT_GOAL := all
 
 ifeq ($(HAVE_CUDA),1)
@@ -132,6 +132,10 @@ integration: all
 test: deps
 	$(Q)$(MAKE) --no-print-directory all $(UNIT_BIN)
 	$(Q)$(MAKE) --no-print-directory unit integration
+
+# PyTorch and Lightning from PyPI in a virtual environment reused by every clone, then the e2e test.
+e2e: all
+	$(Q)PROFWRAP_BIN_DIR=$(CURDIR)/$(OUT_PREFIX) PROFWRAP_WORKLOADS=$(CURDIR)/$(BUILD)/workloads scripts/e2e.sh
 
 ifeq ($(HAVE_CUDA),1)
 BENCH_GPU_BIN := $(BUILD)/bench/launchloop
