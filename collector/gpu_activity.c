@@ -135,6 +135,8 @@ const char *pw_act_state_name(int state)
 		return "failed";
 	case PW_ACT_DISABLED:
 		return "disabled";
+	case PW_ACT_NO_DRIVER:
+		return "no_driver";
 	default:
 		return "none";
 	}
@@ -150,6 +152,9 @@ void pw_act_why_missing(char *buf, size_t len, const struct pw_act_report *act)
 	switch (act ? act->state : 0) {
 	case PW_ACT_NO_CUPTI:
 		snprintf(buf, len, "no libcupti could be loaded");
+		break;
+	case PW_ACT_NO_DRIVER:
+		snprintf(buf, len, "no CUDA driver (libcuda.so.1) could be loaded");
 		break;
 	case PW_ACT_FAILED:
 		snprintf(buf, len, "CUPTI failed (CUptiResult %lld)", (long long)act->error_code);
@@ -430,6 +435,7 @@ static int state_rank(int state)
 	case PW_ACT_FAILED:
 		return 3;
 	case PW_ACT_NO_CUPTI:
+	case PW_ACT_NO_DRIVER:
 		return 2;
 	case PW_ACT_DISABLED:
 		return 1;

@@ -17,7 +17,35 @@ struct group {
 	uint32_t distinct;
 	uint32_t folded_row; /* NONE until the group folds */
 	uint32_t rows[PW_RANGE_FOLD_AT];
+	uint64_t *seen; /* once folded: hashes of the distinct names met, for folded_names (at most SEEN_MAX) */
+	uint32_t nseen;
 };
+
+#define SEEN_MAX 8192u /* a power of two; past half of it the distinct names are no longer counted */
+
+/* Counts a distinct name of a folded group. */
+static void note_folded_name(struct pw_range_report *r, struct group *g, const char *name)
+{
+	if (!g->seen && !(g->seen = calloc(SEEN_MAX, sizeof *g->seen)))
+		return;
+	if (g->nseen >= SEEN_MAX / 2)
+		return;
+	uint64_t h = pw_hix_hash(pw_hix_hash(0) ^ (uint64_t)strlen(name));
+	for (const char *c = name; *c; c++)
+		h = (h ^ (unsigned char)*c) * 0x100000001b3ull;
+	h = pw_hix_hash(h);
+	for (uint32_t i = 0; i < SEEN_MAX; i++) {
+		uint64_t *slot = &g->seen[(h + i) & (SEEN_MAX - 1)];
+		if (*slot == h)
+			return;
+		if (!*slot) {
+			*slot = h;
+			g->nseen++;
+			r->folded_names++;
+			return;
+		}
+	}
+}
 
 struct index {
 	struct pw_hix rows_ix, groups_ix, marks_ix;
@@ -217,8 +245,10 @@ static uint32_t row_for(struct pw_range_report *r, const char *domain, const cha
 		gi = (int64_t)ix->ngroups++;
 	}
 	struct group *g = &ix->groups[gi];
-	if (g->folded_row != NONE)
+	if (g->folded_row != NONE) {
+		note_folded_name(r, g, name);
 		return g->folded_row;
+	}
 	k.name = name;
 	int64_t ri = pw_hix_find(&ix->rows_ix, key_hash(domain, name, depth, kind), row_eq, &k);
 	if (ri >= 0)
@@ -242,9 +272,10 @@ static uint32_t row_for(struct pw_range_report *r, const char *domain, const cha
 		merge_row(&r->rows[row], from);
 		from->merged = 1;
 		from->merged_into = row;
+		note_folded_name(r, g, from->name);
 	}
-	r->folded_names += g->distinct;
 	g->folded_row = row;
+	note_folded_name(r, g, name);
 	return row;
 }
 
@@ -600,6 +631,7 @@ void pw_ranges_free(struct pw_range_report *r)
 		for (size_t i = 0; i < ix->ngroups; i++) {
 			free(ix->groups[i].domain);
 			free(ix->groups[i].folded);
+			free(ix->groups[i].seen);
 		}
 		free(ix->groups);
 		pw_hix_free(&ix->rows_ix);

@@ -50,7 +50,7 @@ void pw_capture_header(FILE *f, const struct pw_rank_report *rr, void (*field)(F
 	pw_format_duration(d2, sizeof d2, rr->wall_ns);
 	snprintf(buf, sizeof buf, "%zu window%s, %s of %s (%s)", r->nwindows, r->nwindows == 1 ? "" : "s", d1, d2,
 		 r->settings ? r->settings : "capture control");
-	field(f, "Captured:", buf);
+	field(f, "Capture:", buf);
 }
 
 int pw_ranges_write_text(FILE *f, const struct pw_rank_report *rr)

@@ -180,6 +180,7 @@ enum pw_act_state {
 	PW_ACT_NO_CUPTI = 2,   /* no libcupti could be loaded: GPU calls are recorded, GPU activity is not */
 	PW_ACT_FAILED = 3,     /* libcupti loaded, but a call needed to record failed (ret says which code) */
 	PW_ACT_DISABLED = 4,   /* the gpu domain is not traced (--trace) */
+	PW_ACT_NO_DRIVER = 5,  /* no CUDA driver (libcuda.so.1) could be loaded: CUPTI is not touched */
 };
 
 /* PW_K_ACT_STATUS a[1]: how CUPTI's timestamps were put on CLOCK_MONOTONIC. */

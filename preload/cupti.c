@@ -334,9 +334,30 @@ static void say(const char *what)
 			what);
 }
 
+/* Whether a CUDA driver can be loaded: the one in the process, one next to the runtime, or the loader's.
+ * Without one, CUPTI must not be touched: some libcupti builds recurse until the stack overflows when their
+ * first call finds no driver. */
+static int driver_present(const char *cuda_path)
+{
+	if (real_dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD))
+		return 1;
+	char path[600];
+	const char *slash = strrchr(cuda_path, '/');
+	if (slash && snprintf(path, sizeof path, "%.*s/libcuda.so.1", (int)(slash - cuda_path), cuda_path) <
+			     (int)sizeof path &&
+	    real_dlopen(path, RTLD_LAZY))
+		return 1;
+	return real_dlopen("libcuda.so.1", RTLD_LAZY) != NULL;
+}
+
 static void start(const char *cuda_path)
 {
 	char found[512] = "";
+	if (!driver_present(cuda_path)) {
+		say("no CUDA driver (libcuda.so.1) could be loaded");
+		emit_status(PW_ACT_NO_DRIVER, 0, 0, 0);
+		return;
+	}
 	void *h = open_cupti(cuda_path, found, sizeof found);
 	if (!h) {
 		char msg[700];

@@ -14,7 +14,8 @@ FAKE_LDFLAGS := -shared -Wl,-z,defs -Wl,-Bsymbolic-functions
 # library stem:SONAME version:source stem (tests/fakes/<source>.c and its version script <source>.map).
 # libcudart first; the others link against it (DT_NEEDED libcudart.so.13). libcupti is built next to
 # libcudart, where the profiler looks for it; no program links against it (profilers load it).
-FAKE_LIB_SPECS := cudart:13:cudart cublas:13:cublas cublasLt:13:cublaslt cudnn:9:cudnn nccl:2:nccl cupti:13:cupti
+FAKE_LIB_SPECS := cudart:13:cudart cublas:13:cublas cublasLt:13:cublaslt cudnn:9:cudnn nccl:2:nccl cupti:13:cupti \
+	cuda:1:cuda
 fake_stem = $(word 1,$(subst :, ,$(1)))
 fake_src = $(word 3,$(subst :, ,$(1)))
 fake_soname = lib$(call fake_stem,$(1)).so.$(word 2,$(subst :, ,$(1)))
