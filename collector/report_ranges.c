@@ -123,8 +123,8 @@ windows_done:
 		pw_format_duration(d[1], sizeof d[1], x->total_ns);
 		pw_format_duration(d[2], sizeof d[2], x->gpu_ns);
 		int indent = x->depth > 8 ? 16 : 2 * x->depth;
-		pw_table_set(&t, 0, "%*s%s%s%s%s", indent, "", x->domain[0] ? x->domain : "", x->domain[0] ? ":" : "",
-			     x->name, x->kind == PW_RANGE_START ? " (start/end)" : "");
+		pw_table_set(&t, 0, "%*s%s%s%s", indent, "", x->domain[0] ? x->domain : "", x->domain[0] ? ":" : "",
+			     x->name);
 		pw_table_set(&t, 1, "%s", d[0]);
 		pw_table_set(&t, 2, "%" PRIu64, x->count);
 		pw_table_set(&t, 3, "%s", d[1]);

@@ -199,7 +199,8 @@ def check_text(out, rep, got, truth):
     ncol = head.index(next(h for h in head if h.startswith("Num calls")))
     for name, depth, count in (("step #", 0, STEPS), ("forward", 1, STEPS), ("backward", 1, STEPS),
                                ("grad", 2, STEPS), ("epoch", 0, 1), ("mydomain:registered op", 0, 3),
-                               ("wide \u00fcn\u00efcode", 0, 1), ("load", 0, 10), ("ex range", 0, 1)):
+                               # the text report shows bytes past ASCII as '?' (the JSON keeps the UTF-8)
+                               ("wide ??n??code", 0, 1), ("load", 0, 10), ("ex range", 0, 1)):
         check(name in rows, "the Phases table has no row %r%s", name, ctx)
         check_eq(rows[name][0] - rows["step #"][0], 2 * depth, "indentation of %r in Phases (2 per depth)%s" % (
             name, ctx))
