@@ -381,10 +381,20 @@ struct open_start {
 	char name[128];
 };
 
+/* A push/pop range open in the image being written: drawn as one complete slice at its pop. */
+struct open_push {
+	uint32_t tid, domain;
+	uint64_t t0_ns, category, payload;
+	uint32_t payload_type;
+	char name[128];
+};
+
 struct trace {
 	struct pw_json j;
 	struct open_start starts[PW_TRACE_OPEN_STARTS];
 	size_t nstarts;
+	struct open_push pushes[PW_TRACE_OPEN_STARTS];
+	size_t npushes;
 	uint64_t range_events, ranges_not_drawn;
 	const struct pw_rank_report *r;
 	const struct pw_proc *proc; /* the process image being read */
@@ -1057,8 +1067,8 @@ static void write_or_fold_gpu(struct trace *t, const struct pw_raw_event *e)
 	gp->pending[gp->npending++] = (struct pending_flow){g->correlation, g->stream, gpid, e->t0_ns};
 }
 
-/* NVTX: push/pop as B/E slices on the thread's track (they nest per thread), start/end as async slices
- * (b/e, by range id), marks as instants. */
+/* NVTX: push/pop ranges as complete slices on the thread's track, drawn at their pop (they nest per
+ * thread), start/end as async slices (b/e, by range id), marks as instants. */
 static void write_range(struct trace *t, const struct pw_raw_event *e, enum pw_event_kind kind)
 {
 	const struct pw_rec_call *rec = e->rec;
@@ -1072,8 +1082,34 @@ static void write_range(struct trace *t, const struct pw_raw_event *e, enum pw_e
 	char name[128] = "";
 	if (e->str)
 		snprintf(name, sizeof name, "%.*s", (int)e->str_len, e->str);
-	const char *ph = kind == PW_K_RANGE_PUSH ? "B" : kind == PW_K_RANGE_POP ? "E" : kind == PW_K_MARK ? "i"
-										     : kind == PW_K_RANGE_START ? "b" : "e";
+	const struct pw_rec_range *rr = (const struct pw_rec_range *)rec;
+	uint64_t t0_ns = e->t0_ns, category = rec->arg0 >> 32, payload = rr->payload;
+	uint32_t payload_type = rr->payload_type;
+	if (kind == PW_K_RANGE_PUSH) { /* drawn at its pop, as one slice */
+		if (t->npushes < PW_TRACE_OPEN_STARTS) {
+			struct open_push *o = &t->pushes[t->npushes++];
+			*o = (struct open_push){rec->h.tid, (uint32_t)rec->arg0, e->t0_ns, category, payload, payload_type, ""};
+			memcpy(o->name, name, sizeof name);
+		} else {
+			t->ranges_not_drawn++;
+		}
+		return;
+	}
+	if (kind == PW_K_RANGE_POP) {
+		size_t i = t->npushes;
+		while (i-- > 0 && !(t->pushes[i].tid == rec->h.tid && t->pushes[i].domain == (uint32_t)rec->arg0))
+			;
+		if (i == (size_t)-1) /* its push was not recorded (before the window) */
+			return;
+		t0_ns = t->pushes[i].t0_ns;
+		category = t->pushes[i].category;
+		payload = t->pushes[i].payload;
+		payload_type = t->pushes[i].payload_type;
+		memcpy(name, t->pushes[i].name, sizeof name);
+		memmove(&t->pushes[i], &t->pushes[i + 1], (t->npushes - i - 1) * sizeof *t->pushes);
+		t->npushes--;
+	}
+	const char *ph = kind == PW_K_RANGE_POP ? "X" : kind == PW_K_MARK ? "i" : kind == PW_K_RANGE_START ? "b" : "e";
 	if (kind == PW_K_RANGE_START && t->nstarts < PW_TRACE_OPEN_STARTS) {
 		t->starts[t->nstarts].id = (uint64_t)rec->ret;
 		memcpy(t->starts[t->nstarts++].name, name, sizeof name);
@@ -1090,25 +1126,25 @@ static void write_range(struct trace *t, const struct pw_raw_event *e, enum pw_e
 	}
 	t->range_events++;
 	pw_json_begin_object(j);
-	if (kind != PW_K_RANGE_POP)
-		pw_json_kv_string(j, "name", name);
+	pw_json_kv_string(j, "name", name);
 	pw_json_kv_string(j, "cat", "nvtx");
 	pw_json_kv_string(j, "ph", ph);
 	pw_json_kv_int(j, "pid", t->proc->pid);
 	pw_json_kv_uint(j, "tid", rec->h.tid);
-	pw_json_kv_double(j, "ts", trace_us(t, e->t0_ns), 3);
+	pw_json_kv_double(j, "ts", trace_us(t, t0_ns), 3);
+	if (kind == PW_K_RANGE_POP)
+		pw_json_kv_double(j, "dur", (double)(e->t0_ns > t0_ns ? e->t0_ns - t0_ns : 0) / 1000.0, 3);
 	if (kind == PW_K_MARK)
 		pw_json_kv_string(j, "s", "t");
 	if (kind == PW_K_RANGE_START || kind == PW_K_RANGE_END)
 		kv_hex(j, "id", (uint64_t)rec->ret);
-	if (kind == PW_K_RANGE_PUSH || kind == PW_K_RANGE_START || kind == PW_K_MARK) {
-		const struct pw_rec_range *rr = (const struct pw_rec_range *)rec;
+	if (kind != PW_K_RANGE_END) {
 		pw_json_key(j, "args");
 		pw_json_begin_object(j);
 		pw_json_kv_uint(j, "domain", (uint32_t)rec->arg0);
-		pw_json_kv_uint(j, "category", rec->arg0 >> 32);
-		if (rr->payload_type)
-			pw_json_kv_uint(j, "payload", rr->payload);
+		pw_json_kv_uint(j, "category", category);
+		if (payload_type)
+			pw_json_kv_uint(j, "payload", payload);
 		pw_json_end_object(j);
 	}
 	pw_json_end_object(j);
@@ -1486,6 +1522,7 @@ static void write_calls(struct trace *t)
 		free(t->threads.slots);
 		t->threads = (struct thread_table){0};
 		t->nstarts = 0;
+		t->npushes = 0;
 		fd_paths_clear(&t->fds);
 		gpu_proc_clear(&t->g);
 	}
