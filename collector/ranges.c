@@ -275,13 +275,14 @@ static uint32_t row_for(struct pw_range_report *r, const char *domain, const cha
 		note_folded_name(r, g, from->name);
 	}
 	g->folded_row = row;
+	r->rows[row].folds = 1;
 	note_folded_name(r, g, name);
 	return row;
 }
 
 static int is_folded_row(const struct pw_range_report *r, uint32_t row)
 {
-	return r->rows[row].folded || r->rows[row].merged_into != NONE;
+	return r->rows[row].folds;
 }
 
 static uint32_t live_row(const struct pw_range_report *r, uint32_t row)
@@ -506,7 +507,7 @@ static int attribute_gpu(struct pw_range_report *r, struct pw_ranges_file *f)
 	}
 	for (size_t i = 0; i < f->nops; i++)
 		p[k++] = (struct point){f->ops[i].tid, 1, f->ops[i].launch, f->ops[i].dur};
-	qsort(p, n, sizeof *p, by_point);
+	qsort(p, n, sizeof *p, by_point); /* n > 0: there are operations and occurrences */
 	uint32_t active[64];
 	size_t nactive = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -545,7 +546,8 @@ int pw_ranges_file_end(struct pw_range_report *r, struct pw_ranges_file *f, uint
 	int rc = 0;
 	if (r) {
 		/* windows, in time order: the lanes of different threads arrive in any order */
-		qsort(f->caps, f->ncaps, sizeof *f->caps, by_time);
+		if (f->ncaps)
+			qsort(f->caps, f->ncaps, sizeof *f->caps, by_time);
 		int open = 0;
 		for (size_t i = 0; i < f->ncaps; i++) {
 			struct capture_event *c = &f->caps[i];
@@ -600,7 +602,8 @@ void pw_ranges_finish(struct pw_range_report *r)
 {
 	if (!r)
 		return;
-	qsort(r->windows, r->nwindows, sizeof *r->windows, by_start);
+	if (r->nwindows)
+		qsort(r->windows, r->nwindows, sizeof *r->windows, by_start);
 	uint64_t covered = 0, until = 0;
 	for (size_t i = 0; i < r->nwindows; i++) {
 		uint64_t s = r->windows[i].start_ns > until ? r->windows[i].start_ns : until;

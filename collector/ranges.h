@@ -35,6 +35,7 @@ struct pw_range_row {
 	int32_t depth;
 	uint8_t kind;   /* enum pw_range_kind */
 	uint8_t merged; /* folded into row merged_into: not shown */
+	uint8_t folds;  /* the row a group folded into */
 	uint32_t merged_into;
 	uint64_t count, total_ns, min_ns, max_ns, gpu_ns, folded;
 };
@@ -78,7 +79,7 @@ int pw_ranges_event(struct pw_range_report **rp, struct pw_ranges_file *f, const
 void pw_ranges_gpu_op(struct pw_ranges_file *f, uint32_t tid, uint64_t launch_ns, uint64_t dur_ns);
 /* Closes what is still open at end_ns (the process's end), attributes GPU time, frees f. Returns 0 or -1. */
 int pw_ranges_file_end(struct pw_range_report *r, struct pw_ranges_file *f, uint64_t end_ns);
-/* Sorts the rows (total time, largest first) and sums the windows. */
+/* Sorts the windows by start and sums their union. */
 void pw_ranges_finish(struct pw_range_report *r);
 void pw_ranges_free(struct pw_range_report *r);
 
