@@ -199,9 +199,12 @@ int main(int argc, char **argv)
 				return fail("%s", cap_err);
 			static const char *const names[] = {PW_ENV_CAPTURE_RANGE, PW_ENV_CAPTURE_COUNT, PW_ENV_DELAY,
 							    PW_ENV_DURATION,	  PW_ENV_SCHEDULE,	PW_ENV_STEP_RANGE};
-			if (ncap + 1 >= sizeof o.capture_env / sizeof o.capture_env[0] ||
-			    asprintf(&o.capture_env[ncap++], "%s=%s", names[c - OPT_CAPTURE_RANGE], optarg) < 0)
+			static char env_text[sizeof o.capture_env / sizeof o.capture_env[0]][PW_CAPTURE_NAME_MAX * 2 + 64];
+			if (ncap + 1 >= sizeof o.capture_env / sizeof o.capture_env[0])
 				return fail("%s", "too many capture options");
+			snprintf(env_text[ncap], sizeof env_text[ncap], "%s=%s", names[c - OPT_CAPTURE_RANGE], optarg);
+			o.capture_env[ncap] = env_text[ncap];
+			ncap++;
 			break;
 		}
 		case 'h':
