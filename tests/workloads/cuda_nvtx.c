@@ -40,8 +40,8 @@
  * manual: prints its pid (and writes it to DIR/pid), then for phase p = 0..5 waits for DIR/go<p> to exist,
  *   reads 1000*3^p bytes, creates DIR/done<p>. OUT.json: "phases" [{bytes, reads}], "pid".
  *
- * fork: opens NVTX_DATA, reads 1000 bytes, forks a child (which opens NVTX_DATA itself and waits on a
- *   pipe); push "step"; wakes the child, which reads 20000 bytes and answers; the parent reads 5000 bytes,
+ * fork: opens NVTX_DATA, reads 1000 bytes, forks a child (which opens NVTX_DATA itself, says so on a pipe
+ *   and waits on another); once the child has opened the file, push "step"; wakes the child, which reads 20000 bytes and answers; the parent reads 5000 bytes,
  *   waits for the answer, pops "step", wakes the child again, which reads 100000 bytes more and exits 0;
  *   waitpid. OUT.json: parent_before, parent_inside, child_inside, child_after (bytes), "child_pid".
  *
@@ -684,6 +684,7 @@ static int mode_fork(const char *out)
 
 		close(p2c[1]);
 		close(c2p[0]);
+		pipe_put(c2p[1]); /* opened: the parent may open its window */
 		pipe_get(p2c[0]); /* the parent's window is open */
 		read_exact(cfd, CHILD_INSIDE, &reads);
 		pipe_put(c2p[1]);
@@ -694,6 +695,7 @@ static int mode_fork(const char *out)
 	}
 	close(p2c[0]);
 	close(c2p[1]);
+	pipe_get(c2p[0]); /* the child has opened the file (outside any window) */
 	nvtxRangePushA("step");
 	pipe_put(p2c[1]);
 	read_exact(fd, PARENT_INSIDE, &reads);
