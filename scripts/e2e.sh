@@ -1,0 +1,96 @@
+#!/bin/sh
+# make e2e: profwrap on real PyTorch and PyTorch Lightning (tests/integration/test_e2e_pytorch.py).
+#
+# Makes (or reuses) a virtual environment with torch and lightning from PyPI, then runs the e2e test in it:
+# tests/e2e/train.py (an MLP trained with a DataLoader of two workers reading a dataset of files, NVTX-marked
+# steps, one epoch under emit_nvtx) and tests/e2e/lightning_train.py (Lightning's hook actions as NVTX ranges
+# and SimpleProfiler's timings of the same actions), each run without and with profwrap, and checks profwrap's
+# reports against what the scripts counted. Prints the test's output, the side-by-side Phases/SimpleProfiler
+# table included; the profiles stay in build/e2e/ (rank0.txt, rank0.json, rank0.trace.json).
+#
+# Environment:
+#   PROFWRAP_E2E_VENV         the virtual environment (default $HOME/.cache/profwrap/e2e-venv, shared by every
+#                             clone; delete it to reinstall). Installed only when torch or lightning is missing.
+#   PROFWRAP_E2E_BASE_PYTHON  the python that makes it (default python3; PyTorch wheels need 3.10 or newer)
+#   PROFWRAP_E2E_PIP_TIMEOUT  seconds the install may take (default 600)
+#   PROFWRAP_BIN_DIR          where profwrap, profwrap-collector and libprofwrap.so are (default: the top of the tree)
+# The install is PyTorch's default wheel from PyPI (the CUDA build, about 4 GB with its nvidia-* wheels: the
+# CPU-only wheels from download.pytorch.org have no NVTX); it works without a GPU. Exit status: the test's
+# (0 passed, 1 failed), 2 when the environment cannot be made.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/.." && pwd)
+venv=${PROFWRAP_E2E_VENV:-$HOME/.cache/profwrap/e2e-venv}
+base_python=${PROFWRAP_E2E_BASE_PYTHON:-python3}
+pip_timeout=${PROFWRAP_E2E_PIP_TIMEOUT:-600}
+py=$venv/bin/python
+# Lower bounds only: the scripts use emit_nvtx and PyTorchProfiler(emit_nvtx=True) as Lightning 2.x has them.
+packages="torch>=2.1 lightning>=2.1"
+
+die() {
+	echo "e2e: $*" >&2
+	exit 2
+}
+
+have_packages() {
+	[ -x "$py" ] && "$py" -c 'import torch, lightning' >/dev/null 2>&1
+}
+
+versions() {
+	"$py" -c 'import sys, torch, lightning; print("python %d.%d.%d, torch %s, lightning %s" % (sys.version_info[:3] + (torch.__version__, lightning.__version__)))'
+}
+
+install() {
+	if [ ! -x "$py" ]; then
+		echo "e2e: creating $venv with $base_python"
+		mkdir -p "$(dirname "$venv")" || die "cannot create $(dirname "$venv")"
+		"$base_python" -m venv "$venv" ||
+			die "cannot create the virtual environment $venv with $base_python (on Debian: apt-get install python3-venv)"
+	fi
+	echo "e2e: installing $packages into $venv (about 4 GB; up to ${pip_timeout} s)"
+	t0=$(date +%s)
+	timeout -k 10 "$pip_timeout" "$py" -m pip install --disable-pip-version-check --progress-bar off --timeout 60 \
+		$packages
+	rc=$?
+	secs=$(($(date +%s) - t0))
+	case $rc in
+	0) ;;
+	124 | 137) die "pip install did not finish within ${pip_timeout} s (set PROFWRAP_E2E_PIP_TIMEOUT to allow more)" ;;
+	*) die "pip install failed (exit $rc after ${secs} s); see its messages above. Remove $venv to start afresh." ;;
+	esac
+	have_packages || die "torch or lightning still cannot be imported after pip install into $venv"
+	echo "e2e: installed in ${secs} s: $(versions)"
+}
+
+# One installer at a time per environment (clones share it); the others wait, then find it ready.
+if have_packages; then
+	echo "e2e: reusing $venv: $(versions)"
+elif command -v flock >/dev/null 2>&1; then
+	mkdir -p "$(dirname "$venv")" || die "cannot create $(dirname "$venv")"
+	exec 9>"$venv.lock" || die "cannot open $venv.lock"
+	flock -w "$((pip_timeout + 60))" 9 || die "another install into $venv holds $venv.lock"
+	if have_packages; then echo "e2e: reusing $venv: $(versions)"; else install; fi
+	exec 9>&-
+else
+	install
+fi
+
+bin_dir=${PROFWRAP_BIN_DIR:-$repo}
+for f in profwrap profwrap-collector libprofwrap.so; do
+	[ -e "$bin_dir/$f" ] || die "$bin_dir/$f is missing: run make first"
+done
+
+# The test's directory (and its profiles) is kept under build/e2e; run.sh shows a failed test's output
+# itself, and a passed test's output is shown here.
+out=$repo/build/e2e
+rm -rf "$out"
+mkdir -p "$out" || die "cannot create $out"
+TMPDIR=$out PROFWRAP_KEEP=1 PROFWRAP_E2E_PYTHON=$py PROFWRAP_BIN_DIR=$bin_dir "$repo/tests/integration/run.sh" e2e_pytorch
+rc=$?
+log=$(ls "$out"/profwrap-integration.*/test_e2e_pytorch/output.log 2>/dev/null | head -n 1)
+if [ $rc -eq 0 ] && [ -n "$log" ]; then
+	echo
+	cat "$log"
+fi
+[ -n "$log" ] && echo "e2e: the profiles are in $(dirname "$log")"
+exit $rc
