@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpu_activity.h"
 #include "json.h"
 #include "ranges.h"
 #include "report_format.h"
@@ -95,7 +96,7 @@ oom_windows:
 windows_done:
 	if (!r->nrows && !r->nmarks)
 		return 0;
-	int gpu = rr->act != NULL;
+	int gpu = pw_act_recorded(rr->act);
 	static const char *const headers[] = {"Action",	    "Mean duration", "Num calls", "Total time",
 					      "Percentage", "GPU time"};
 	struct pw_table t = {.ncols = gpu ? 6 : 5, .headers = headers, .align = "lrrrrr"};
