@@ -151,6 +151,11 @@ while [ "$i" -le "$ROUNDS" ]; do
 	env LD_PRELOAD="$LIB" PROFWRAP_SESSION_DIR="$TMP/no-such-session" PROFWRAP_QUIET=1 \
 		"$BB/readloop" "$READ_N" "$READ_RUNS" >"$TMP/pas.$i" 2>&1
 	track pas "$TMP/pas.$i" || out "passive round $i failed: $(tail -n 3 "$TMP/pas.$i")"
+
+	rm -rf "$TMP/outside.$i.d"
+	"$PROFWRAP" -q -o "$TMP/outside.$i.d" --capture-range=manual -- "$BB/readloop" "$READ_N" "$READ_RUNS" \
+		>"$TMP/out.$i" 2>&1
+	track outw "$TMP/out.$i" || out "outside-window round $i failed: $(tail -n 3 "$TMP/out.$i")"
 	i=$((i + 1))
 done
 # shellcheck disable=SC2046 # word splitting wanted
@@ -178,6 +183,13 @@ if [ -s "$TMP/pas.vals" ]; then
 	outf "$row_fmt" "libprofwrap.so, passive" "$READ_N" "$READ_RUNS" \
 		"$(fmt %.1f "$1")" "$(diff1 "$1" "$plain_cpu")" "$(fmt %.1f "$2")" "$(diff1 "$2" "$plain_wall")" \
 		"best of $ROUNDS; session dir absent: wrappers call straight through"
+fi
+if [ -s "$TMP/outw.vals" ]; then
+	# shellcheck disable=SC2046
+	set -- $(pick outw)
+	outf "$row_fmt" "profwrap, outside the window" "$READ_N" "$READ_RUNS" \
+		"$(fmt %.1f "$1")" "$(diff1 "$1" "$plain_cpu")" "$(fmt %.1f "$2")" "$(diff1 "$2" "$plain_wall")" \
+		"best of $ROUNDS; --capture-range=manual, never started: the window's load and branch"
 fi
 
 # other_row LABEL N OUTFILE NOTES: a row for another tool from readloop's output, or a line saying it failed.

@@ -218,13 +218,15 @@ void pw_resolve_all(void);
 			pw_resolve_slot(&pw_slot_##name);    \
 	} while (0)
 
-/* Writes the record of a call that started at t0_, with the guard held for the writing only. */
+/* Writes the record of a call that started at t0_, with the guard held for the writing only. Only tracked kinds
+ * can be written outside the capture window (a call that began inside and ended after it closed still counts). */
 #define PW_RECORD(ev, ret, a0, a1, failed)                                                                \
 	do {                                                                                              \
 		uint64_t t1_ = pw_clock_ticks();                                                          \
 		int errno_ = errno;                                                                       \
 		pw_self.guard = PW_GUARD_RECORDING;                                                       \
-		pw_emit_call(PW_EV_##ev | pw_outside_flag(), t0_, t1_, (int64_t)(intptr_t)(ret), (uint64_t)(uintptr_t)(a0),   \
+		pw_emit_call(PW_EV_##ev | (pw_kind_tracked(PW_EVKIND_##ev) ? pw_outside_flag() : 0), t0_, t1_,      \
+			     (int64_t)(intptr_t)(ret), (uint64_t)(uintptr_t)(a0),   \
 			     (uint64_t)(uintptr_t)(a1), (failed) ? (errno_ ? errno_ : PW_ERR_NO_ERRNO) : 0);    \
 		pw_self.guard = 0;                                                                        \
 		errno = errno_;                                                                           \
