@@ -23,6 +23,16 @@ struct group {
 
 #define SEEN_MAX 8192u /* a power of two; past half of it the distinct names are no longer counted */
 
+static uint64_t hash_bytes(uint64_t h, const void *p, size_t len)
+{
+	const unsigned char *s = p;
+	for (size_t i = 0; i < len; i++) {
+		h ^= s[i];
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
 /* Counts a distinct name of a folded group. */
 static void note_folded_name(struct pw_range_report *r, struct group *g, const char *name)
 {
@@ -30,10 +40,7 @@ static void note_folded_name(struct pw_range_report *r, struct group *g, const c
 		return;
 	if (g->nseen >= SEEN_MAX / 2)
 		return;
-	uint64_t h = pw_hix_hash(pw_hix_hash(0) ^ (uint64_t)strlen(name));
-	for (const char *c = name; *c; c++)
-		h = (h ^ (unsigned char)*c) * 0x100000001b3ull;
-	h = pw_hix_hash(h);
+	uint64_t h = pw_hix_hash(hash_bytes(0xcbf29ce484222325ull, name, strlen(name)));
 	for (uint32_t i = 0; i < SEEN_MAX; i++) {
 		uint64_t *slot = &g->seen[(h + i) & (SEEN_MAX - 1)];
 		if (*slot == h)
@@ -118,30 +125,6 @@ const char *pw_capture_reason_name(int reason)
 	}
 }
 
-size_t pw_range_fold(const char *name, size_t len, char *buf, size_t size)
-{
-	size_t n = 0;
-	for (size_t i = 0; i < len && n + 1 < size; i++) {
-		if (name[i] >= '0' && name[i] <= '9') {
-			if (n == 0 || buf[n - 1] != '#')
-				buf[n++] = '#';
-		} else {
-			buf[n++] = name[i];
-		}
-	}
-	buf[n] = 0;
-	return n;
-}
-
-static uint64_t hash_bytes(uint64_t h, const void *p, size_t len)
-{
-	const unsigned char *s = p;
-	for (size_t i = 0; i < len; i++) {
-		h ^= s[i];
-		h *= 0x100000001b3ull;
-	}
-	return h;
-}
 
 static uint64_t key_hash(const char *domain, const char *name, int32_t depth, uint8_t kind)
 {

@@ -86,7 +86,6 @@ void pw_ranges_free(struct pw_range_report *r);
 /* "cudaProfilerApi", "nvtx", "schedule", "timer", "on-demand", "initial". */
 const char *pw_capture_reason_name(int reason);
 
-/* The digit-folded form of name into buf (every run of digits -> '#'). Returns its length. */
-size_t pw_range_fold(const char *name, size_t len, char *buf, size_t size);
+/* pw_range_fold (the digit-folded form of a name) is in common/pw_record.h: the preload folds by it too. */
 
 #endif

@@ -22,3 +22,19 @@ int pw_domain_from_name(const char *name, size_t len)
 			return d;
 	return -1;
 }
+
+size_t pw_range_fold(const char *name, size_t len, char *buf, size_t size)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < len && n + 1 < size; i++) {
+		if (name[i] >= '0' && name[i] <= '9') {
+			if (n == 0 || buf[n - 1] != '#')
+				buf[n++] = '#';
+		} else {
+			buf[n++] = name[i];
+		}
+	}
+	if (size)
+		buf[n] = 0;
+	return n;
+}

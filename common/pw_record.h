@@ -464,6 +464,11 @@ struct pw_rec_range {
 	uint32_t color;        /* ARGB (0: none) */
 };
 
+/* The digit-folded form of an NVTX message into buf, NUL-terminated (every run of digits -> '#': "step 12" ->
+ * "step #"), which the preload interns past its distinct-text budget and the report groups rows by. Returns
+ * its length, at most size - 1. */
+size_t pw_range_fold(const char *name, size_t len, char *buf, size_t size);
+
 /* A string reference: an offset into the process's string arena (pw_ring.h), 0 meaning "none". */
 typedef uint64_t pw_strref;
 

@@ -189,7 +189,7 @@ static int config_load(void)
 		c->cupti_flush_ms = PW_DEFAULT_CUPTI_FLUSH_MS;
 	char why[300];
 	if (pw_capture_from_env(&c->capture, why, sizeof why) < 0 && !c->quiet)
-		fprintf(stderr, "profwrap: %s; recording the whole run\n", why);
+		dprintf(2, "profwrap: %s; recording the whole run\n", why);
 	pw_capture_describe(&c->capture, c->capture_text, sizeof c->capture_text);
 	c->capture_t0 = env_u64(PW_ENV_CAPTURE_T0, 0);
 	if (!c->capture_t0)

@@ -85,15 +85,7 @@ static pw_strref intern_text(const char *s, size_t len, int fold)
 	if (!fold || atomic_fetch_add_explicit(&distinct, 1, memory_order_relaxed) < PW_NVTX_DISTINCT)
 		return lookup_or_add(s, len, h, 1);
 	char folded[PW_NVTX_TEXT_MAX];
-	size_t n = 0;
-	for (size_t i = 0; i < len && n < sizeof folded; i++) {
-		if (s[i] >= '0' && s[i] <= '9') {
-			if (n == 0 || folded[n - 1] != '#')
-				folded[n++] = '#';
-		} else {
-			folded[n++] = s[i];
-		}
-	}
+	size_t n = pw_range_fold(s, len, folded, sizeof folded);
 	return lookup_or_add(folded, n, text_hash(folded, n), 1);
 }
 
