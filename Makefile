@@ -93,13 +93,15 @@ $(BUILD)/%.o: %.c
 	$(call say,CC,$@)$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -c $< -o $@
 
 $(LIB): $(PRELOAD_OBJ)
-	$(call say,LD,$@)$(CC) -shared -o $@ $^ -Wl,-z,defs -Wl,-soname,libprofwrap.so -ldl -lpthread
+	$(call say,LD,$@)$(CC) -shared -o $@ $^ -Wl,-z,defs -Wl,-soname,libprofwrap.so -lunwind -ldl -lpthread -lrt
 
+# The collector symbolises call stacks with elfutils (libdw); the CLI links the collector's code for `report`.
+COLLECTOR_LIBS := -ldw -lelf -lm
 $(COLLECTOR): $(BUILD)/collector/main.o $(COLLECTOR_LIB_OBJ) $(COMMON_OBJ)
-	$(call say,LD,$@)$(CC) $(SAN_FLAGS) -o $@ $^ -lm
+	$(call say,LD,$@)$(CC) $(SAN_FLAGS) -o $@ $^ $(COLLECTOR_LIBS)
 
 $(CLI): $(CLI_OBJ) $(COLLECTOR_LIB_OBJ) $(COMMON_OBJ)
-	$(call say,LD,$@)$(CC) $(SAN_FLAGS) -o $@ $^ -lm
+	$(call say,LD,$@)$(CC) $(SAN_FLAGS) -o $@ $^ $(COLLECTOR_LIBS)
 
 $(BUILD)/tests/test_cupti_records.o: ALL_CFLAGS += -isystem $(CUDA_INC)
 $(BUILD)/tests/cupti_records.o: preload/cupti_records.c
@@ -108,7 +110,7 @@ $(BUILD)/tests/cupti_records.o: preload/cupti_records.c
 $(BUILD)/tests/test_cupti_records: $(BUILD)/tests/cupti_records.o
 
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(COLLECTOR_LIB_OBJ) $(COMMON_OBJ)
-	$(call say,LD,$@)$(CC) $(SAN_FLAGS) -o $@ $^ -lcmocka -lm -lpthread
+	$(call say,LD,$@)$(CC) $(SAN_FLAGS) -o $@ $^ -lcmocka $(COLLECTOR_LIBS) -lpthread
 
 $(BUILD)/workloads/%: tests/workloads/%.c
 	@mkdir -p $(dir $@)
@@ -116,7 +118,7 @@ $(BUILD)/workloads/%: tests/workloads/%.c
 
 $(BUILD)/bench/%: bench/%.c $(COLLECTOR_LIB_OBJ) $(COMMON_OBJ)
 	@mkdir -p $(dir $@)
-	$(call say,CC,$@)$(CC) $(ALL_CFLAGS) -o $@ $(filter %.c %.o,$^) -lpthread -lm
+	$(call say,CC,$@)$(CC) $(ALL_CFLAGS) -o $@ $(filter %.c %.o,$^) -lpthread $(COLLECTOR_LIBS)
 
 # Installs what building and testing need on a fresh Debian machine (as root), once.
 deps:

@@ -60,7 +60,8 @@ int pw_kind_has_string(enum pw_event_kind k)
 {
 	return k == PW_K_OPEN || k == PW_K_FDINFO || k == PW_K_DLOPEN || k == PW_K_EXEC || k == PW_K_GPU_LAUNCH ||
 	       k == PW_K_ACT_KERNEL || k == PW_K_ACT_DEVICE || k == PW_K_ACT_STATUS || k == PW_K_RANGE_PUSH ||
-	       k == PW_K_RANGE_START || k == PW_K_MARK || k == PW_K_NVTX_NAME || k == PW_K_CAPTURE;
+	       k == PW_K_RANGE_START || k == PW_K_MARK || k == PW_K_NVTX_NAME || k == PW_K_CAPTURE ||
+	       k == PW_K_MODULE;
 }
 
 enum pw_fd_effect pw_fd_effect_of(const struct pw_raw_event *e, int64_t *fd, int64_t *from)
@@ -281,20 +282,29 @@ int pw_raw_read(const char *path, const struct pw_raw_visitor *v, void *ctx, uin
 					break;
 				}
 				int outside = (h.type & PW_REC_OUTSIDE) != 0;
+				int stacked = (h.type & PW_REC_STACK) != 0;
 				h.type = PW_REC_TYPE(h.type);
-				if (h.type == PW_EV_PAD || h.type >= PW_EV_COUNT || rsize < pw_event_min_size(h.type) ||
-				    ((uintptr_t)(p + r) & 7)) {
+				if (h.type == PW_EV_PAD || h.type >= PW_EV_COUNT ||
+				    rsize < pw_event_min_size(h.type) + (stacked ? 8 : 0) || ((uintptr_t)(p + r) & 7)) {
 					(*skipped)++;
 					r += rsize;
 					continue;
 				}
 				const struct pw_rec_call *rec = (const struct pw_rec_call *)(p + r);
-				if (outside) { /* readers see the plain type, on a copy; the flag travels in e.outside */
+				if (outside || stacked) { /* readers see the plain type, on a copy; the flags travel in e */
 					memcpy(flagged, p + r, rsize);
 					memcpy(flagged, &h, sizeof h);
 					rec = (const struct pw_rec_call *)flagged;
 				}
-				struct pw_raw_event e = {rec, rec->t0, rec->t1, NULL, 0, outside};
+				struct pw_raw_event e = {rec, rec->t0, rec->t1, NULL, 0, outside, 0, NULL, 0, NULL, 0};
+				if (stacked) {
+					memcpy(&e.stack_ref, p + r + rsize - 8, 8);
+					e.stack = strtab_get(&strings, e.stack_ref & ~PW_STACK_PY_PENDING, &e.stack_len);
+				}
+				if (h.type == PW_EV_MODULE) {
+					const struct pw_rec_module *m = (const struct pw_rec_module *)rec;
+					e.build_id = strtab_get(&strings, m->build_id, &e.build_id_len);
+				}
 				if (!pw_kind_is_activity(pw_events[h.type].kind)) { /* those are in ns already */
 					e.t0_ns = pw_clock_to_ns(&line, rec->t0);
 					e.t1_ns = pw_clock_to_ns(&line, rec->t1);

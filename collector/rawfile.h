@@ -19,7 +19,7 @@
 #include "../common/pw_record.h"
 
 #define PW_RAW_MAGIC "PWRAW\0\0\n"
-#define PW_RAW_VERSION 1u
+#define PW_RAW_VERSION 2u
 
 enum pw_raw_chunk_type {
 	PW_CHUNK_PROC = 1,
@@ -89,6 +89,8 @@ struct pw_raw_end {
 	uint64_t arena_dropped;
 	uint64_t guard_skipped;
 	uint64_t bad_records; /* records the collector refused (corrupt lane) */
+	uint64_t stacks_dropped;  /* stacks not stored: the stack table or the arena was full */
+	uint64_t samples_skipped; /* CPU samples not taken: the thread was inside the profiler */
 };
 
 /* ---- writer ---- */
@@ -116,6 +118,14 @@ struct pw_raw_event {
 	const char *str; /* the string arg1 refers to for kinds that carry one, else NULL */
 	uint32_t str_len;
 	int outside; /* written outside the capture window (PW_REC_OUTSIDE): follow it, count it nowhere */
+	/* The record's stack (PW_REC_STACK): its reference (stack id, PW_STACK_PY_PENDING included; 0: none) and
+	 * bytes (NULL when the file lacks them), to check with pw_stack_parse. */
+	uint64_t stack_ref;
+	const void *stack;
+	uint32_t stack_len;
+	/* A module's build-id (PW_K_MODULE), NULL when none. */
+	const char *build_id;
+	uint32_t build_id_len;
 };
 
 struct pw_raw_visitor {

@@ -394,8 +394,9 @@ static uint64_t drain_lane(struct server *s, struct producer *p, uint32_t lane)
 		uint64_t rsize = (uint64_t)rh.size8 * 8;
 		if (rsize < sizeof rh || pos + rsize > avail)
 			break;
+		uint16_t raw_type = rh.type;
 		rh.type = PW_REC_TYPE(rh.type);
-		if (rh.type >= PW_EV_COUNT || rsize < pw_event_min_size(rh.type)) {
+		if (rh.type >= PW_EV_COUNT || rsize < pw_event_min_size(rh.type) + (raw_type & PW_REC_STACK ? 8 : 0)) {
 			if (pos > run)
 				raw_chunk(s, p, PW_CHUNK_RECORDS, s->buf + run, pos - run, NULL, 0);
 			p->bad_records++;
@@ -406,6 +407,16 @@ static uint64_t drain_lane(struct server *s, struct producer *p, uint32_t lane)
 			struct pw_rec_call rc;
 			memcpy(&rc, s->buf + pos, sizeof rc);
 			emit_string(s, p, rc.arg1);
+		}
+		if (rh.type == PW_EV_MODULE) {
+			struct pw_rec_module m;
+			memcpy(&m, s->buf + pos, sizeof m);
+			emit_string(s, p, m.build_id);
+		}
+		if (raw_type & PW_REC_STACK) {
+			uint64_t stack;
+			memcpy(&stack, s->buf + pos + rsize - 8, sizeof stack);
+			emit_string(s, p, stack & ~PW_STACK_PY_PENDING);
 		}
 		p->events++;
 		s->events++;
@@ -475,6 +486,8 @@ static void producer_finish(struct server *s, struct producer *p, int still_runn
 		end.io_valid = h->io_valid;
 		end.arena_dropped = atomic_load(&h->arena_dropped);
 		end.guard_skipped = atomic_load(&h->guard_skipped);
+		end.stacks_dropped = atomic_load(&h->stacks_dropped);
+		end.samples_skipped = atomic_load(&h->samples_skipped);
 		SEGMENT_READ_END();
 	}
 write_end:

@@ -38,3 +38,63 @@ size_t pw_range_fold(const char *name, size_t len, char *buf, size_t size)
 		buf[n] = 0;
 	return n;
 }
+
+int pw_stack_parse(const void *p, size_t len, struct pw_stack_view *v)
+{
+	struct pw_stack s;
+	if (!p || len < sizeof s)
+		return -1;
+	memcpy(&s, p, sizeof s);
+	if (s.magic != PW_STACK_MAGIC || s.native > PW_STACK_MAX_NATIVE || s.python > PW_STACK_MAX_PYTHON)
+		return -1;
+	const uint8_t *b = p;
+	size_t native_bytes = (size_t)s.native * 8;
+	if (len - sizeof s < native_bytes)
+		return -1;
+	v->flags = s.flags;
+	v->native_count = s.native;
+	v->native = b + sizeof s;
+	v->python = v->native + native_bytes;
+	v->end = b + len;
+	/* every Python frame must lie wholly inside the entry */
+	const uint8_t *pos = v->python;
+	for (uint32_t i = 0; i < s.python; i++) {
+		struct pw_py_frame f;
+		if ((size_t)(v->end - pos) < sizeof f)
+			return -1;
+		memcpy(&f, pos, sizeof f);
+		size_t size = pw_py_frame_size(f.file_len, f.func_len);
+		if ((size_t)(v->end - pos) < size)
+			return -1;
+		pos += size;
+	}
+	v->python_count = s.python;
+	return 0;
+}
+
+uint64_t pw_stack_native(const struct pw_stack_view *v, uint32_t i)
+{
+	uint64_t a = 0;
+	if (i < v->native_count)
+		memcpy(&a, v->native + (size_t)i * 8, sizeof a);
+	return a;
+}
+
+int pw_stack_py_next(const struct pw_stack_view *v, const uint8_t **pos, uint32_t *line, const char **file,
+		     uint32_t *file_len, const char **func, uint32_t *func_len)
+{
+	struct pw_py_frame f;
+	if (!*pos || (size_t)(v->end - *pos) < sizeof f)
+		return 0;
+	memcpy(&f, *pos, sizeof f);
+	size_t size = pw_py_frame_size(f.file_len, f.func_len);
+	if ((size_t)(v->end - *pos) < size)
+		return 0;
+	*line = f.line;
+	*file = (const char *)*pos + sizeof f;
+	*file_len = f.file_len;
+	*func = *file + f.file_len;
+	*func_len = f.func_len;
+	*pos += size;
+	return 1;
+}

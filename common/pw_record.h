@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define PW_FORMAT_VERSION 3u
+#define PW_FORMAT_VERSION 4u
 
 /* Domains: the unit of --trace=LIST selection and the "domain" column of the report. */
 #define PW_DOMAIN_LIST(X) \
@@ -113,6 +113,13 @@ enum pw_event_kind {
 	 * arg0 = enum pw_capture_reason, arg1 = the range name's string ref (0: none), ret = the occurrence or
 	 * step number that opened or closed it (0-based, -1: none); t0 = t1 = when. */
 	PW_K_CAPTURE,
+	/* Call stacks (struct pw_rec_call unless said otherwise): */
+	PW_K_MODULE, /* a loaded object, so that stacks can be symbolised after the process is gone (struct
+		      * pw_rec_module): arg0 = load bias, arg1 = path string ref; t0 = t1 = when seen */
+	PW_K_PYSTACK, /* the Python frames of the thread's earlier records flagged PW_STACK_PY_PENDING, taken when
+		       * the thread held the GIL again: a stack (PW_REC_STACK) with Python frames only */
+	PW_K_SAMPLE,  /* a CPU-time sample of the thread (--sample): arg0 = the sampling period in ns, its stack
+		       * (PW_REC_STACK) starts at the interrupted instruction; t0 = t1 = when */
 };
 
 /* Why a capture window opened or closed (PW_K_CAPTURE arg0). */
@@ -325,7 +332,10 @@ enum pw_mem {
 	X(NVTX_NAME_CONTEXT, NVTX, "name context", PW_K_NVTX_NAME)        \
 	X(NVTX_NAME_EVENT, NVTX, "name event", PW_K_NVTX_NAME)            \
 	X(CAPTURE_START, PROCESS, "capture start", PW_K_CAPTURE)          \
-	X(CAPTURE_STOP, PROCESS, "capture stop", PW_K_CAPTURE)
+	X(CAPTURE_STOP, PROCESS, "capture stop", PW_K_CAPTURE)          \
+	X(MODULE, PROCESS, "module", PW_K_MODULE)                         \
+	X(PY_STACK, PROCESS, "python stack", PW_K_PYSTACK)                \
+	X(CPU_SAMPLE, PROCESS, "cpu sample", PW_K_SAMPLE)
 
 /* X(ID, domain, "name", kind). Append only: ids are stored in raw traces. */
 #define PW_EVENT_LIST(X)                                  \
@@ -410,7 +420,10 @@ enum pw_event {
  * descriptors and processes (opens, closes, duplicates, process events) are recorded there; the report uses
  * them for that and counts them nowhere. Readers mask it off (PW_REC_TYPE). */
 #define PW_REC_OUTSIDE 0x8000u
-#define PW_REC_TYPE(type) ((type) & ~PW_REC_OUTSIDE)
+/* type flag: the record's last 8 bytes (counted in size8) are a stack reference: the arena offset of a stack
+ * (struct pw_stack below) captured for this call, possibly with PW_STACK_PY_PENDING set. */
+#define PW_REC_STACK 0x4000u
+#define PW_REC_TYPE(type) ((type) & ~(PW_REC_OUTSIDE | PW_REC_STACK))
 struct pw_rec_hdr {
 	uint16_t type;
 	uint8_t size8;
@@ -464,6 +477,70 @@ struct pw_rec_range {
 	uint32_t color;        /* ARGB (0: none) */
 };
 
+/* A loaded object (PW_K_MODULE). */
+struct pw_rec_module {
+	struct pw_rec_call c;
+	uint64_t lo, hi;     /* addresses [lo, hi) its PT_LOAD segments cover */
+	uint64_t build_id;   /* string ref of the lower-case hex NT_GNU_BUILD_ID note (0: none) */
+	uint64_t reserved;
+};
+
+/* A call stack, stored once per distinct content in the string arena (its reference is the stack id):
+ *
+ *   struct pw_stack | uint64_t native[native] | python frames
+ *
+ * native holds return addresses, innermost first (with PW_STACK_INTERRUPTED, native[0] is the instruction a
+ * sample interrupted). Each Python frame, innermost first, is struct pw_py_frame followed by file_len bytes
+ * of file name and func_len bytes of function name, padded to 8 bytes. A reader checks every length against
+ * the entry's size (pw_stack_parse). */
+#define PW_STACK_MAGIC 0x4b545350u /* "PSTK" */
+#define PW_STACK_INTERRUPTED 1u
+#define PW_STACK_TRUNCATED 2u /* deeper frames were left out */
+/* A stack reference's top bit: the thread's Python frames were not readable then (it did not hold the GIL);
+ * they follow in the thread's next PW_K_PYSTACK record. */
+#define PW_STACK_PY_PENDING (1ull << 63)
+#define PW_STACK_MAX_NATIVE 64
+#define PW_STACK_MAX_PYTHON 48
+struct pw_stack {
+	uint32_t magic;
+	uint16_t native;
+	uint16_t python;
+	uint32_t flags;
+	uint32_t reserved;
+};
+struct pw_py_frame {
+	uint32_t line;
+	uint16_t file_len;
+	uint16_t func_len;
+};
+
+/* A checked view of a stack's bytes. */
+struct pw_stack_view {
+	uint32_t flags;
+	uint32_t native_count;
+	const uint8_t *native; /* native_count little-endian uint64_t, possibly unaligned: read with memcpy */
+	uint32_t python_count;
+	const uint8_t *python; /* the first Python frame */
+	const uint8_t *end;
+};
+
+/* Checks len bytes at p as a stack. Returns 0 with *v filled, or -1 when they are not a whole stack. */
+int pw_stack_parse(const void *p, size_t len, struct pw_stack_view *v);
+
+/* The i-th native address of a parsed stack. */
+uint64_t pw_stack_native(const struct pw_stack_view *v, uint32_t i);
+
+/* Steps through the Python frames of a parsed stack: *pos starts at v->python. Returns 1 with the frame's
+ * fields (strings not NUL-terminated), or 0 at the end. */
+int pw_stack_py_next(const struct pw_stack_view *v, const uint8_t **pos, uint32_t *line, const char **file,
+		     uint32_t *file_len, const char **func, uint32_t *func_len);
+
+/* Bytes a Python frame with these name lengths takes in a stack. */
+static inline size_t pw_py_frame_size(size_t file_len, size_t func_len)
+{
+	return (sizeof(struct pw_py_frame) + file_len + func_len + 7) & ~(size_t)7;
+}
+
 /* The digit-folded form of an NVTX message into buf, NUL-terminated (every run of digits -> '#': "step 12" ->
  * "step #"), which the preload interns past its distinct-text budget and the report groups rows by. Returns
  * its length, at most size - 1. */
@@ -490,6 +567,7 @@ static inline size_t pw_event_min_size(unsigned ev)
 	return pw_kind_is_api(k)	? sizeof(struct pw_rec_api)
 	       : pw_kind_is_activity(k) ? sizeof(struct pw_rec_gpu)
 	       : pw_kind_is_range(k)	? sizeof(struct pw_rec_range)
+	       : k == PW_K_MODULE	? sizeof(struct pw_rec_module)
 					: sizeof(struct pw_rec_call);
 }
 

@@ -77,6 +77,8 @@ struct pw_seg_header {
 	_Atomic uint64_t arena_used;    /* bytes of the arena handed out, starts at 8 (0 means "no string") */
 	_Atomic uint64_t arena_dropped; /* strings that did not fit */
 	_Atomic uint64_t guard_skipped; /* calls not recorded because the thread was already recording */
+	_Atomic uint64_t stacks_dropped;  /* stacks not stored: the stack table or the arena was full */
+	_Atomic uint64_t samples_skipped; /* CPU samples not taken: the thread was inside the profiler */
 	/* struct pw_lane lanes[lane_count] follows, cache-line aligned */
 };
 

@@ -3,7 +3,7 @@
 set -e
 need=""
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "ok installed"; }
-for p in gcc make libcmocka-dev python3 procps; do
+for p in gcc make libcmocka-dev libunwind-dev libdw-dev libelf-dev binutils python3 procps; do
 	have_pkg "$p" || need="$need $p"
 done
 [ -z "$need" ] && exit 0
