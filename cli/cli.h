@@ -12,6 +12,7 @@ struct pw_cli_opts {
 	int quiet;
 	uint64_t ring_size;
 	char *capture_env[8]; /* "PROFWRAP_CAPTURE_RANGE=..." etc., checked; NULL-terminated */
+	char *stack_env[3];   /* PROFWRAP_STACKS, _STACK_THRESHOLD, _SAMPLE settings, checked; NULL when not given */
 	char **command;       /* NULL-terminated */
 };
 

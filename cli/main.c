@@ -41,6 +41,12 @@ static void usage(FILE *f)
 	      "      --duration=SECONDS    nothing after delay + SECONDS\n"
 	      "      --schedule=wait=W,warmup=U,active=A,repeat=R  over the steps of --step-range=NAME[@DOMAIN],\n"
 	      "                            as torch.profiler.schedule\n"
+	      "Call stacks:\n"
+	      "      --stacks=on|native|off  stacks of calls that wait for the GPU, allocate, copy synchronously\n"
+	      "                            or last --stack-threshold; on: with Python frames (default on)\n"
+	      "      --stack-threshold=DUR  calls at least DUR long get a stack: ns, us, ms, s (default 100us;\n"
+	      "                            0: every call)\n"
+	      "      --sample=HZ           sample each thread's stack HZ times per CPU second (default off)\n"
 	      "  -h, --help            this help\n"
 	      "  -V, --version         print the version\n"
 	      "\n"
@@ -123,7 +129,10 @@ int main(int argc, char **argv)
 		OPT_DELAY,
 		OPT_DURATION,
 		OPT_SCHEDULE,
-		OPT_STEP_RANGE
+		OPT_STEP_RANGE,
+		OPT_STACKS,
+		OPT_STACK_THRESHOLD,
+		OPT_SAMPLE
 	};
 	static const struct option opts[] = {
 		{"output", required_argument, 0, 'o'}, {"force", no_argument, 0, 'f'},
@@ -133,7 +142,9 @@ int main(int argc, char **argv)
 		{"capture-range", required_argument, 0, OPT_CAPTURE_RANGE},
 		{"capture-count", required_argument, 0, OPT_CAPTURE_COUNT}, {"delay", required_argument, 0, OPT_DELAY},
 		{"duration", required_argument, 0, OPT_DURATION}, {"schedule", required_argument, 0, OPT_SCHEDULE},
-		{"step-range", required_argument, 0, OPT_STEP_RANGE}, {0, 0, 0, 0},
+		{"step-range", required_argument, 0, OPT_STEP_RANGE}, {"stacks", required_argument, 0, OPT_STACKS},
+		{"stack-threshold", required_argument, 0, OPT_STACK_THRESHOLD}, {"sample", required_argument, 0, OPT_SAMPLE},
+		{0, 0, 0, 0},
 	};
 	struct pw_cli_opts o = {.output = "profwrap-out", .follow_fork = 1, .ring_size = 2u << 20};
 	int c;
@@ -206,6 +217,22 @@ int main(int argc, char **argv)
 			snprintf(env_text[ncap], sizeof env_text[ncap], "%s=%s", names[c - OPT_CAPTURE_RANGE], optarg);
 			o.capture_env[ncap] = env_text[ncap];
 			ncap++;
+			break;
+		}
+		case OPT_STACKS:
+		case OPT_STACK_THRESHOLD:
+		case OPT_SAMPLE: {
+			struct pw_stack_settings st;
+			int rc = c == OPT_STACKS ? pw_stacks_parse_mode(optarg, &st.mode, cap_err, sizeof cap_err)
+				 : c == OPT_STACK_THRESHOLD
+					 ? pw_stacks_parse_threshold(optarg, &st.threshold_ns, cap_err, sizeof cap_err)
+					 : pw_stacks_parse_sample(optarg, &st.sample_hz, cap_err, sizeof cap_err);
+			if (rc)
+				return fail("%s", cap_err);
+			static const char *const names[] = {PW_ENV_STACKS, PW_ENV_STACK_THRESHOLD, PW_ENV_SAMPLE};
+			static char stack_env[3][96];
+			snprintf(stack_env[c - OPT_STACKS], sizeof stack_env[0], "%s=%s", names[c - OPT_STACKS], optarg);
+			o.stack_env[c - OPT_STACKS] = stack_env[c - OPT_STACKS];
 			break;
 		}
 		case 'h':

@@ -353,7 +353,7 @@ int pw_cli_run(const struct pw_cli_opts *o, const char *self_dir)
 		return 1;
 	}
 
-	char ring[64], t0[64], *extra[8 + sizeof o->capture_env / sizeof o->capture_env[0]];
+	char ring[64], t0[64], *extra[11 + sizeof o->capture_env / sizeof o->capture_env[0]];
 	int ne = 0;
 	char *e_sdir = NULL, *e_out = NULL, *e_trace = NULL;
 	snprintf(ring, sizeof ring, "PROFWRAP_RING_SIZE=%llu", (unsigned long long)o->ring_size);
@@ -377,6 +377,9 @@ int pw_cli_run(const struct pw_cli_opts *o, const char *self_dir)
 		for (size_t i = 0; o->capture_env[i]; i++)
 			extra[ne++] = o->capture_env[i];
 	}
+	for (size_t i = 0; i < sizeof o->stack_env / sizeof o->stack_env[0]; i++)
+		if (o->stack_env[i])
+			extra[ne++] = o->stack_env[i];
 	extra[ne] = NULL;
 	char *preload = NULL;
 	char **env = child_env(lib, extra, &preload);

@@ -197,3 +197,66 @@ void pw_capture_describe(const struct pw_capture_settings *c, char *buf, size_t 
 	if (n >= size && size > 4)
 		memcpy(buf + size - 4, "...", 4);
 }
+
+int pw_stacks_parse_mode(const char *s, int *mode, char *err, size_t errlen)
+{
+	if (strcmp(s, "on") == 0)
+		*mode = 2;
+	else if (strcmp(s, "native") == 0)
+		*mode = 1;
+	else if (strcmp(s, "off") == 0)
+		*mode = 0;
+	else
+		return ERR("--stacks: '%s' is not one of on, native, off", s);
+	return 0;
+}
+
+int pw_stacks_parse_threshold(const char *s, uint64_t *ns, char *err, size_t errlen)
+{
+	static const struct {
+		const char *unit;
+		double ns;
+	} units[] = {{"", 1e3}, {"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}};
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	for (size_t i = 0; *s && end != s && !errno && v >= 0 && i < sizeof units / sizeof units[0]; i++) {
+		if (strcmp(end, units[i].unit) == 0 && v * units[i].ns <= 1e15) {
+			*ns = (uint64_t)(v * units[i].ns + 0.5);
+			return 0;
+		}
+	}
+	return ERR("--stack-threshold: '%s' is not a duration (such as 100us, 2ms, 0)", s);
+}
+
+int pw_stacks_parse_sample(const char *s, uint32_t *hz, char *err, size_t errlen)
+{
+	char *end;
+	errno = 0;
+	unsigned long v = strtoul(s, &end, 10);
+	if (!*s || *end || errno || s[0] == '-' || v > PW_SAMPLE_HZ_MAX)
+		return ERR("--sample: '%s' is not a rate from 0 to %u samples per second", s, PW_SAMPLE_HZ_MAX);
+	*hz = (uint32_t)v;
+	return 0;
+}
+
+int pw_stacks_from_env(struct pw_stack_settings *c, char *err, size_t errlen)
+{
+	const char *v;
+	int rc = 0;
+	c->mode = 2;
+	c->threshold_ns = PW_STACK_THRESHOLD_DEFAULT_NS;
+	c->sample_hz = 0;
+	if (!rc && (v = getenv(PW_ENV_STACKS)) && *v)
+		rc = pw_stacks_parse_mode(v, &c->mode, err, errlen);
+	if (!rc && (v = getenv(PW_ENV_STACK_THRESHOLD)) && *v)
+		rc = pw_stacks_parse_threshold(v, &c->threshold_ns, err, errlen);
+	if (!rc && (v = getenv(PW_ENV_SAMPLE)) && *v)
+		rc = pw_stacks_parse_sample(v, &c->sample_hz, err, errlen);
+	if (rc) {
+		c->mode = 2;
+		c->threshold_ns = PW_STACK_THRESHOLD_DEFAULT_NS;
+		c->sample_hz = 0;
+	}
+	return rc;
+}

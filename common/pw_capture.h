@@ -15,6 +15,9 @@
 #define PW_ENV_SCHEDULE "PROFWRAP_SCHEDULE"           /* wait=W,warmup=U,active=A,repeat=R */
 #define PW_ENV_STEP_RANGE "PROFWRAP_STEP_RANGE"       /* NAME[@DOMAIN]: the NVTX range a step is */
 #define PW_ENV_CAPTURE_T0 "PROFWRAP_CAPTURE_T0"       /* CLOCK_MONOTONIC ns of the launch (set by the CLI) */
+#define PW_ENV_STACKS "PROFWRAP_STACKS"                   /* on | native | off */
+#define PW_ENV_STACK_THRESHOLD "PROFWRAP_STACK_THRESHOLD" /* calls at least this long get a stack */
+#define PW_ENV_SAMPLE "PROFWRAP_SAMPLE"                   /* CPU-time samples per second and thread */
 
 /* `profwrap start|stop PID` sends this signal with sigqueue and one of these values; a plain kill toggles. */
 #define PW_CAPTURE_SIGNAL SIGUSR2
@@ -53,6 +56,25 @@ int pw_capture_parse_step(const char *s, struct pw_capture_settings *c, char *er
 /* Checks the combination (a schedule needs a step range and excludes --capture-range; a count needs a
  * range). Returns 0 or -1 with err. */
 int pw_capture_check(const struct pw_capture_settings *c, char *err, size_t errlen);
+
+/* Stack settings (--stacks, --stack-threshold, --sample): which calls carry their call stack, and CPU
+ * sampling. They sit with the capture settings because they too decide what is recorded, and the CLI and the
+ * preload share the parsers the same way. */
+#define PW_STACK_THRESHOLD_DEFAULT_NS 100000u
+#define PW_SAMPLE_HZ_MAX 10000u
+struct pw_stack_settings {
+	int mode;              /* 0 off, 1 native frames only, 2 native and Python frames */
+	uint64_t threshold_ns; /* calls at least this long get a stack (0: every call) */
+	uint32_t sample_hz;    /* 0: no sampling */
+};
+/* Each returns 0, or -1 with a one-line reason in err. A duration is a number with ns, us, ms or s (a bare
+ * number is microseconds). */
+int pw_stacks_parse_mode(const char *s, int *mode, char *err, size_t errlen);
+int pw_stacks_parse_threshold(const char *s, uint64_t *ns, char *err, size_t errlen);
+int pw_stacks_parse_sample(const char *s, uint32_t *hz, char *err, size_t errlen);
+/* Reads PW_ENV_STACKS, PW_ENV_STACK_THRESHOLD and PW_ENV_SAMPLE (defaults: on, 100 us, no sampling).
+ * Returns 0, or -1 with err and the defaults in *c. */
+int pw_stacks_from_env(struct pw_stack_settings *c, char *err, size_t errlen);
 
 /* Reads every setting from the environment (PW_ENV_CAPTURE_*). Returns 0, or -1 with err and *c cleared:
  * settings that do not parse are ignored as a whole. */

@@ -106,22 +106,27 @@ static void *dlopen_as(const char *path, int flags, const void *caller_addr)
 	return found ? found : real_dlopen(path, flags);
 }
 
-/* A load may bring a GPU library whose functions the wrappers need (pw_gpu_scan). */
+/* A load may bring a GPU library whose functions the wrappers need (pw_gpu_scan), and code whose addresses
+ * stacks will hold (pw_stacks_after_dlopen). */
 PW_EXPORT void *dlopen(const char *path, int flags)
 {
 	const void *caller = __builtin_return_address(0);
 	PW_RESOLVE(dlopen);
 	if (!pw_should_record(PW_DOM_DL)) {
 		void *h = dlopen_as(path, flags, caller);
-		if (h)
+		if (h) {
 			pw_gpu_scan();
+			pw_stacks_after_dlopen(h, path);
+		}
 		return h;
 	}
 	PW_BEGIN();
 	void *ret = dlopen_as(path, flags, caller);
 	PW_END(DLOPEN, ret, flags, pw_intern_path(path), !ret); /* dlopen itself reads path */
-	if (ret)
+	if (ret) {
 		pw_gpu_scan();
+		pw_stacks_after_dlopen(ret, path);
+	}
 	return ret;
 }
 

@@ -191,6 +191,12 @@ static int config_load(void)
 	if (pw_capture_from_env(&c->capture, why, sizeof why) < 0 && !c->quiet)
 		dprintf(2, "profwrap: %s; recording the whole run\n", why);
 	pw_capture_describe(&c->capture, c->capture_text, sizeof c->capture_text);
+	struct pw_stack_settings st;
+	if (pw_stacks_from_env(&st, why, sizeof why) < 0 && !c->quiet)
+		dprintf(2, "profwrap: %s; stacks as by default\n", why);
+	c->stacks = st.mode;
+	c->stack_threshold_ns = st.threshold_ns;
+	c->sample_hz = st.sample_hz;
 	c->capture_t0 = env_u64(PW_ENV_CAPTURE_T0, 0);
 	if (!c->capture_t0)
 		c->capture_t0 = pw_clock_mono_ns();
@@ -546,6 +552,7 @@ static void session_start(int in_fork_child)
 	collector_fd = fd_remember(fd);
 	pw_recording = pw_cfg.domain_mask;
 	pw_capture_start(in_fork_child);
+	pw_stacks_start();
 	note_inherited_fds();
 }
 
@@ -553,6 +560,7 @@ static void lane_release(void *unused)
 {
 	(void)unused;
 	struct pw_thread *t = &pw_self;
+	pw_sample_thread_end(t);
 	if (t->lane && !t->shared)
 		atomic_store_explicit(&t->lane->owner, 0, memory_order_release);
 	t->lane = NULL;
@@ -583,6 +591,7 @@ int pw_thread_attach(struct pw_thread *t)
 			t->data = pw_seg_lane_data(h, i);
 			t->shared = 0;
 			pthread_setspecific(lane_key, (void *)1);
+			pw_sample_thread_start(t);
 			return 0;
 		}
 	}
@@ -597,6 +606,8 @@ int pw_thread_attach(struct pw_thread *t)
 	t->lane = &lanes[shared];
 	t->data = pw_seg_lane_data(h, shared);
 	t->shared = 1;
+	pthread_setspecific(lane_key, (void *)1); /* for lane_release's end of the sample timer */
+	pw_sample_thread_start(t);
 	return 0;
 }
 
@@ -682,6 +693,7 @@ __attribute__((constructor)) static void pw_init(int argc, char **argv)
 	if (config_load() == 0) {
 		pthread_key_create(&lane_key, lane_release);
 		pthread_atfork(NULL, NULL, pw_after_fork_child);
+		pw_py_detect(RTLD_DEFAULT); /* the python executable exports the C API */
 		session_start(0);
 		pw_gpu_scan(); /* again, now that records can be written: starts CUPTI if CUDA is loaded */
 		be_nvtx_tool();

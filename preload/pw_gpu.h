@@ -78,29 +78,18 @@ pw_strref pw_name_cached(struct pw_name_slot *slots, uintptr_t key, pw_strref (*
  * with the internal guard held. */
 pw_strref pw_gpu_kernel_name(const void *func, int launched);
 
-/* Writes a finished record of size bytes (a multiple of 8) into the thread's lane. */
-static inline __attribute__((always_inline)) void pw_emit_record(const void *rec, size_t size)
-{
-	struct pw_thread *t = &pw_self;
-	if (PW_UNLIKELY(!t->lane) && pw_thread_attach(t) < 0)
-		return;
-	struct pw_reservation r;
-	int rc = t->shared ? pw_shared_lane_reserve(pw_seg, t->lane, t->data, size, &r)
-			   : pw_lane_reserve(pw_seg, t->lane, t->data, size, &r);
-	if (rc < 0)
-		return;
-	memcpy(r.rec, rec, size);
-	((struct pw_rec_hdr *)r.rec)->tid = t->tid;
-	if (t->shared)
-		pw_shared_lane_commit(t->lane, &r);
-	else
-		pw_lane_commit(t->lane, &r);
-}
-
 /* Writes a finished GPU call record into the thread's lane. */
 static inline __attribute__((always_inline)) void pw_emit_api(const struct pw_rec_api *rec)
 {
 	pw_emit_record(rec, sizeof *rec);
+}
+
+/* Calls after which the user needs to know who made them (nsys's --cudabacktrace set): they make the thread
+ * wait for the device, allocate or free, or copy synchronously (through pageable memory, mostly). */
+static inline int pw_kind_always_stacked(int kind, uint32_t sub)
+{
+	return kind == PW_K_GPU_SYNC || kind == PW_K_GPU_ALLOC || kind == PW_K_GPU_FREE ||
+	       ((kind == PW_K_GPU_MEMCPY || kind == PW_K_GPU_MEMSET) && !(sub & PW_API_ASYNC));
 }
 
 /* The real dlsym (gpulib.c), NULL until resolved. */
@@ -207,7 +196,11 @@ static inline __attribute__((always_inline)) void pw_api_init(struct pw_rec_api 
 		r.corr = corr_;                                                                           \
 		__VA_ARGS__;                                                                              \
 		pw_self.guard = PW_GUARD_RECORDING;                                                       \
-		pw_emit_api(&r);                                                                          \
+		if (PW_UNLIKELY(pw_stacks_on) && (r.c.t1 - r.c.t0 >= pw_stack_min_ticks ||                \
+						  pw_kind_always_stacked(PW_EVKIND_##ev, r.sub)))         \
+			pw_emit_with_stack(&r, sizeof r);                                                 \
+		else                                                                                      \
+			pw_emit_api(&r);                                                                  \
 		pw_self.guard = 0;                                                                        \
 		errno = errno_;                                                                           \
 		return ret;                                                                               \

@@ -35,6 +35,9 @@ struct pw_config {
 	uint32_t cupti_flush_ms;    /* flush period of activity buffers */
 	struct pw_capture_settings capture;
 	char capture_text[256]; /* the settings in words, for the report */
+	int stacks;                  /* enum pw_stacks_mode */
+	uint64_t stack_threshold_ns; /* calls at least this long get a stack */
+	uint32_t sample_hz;          /* CPU-time samples per second and thread, 0: none */
 	uint64_t capture_t0;    /* CLOCK_MONOTONIC ns that --delay counts from: the launch */
 };
 
@@ -46,6 +49,12 @@ struct pw_thread {
 	uint8_t guard;  /* PW_GUARD_*: set while this thread runs profiler code; wrapped calls go straight through */
 	uint8_t shared; /* lane is the shared one */
 	uint32_t gpu_device; /* the thread's current CUDA device + 1, 0 while unknown (pw_gpu.h) */
+	/* call stacks (stacks.c, python.c) */
+	uint8_t py_hooked;   /* the Python profile hook has run on this thread */
+	uint8_t py_pending;  /* records wait for this thread's Python frames (PW_STACK_PY_PENDING) */
+	uint8_t py_installs; /* hook installations this thread asked for */
+	uint8_t sampling;    /* sample_timer is armed */
+	void *sample_timer;  /* timer_t of the thread's CPU-time samples */
 };
 
 /* Guard values. RECORDING covers only the writing of a record (not the real call, so calls that libc makes
@@ -97,6 +106,58 @@ static inline __attribute__((always_inline)) void pw_emit_call(uint16_t ev, uint
 	else
 		pw_lane_commit(t->lane, &r);
 }
+
+/* Writes a finished record of size bytes (a multiple of 8) into the thread's lane. */
+static inline __attribute__((always_inline)) void pw_emit_record(const void *rec, size_t size)
+{
+	struct pw_thread *t = &pw_self;
+	if (PW_UNLIKELY(!t->lane) && pw_thread_attach(t) < 0)
+		return;
+	struct pw_reservation r;
+	int rc = t->shared ? pw_shared_lane_reserve(pw_seg, t->lane, t->data, size, &r)
+			   : pw_lane_reserve(pw_seg, t->lane, t->data, size, &r);
+	if (rc < 0)
+		return;
+	memcpy(r.rec, rec, size);
+	((struct pw_rec_hdr *)r.rec)->tid = t->tid;
+	if (t->shared)
+		pw_shared_lane_commit(t->lane, &r);
+	else
+		pw_lane_commit(t->lane, &r);
+}
+
+/* Call stacks (stacks.c). pw_stacks_on is set while stacks are captured; a call that lasted at least
+ * pw_stack_min_ticks (UINT64_MAX when off) gets one, so a wrapper below the threshold pays one compare. */
+enum pw_stacks_mode { PW_STACKS_OFF = 0, PW_STACKS_NATIVE = 1, PW_STACKS_ALL = 2 /* native and Python */ };
+extern int pw_stacks_on;
+extern uint64_t pw_stack_min_ticks;
+/* Writes the record (size bytes, the guard at RECORDING) with the calling thread's stack appended, or as it
+ * is when no stack could be had. */
+void pw_emit_with_stack(const void *rec, size_t size);
+/* Set-up once the process can record (also in a fork child), and after each successful dlopen. */
+void pw_stacks_start(void);
+void pw_stacks_after_dlopen(void *handle, const char *path);
+/* Thread start and end: its CPU-time sample timer (--sample). */
+void pw_sample_thread_start(struct pw_thread *t);
+void pw_sample_thread_end(struct pw_thread *t);
+
+/* Python (python.c). pw_py_detect looks for the interpreter's C API in handle (RTLD_DEFAULT at start, a
+ * libpython that dlopen loaded later). */
+void pw_py_detect(void *handle);
+/* The calling thread: 1 runs Python and holds the GIL, 0 runs Python without holding it, -1 no Python. */
+int pw_py_thread_state(void);
+/* Appends the calling thread's Python frames (it holds the GIL) to a stack being built: buf has cap bytes
+ * free. Returns the bytes written, *count the frames, *truncated set when frames were left out. */
+size_t pw_py_frames(uint8_t *buf, size_t cap, uint16_t *count, int *truncated);
+/* The thread runs Python without the GIL: have its frames follow in a PW_K_PYSTACK record once it holds
+ * the GIL again (the profile hook, installed on the interpreter's threads from the main thread). */
+void pw_py_defer(void);
+/* Stores a stack (struct pw_stack and what follows, len bytes) once per distinct content; returns its
+ * reference, 0 when it was not stored (counted). Async-signal-safe. */
+pw_strref pw_stack_store(const void *stack, size_t len);
+
+/* pw_emit_call for a call that gets a stack (out of line: stacks.c). */
+void pw_emit_call_stack(uint16_t type, uint64_t t0, uint64_t t1, int64_t ret, uint64_t a0, uint64_t a1, int err);
 
 /* Counts a call a signal handler made while its thread was writing a record (not recorded). */
 void pw_note_guard_skip(void);
@@ -225,9 +286,14 @@ void pw_resolve_all(void);
 		uint64_t t1_ = pw_clock_ticks();                                                          \
 		int errno_ = errno;                                                                       \
 		pw_self.guard = PW_GUARD_RECORDING;                                                       \
-		pw_emit_call(PW_EV_##ev | (pw_kind_tracked(PW_EVKIND_##ev) ? pw_outside_flag() : 0), t0_, t1_,      \
-			     (int64_t)(intptr_t)(ret), (uint64_t)(uintptr_t)(a0),   \
-			     (uint64_t)(uintptr_t)(a1), (failed) ? (errno_ ? errno_ : PW_ERR_NO_ERRNO) : 0);    \
+		uint16_t type_ = PW_EV_##ev | (pw_kind_tracked(PW_EVKIND_##ev) ? pw_outside_flag() : 0);       \
+		int err_ = (failed) ? (errno_ ? errno_ : PW_ERR_NO_ERRNO) : 0;                            \
+		if (PW_UNLIKELY(t1_ - t0_ >= pw_stack_min_ticks))                                         \
+			pw_emit_call_stack(type_, t0_, t1_, (int64_t)(intptr_t)(ret), (uint64_t)(uintptr_t)(a0), \
+					   (uint64_t)(uintptr_t)(a1), err_);                              \
+		else                                                                                      \
+			pw_emit_call(type_, t0_, t1_, (int64_t)(intptr_t)(ret), (uint64_t)(uintptr_t)(a0),   \
+				     (uint64_t)(uintptr_t)(a1), err_);                                    \
 		pw_self.guard = 0;                                                                        \
 		errno = errno_;                                                                           \
 	} while (0)

@@ -1,0 +1,306 @@
+/* Python frames for call stacks: file, function and line of each frame, read through the interpreter's
+ * public C API, only on the calling thread and only while it holds the GIL.
+ *
+ * Most calls worth a stack are made with the GIL released (time.sleep, file reads, PyTorch's bindings
+ * release it around every operator), and the thread's Python frames cannot change until it takes the GIL
+ * back. So a call made without the GIL marks its stack PW_STACK_PY_PENDING, and a profile hook
+ * (PyEval_SetProfile) on the thread writes the frames at the next event it sees with the GIL held: the
+ * C_RETURN of the builtin that made the call, in the frame that called it. The hook is installed on the
+ * interpreter's threads from the main thread (Py_AddPendingCall), only on threads that have no profile
+ * function of their own (cProfile, coverage), and only once a stack has needed it.
+ *
+ * The interpreter is found by name at run time (the python executable exports its C API; a libpython may
+ * come later through dlopen): nothing is linked, and a process without Python pays nothing.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/types.h>
+
+#include "pw_preload.h"
+
+/* What the profile hook is told (Include/cpython/pystate.h: PyTrace_*). */
+#define PY_TRACE_CALL 0
+#define PY_TRACE_RETURN 3
+#define PY_TRACE_C_CALL 4
+
+typedef int (*py_tracefunc)(void *obj, void *frame, int what, void *arg);
+
+static struct {
+	int (*IsInitialized)(void);
+	int (*IsFinalizing)(void); /* Py_IsFinalizing (3.13) or _Py_IsFinalizing; may be missing */
+	void *(*GILState_GetThisThreadState)(void);
+	void *(*ThreadState_GetUnchecked)(void); /* the thread state holding the GIL on this thread, or NULL */
+	void *(*Eval_GetFrame)(void);            /* borrowed */
+	void *(*Frame_GetBack)(void *);          /* new reference */
+	void *(*Frame_GetCode)(void *);          /* new reference */
+	int (*Frame_GetLineNumber)(void *);
+	void *(*Object_GetAttrString)(void *, const char *);
+	const char *(*Unicode_AsUTF8AndSize)(void *, ssize_t *);
+	void (*IncRef)(void *);
+	void (*DecRef)(void *);
+	void (*Err_Fetch)(void **, void **, void **);
+	void (*Err_Restore)(void *, void *, void *);
+	void (*Err_Clear)(void);
+	int (*AddPendingCall)(int (*)(void *), void *);
+	void *(*ThreadState_Get)(void);
+	void *(*ThreadState_GetInterpreter)(void *);
+	void *(*InterpreterState_ThreadHead)(void *);
+	void *(*ThreadState_Next)(void *);
+	void *(*ThreadState_Swap)(void *);
+	void (*Eval_SetProfile)(py_tracefunc, void *);
+	void *(*Sys_GetObject)(const char *); /* borrowed */
+	void *(*Object_CallNoArgs)(void *);
+	void *None;
+} py;
+static _Atomic int py_ready;
+static int py_no_qualname; /* before 3.11 code objects have no co_qualname */
+static _Atomic int install_requested;
+
+void pw_py_detect(void *handle)
+{
+	if (atomic_load(&py_ready) || pw_cfg.stacks != PW_STACKS_ALL)
+		return;
+	/* an object that does not define Py_IsInitialized is not Python: leave before any further lookup */
+	void *probe = dlsym(handle, "Py_IsInitialized");
+	if (!probe) {
+		dlerror(); /* the failed lookup is ours: the program's next dlerror() must not see it */
+		return;
+	}
+	static const struct {
+		void *slot;
+		const char *name, *alt;
+	} want[] = {
+		{&py.IsInitialized, "Py_IsInitialized", NULL},
+		{&py.GILState_GetThisThreadState, "PyGILState_GetThisThreadState", NULL},
+		{&py.ThreadState_GetUnchecked, "PyThreadState_GetUnchecked", "_PyThreadState_UncheckedGet"},
+		{&py.Eval_GetFrame, "PyEval_GetFrame", NULL},
+		{&py.Frame_GetBack, "PyFrame_GetBack", NULL},
+		{&py.Frame_GetCode, "PyFrame_GetCode", NULL},
+		{&py.Frame_GetLineNumber, "PyFrame_GetLineNumber", NULL},
+		{&py.Object_GetAttrString, "PyObject_GetAttrString", NULL},
+		{&py.Unicode_AsUTF8AndSize, "PyUnicode_AsUTF8AndSize", NULL},
+		{&py.IncRef, "Py_IncRef", NULL},
+		{&py.DecRef, "Py_DecRef", NULL},
+		{&py.Err_Fetch, "PyErr_Fetch", NULL},
+		{&py.Err_Restore, "PyErr_Restore", NULL},
+		{&py.Err_Clear, "PyErr_Clear", NULL},
+		{&py.AddPendingCall, "Py_AddPendingCall", NULL},
+		{&py.ThreadState_Get, "PyThreadState_Get", NULL},
+		{&py.ThreadState_GetInterpreter, "PyThreadState_GetInterpreter", NULL},
+		{&py.InterpreterState_ThreadHead, "PyInterpreterState_ThreadHead", NULL},
+		{&py.ThreadState_Next, "PyThreadState_Next", NULL},
+		{&py.ThreadState_Swap, "PyThreadState_Swap", NULL},
+		{&py.Eval_SetProfile, "PyEval_SetProfile", NULL},
+		{&py.Sys_GetObject, "PySys_GetObject", NULL},
+		{&py.Object_CallNoArgs, "PyObject_CallNoArgs", NULL},
+		{&py.None, "_Py_NoneStruct", NULL},
+	};
+	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+		void *f = dlsym(handle, want[i].name);
+		if (!f && want[i].alt)
+			f = dlsym(handle, want[i].alt);
+		if (!f) {
+			dlerror();
+			return; /* older than 3.9 (no PyFrame_GetBack...), or not the interpreter */
+		}
+		memcpy(want[i].slot, &f, sizeof f);
+	}
+	void *fin = dlsym(handle, "Py_IsFinalizing");
+	if (!fin)
+		fin = dlsym(handle, "_Py_IsFinalizing");
+	if (!fin)
+		dlerror();
+	memcpy(&py.IsFinalizing, &fin, sizeof fin);
+	atomic_store(&py_ready, 1);
+}
+
+int pw_py_thread_state(void)
+{
+	if (!atomic_load_explicit(&py_ready, memory_order_relaxed) || !py.IsInitialized())
+		return -1;
+	void *mine = py.GILState_GetThisThreadState();
+	if (!mine || (py.IsFinalizing && py.IsFinalizing()))
+		return -1;
+	return py.ThreadState_GetUnchecked() == mine ? 1 : 0;
+}
+
+/* Copies the last max bytes of s (the end of a path says most) into dst; returns the length copied. */
+static size_t copy_tail(char *dst, const char *s, size_t len, size_t max)
+{
+	if (len > max) {
+		s += len - max;
+		len = max;
+	}
+	memcpy(dst, s, len);
+	return len;
+}
+
+#define PY_FILE_MAX 160
+#define PY_FUNC_MAX 96
+
+/* The UTF-8 of attribute name of code (a new reference is taken and dropped), into dst. */
+static size_t code_string(void *code, const char *name, char *dst, size_t max)
+{
+	void *o = py.Object_GetAttrString(code, name);
+	if (!o) {
+		py.Err_Clear();
+		return 0;
+	}
+	ssize_t len = 0;
+	const char *s = py.Unicode_AsUTF8AndSize(o, &len);
+	size_t n = 0;
+	if (s && len > 0)
+		n = copy_tail(dst, s, (size_t)len, max);
+	else if (!s)
+		py.Err_Clear();
+	py.DecRef(o);
+	return n;
+}
+
+/* Appends frame and its callers (frame is a new reference, consumed). GIL held; the error indicator is
+ * saved and restored around the walk, since the hook runs while exceptions propagate. */
+static size_t walk(void *frame, uint8_t *buf, size_t cap, uint16_t *count, int *truncated)
+{
+	void *et, *ev, *tb;
+	py.Err_Fetch(&et, &ev, &tb);
+	size_t used = 0;
+	*count = 0;
+	*truncated = 0;
+	while (frame) {
+		if (*count == PW_STACK_MAX_PYTHON || cap - used < pw_py_frame_size(PY_FILE_MAX, PY_FUNC_MAX)) {
+			*truncated = 1;
+			break;
+		}
+		struct pw_py_frame f = {0, 0, 0};
+		char *file = (char *)buf + used + sizeof f;
+		void *code = py.Frame_GetCode(frame);
+		if (code) {
+			f.file_len = (uint16_t)code_string(code, "co_filename", file, PY_FILE_MAX);
+			size_t n = py_no_qualname ? 0 : code_string(code, "co_qualname", file + f.file_len, PY_FUNC_MAX);
+			if (!n) {
+				py_no_qualname = 1;
+				n = code_string(code, "co_name", file + f.file_len, PY_FUNC_MAX);
+			}
+			f.func_len = (uint16_t)n;
+			py.DecRef(code);
+		}
+		int line = py.Frame_GetLineNumber(frame);
+		f.line = line > 0 ? (uint32_t)line : 0;
+		memcpy(buf + used, &f, sizeof f);
+		size_t size = pw_py_frame_size(f.file_len, f.func_len);
+		memset(buf + used + sizeof f + f.file_len + f.func_len, 0,
+		       size - sizeof f - f.file_len - f.func_len);
+		used += size;
+		(*count)++;
+		void *back = py.Frame_GetBack(frame);
+		py.DecRef(frame);
+		frame = back;
+	}
+	if (frame)
+		py.DecRef(frame);
+	py.Err_Restore(et, ev, tb);
+	return used;
+}
+
+size_t pw_py_frames(uint8_t *buf, size_t cap, uint16_t *count, int *truncated)
+{
+	void *frame = py.Eval_GetFrame();
+	if (frame)
+		py.IncRef(frame);
+	return walk(frame, buf, cap, count, truncated);
+}
+
+/* The hook: nearly every Python call and return passes here, so all but a thread with frames owed leave at
+ * once. */
+static int profile_hook(void *obj, void *frame, int what, void *arg)
+{
+	(void)obj;
+	(void)arg;
+	struct pw_thread *t = &pw_self;
+	t->py_hooked = 1;
+	if (PW_LIKELY(!t->py_pending) || t->guard || !frame)
+		return 0;
+	t->py_pending = 0;
+	t->guard = PW_GUARD_INTERNAL;
+	/* the frame that made the call: at a CALL event the new frame's caller */
+	void *start = what == PY_TRACE_CALL ? py.Frame_GetBack(frame) : frame;
+	if (start && what != PY_TRACE_CALL)
+		py.IncRef(start);
+	static uint8_t buf[sizeof(struct pw_stack) + PW_STACK_MAX_PYTHON * 272]; /* the GIL is held */
+	struct pw_stack s = {PW_STACK_MAGIC, 0, 0, 0, 0};
+	int truncated;
+	size_t len = walk(start, buf + sizeof s, sizeof buf - sizeof s, &s.python, &truncated);
+	s.flags = truncated ? PW_STACK_TRUNCATED : 0;
+	memcpy(buf, &s, sizeof s);
+	struct {
+		struct pw_rec_call c;
+		uint64_t stack;
+	} r = {0};
+	r.stack = pw_stack_store(buf, sizeof s + len);
+	if (r.stack && pw_seg) {
+		r.c.h.type = PW_EV_PY_STACK | PW_REC_STACK;
+		r.c.h.size8 = sizeof r / 8;
+		r.c.t0 = r.c.t1 = pw_clock_ticks();
+		t->guard = PW_GUARD_RECORDING;
+		pw_emit_record(&r, sizeof r);
+	}
+	t->guard = 0;
+	return 0;
+}
+
+/* Whether the thread state now current has a profile function: sys.getprofile() is not None. */
+static int has_profiler(void)
+{
+	void *getprofile = py.Sys_GetObject("getprofile");
+	if (!getprofile)
+		return 1;
+	void *f = py.Object_CallNoArgs(getprofile);
+	if (!f) {
+		py.Err_Clear();
+		return 1;
+	}
+	int has = f != py.None;
+	py.DecRef(f);
+	return has;
+}
+
+/* Run by the interpreter on the main thread, holding the GIL (Py_AddPendingCall): the hook on every thread
+ * of the interpreter that has no profile function. Switching to a thread's state to set its profile
+ * function is how profilers reach threads other than the current one before PyEval_SetProfileAllThreads. */
+static int install_hooks(void *unused)
+{
+	(void)unused;
+	uint8_t guard = pw_self.guard;
+	pw_self.guard = PW_GUARD_INTERNAL;
+	void *self = py.ThreadState_Get();
+	void *interp = py.ThreadState_GetInterpreter(self);
+	void *et, *ev, *tb;
+	py.Err_Fetch(&et, &ev, &tb);
+	for (void *ts = py.InterpreterState_ThreadHead(interp); ts; ts = py.ThreadState_Next(ts)) {
+		py.ThreadState_Swap(ts);
+		if (!has_profiler())
+			py.Eval_SetProfile(profile_hook, NULL);
+		py.ThreadState_Swap(self);
+	}
+	py.Err_Restore(et, ev, tb);
+	atomic_store(&install_requested, 0);
+	pw_self.guard = guard;
+	return 0;
+}
+
+void pw_py_defer(void)
+{
+	struct pw_thread *t = &pw_self;
+	t->py_pending = 1;
+	/* A few tries per thread: a thread whose profile function is someone else's never gets the hook. */
+	if (t->py_hooked || t->py_installs >= 3)
+		return;
+	int expected = 0;
+	if (!atomic_compare_exchange_strong(&install_requested, &expected, 1))
+		return;
+	t->py_installs++;
+	if (py.AddPendingCall(install_hooks, NULL) < 0)
+		atomic_store(&install_requested, 0);
+}

@@ -1,0 +1,513 @@
+/* Call stacks: who made the calls that wait, allocate or take long, and where the CPU goes (--sample).
+ *
+ * A stack is captured with libunwind's local fast trace (no malloc, async-signal-safe once the thread's
+ * cache exists), Python frames are added where the thread runs Python (python.c), and the result is stored
+ * once per distinct content in the string arena: records carry its reference. Every loaded object is listed
+ * as a PW_K_MODULE record (path, load bias, address range, build-id) so the collector can symbolise the
+ * addresses after the process is gone.
+ */
+#define _GNU_SOURCE
+#define UNW_LOCAL_ONLY
+#include <elf.h>
+#include <errno.h>
+#include <libunwind.h>
+#include <link.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "pw_preload.h"
+
+int pw_stacks_on;
+uint64_t pw_stack_min_ticks = UINT64_MAX;
+
+/* Our own code's addresses: its frames are the profiler's, never the caller's. */
+static uintptr_t self_lo, self_hi;
+
+/* ---- the stack store: one arena entry per distinct stack ---- */
+
+/* Open addressing on the stack's 64-bit hash. A slot is claimed by CAS on its hash, then its reference is
+ * published; a thread (or a signal handler) that finds a claimed slot still without a reference stores its
+ * own copy rather than wait. Bounded: a full neighbourhood, or an arena three quarters full, drops the
+ * stack and counts it (strings such as paths keep the last quarter). */
+#define STACK_SLOTS 16384u
+#define STACK_PROBES 32u
+static struct {
+	_Atomic uint64_t hash;
+	_Atomic uint64_t ref;
+} stack_slots[STACK_SLOTS];
+
+static uint64_t stack_hash(const uint8_t *p, size_t len)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ len;
+	for (size_t i = 0; i + 8 <= len; i += 8) {
+		uint64_t w;
+		memcpy(&w, p + i, 8);
+		h = (h ^ w) * 0xff51afd7ed558ccdull;
+		h ^= h >> 32;
+	}
+	return h | 1; /* 0 marks a free slot */
+}
+
+static void count_stack_dropped(void)
+{
+	if (pw_seg)
+		atomic_fetch_add_explicit(&pw_seg->stacks_dropped, 1, memory_order_relaxed);
+}
+
+static pw_strref store_copy(const void *stack, size_t len)
+{
+	struct pw_seg_header *h = pw_seg;
+	if (!h || atomic_load_explicit(&h->arena_used, memory_order_relaxed) + len > h->arena_size / 4 * 3) {
+		count_stack_dropped();
+		return 0;
+	}
+	pw_strref ref = pw_intern_bytes(stack, len);
+	if (!ref)
+		count_stack_dropped();
+	return ref;
+}
+
+pw_strref pw_stack_store(const void *stack, size_t len)
+{
+	uint64_t hash = stack_hash(stack, len);
+	for (uint32_t i = 0; i < STACK_PROBES; i++) {
+		uint32_t at = (uint32_t)(hash + i) & (STACK_SLOTS - 1);
+		uint64_t seen = atomic_load_explicit(&stack_slots[at].hash, memory_order_acquire);
+		if (seen == 0 && atomic_compare_exchange_strong_explicit(&stack_slots[at].hash, &seen, hash,
+									   memory_order_acq_rel, memory_order_acquire)) {
+			pw_strref ref = store_copy(stack, len);
+			atomic_store_explicit(&stack_slots[at].ref, ref, memory_order_release);
+			return ref;
+		}
+		if (seen == hash) {
+			pw_strref ref = atomic_load_explicit(&stack_slots[at].ref, memory_order_acquire);
+			return ref ? ref : store_copy(stack, len);
+		}
+	}
+	count_stack_dropped();
+	return 0;
+}
+
+/* ---- modules ---- */
+
+/* The address ranges already listed, sorted by start, so that a capture can tell cheaply whether one of its
+ * addresses lies in an object loaded behind dlopen's back (a libc-internal load): then the list is scanned
+ * again. Changed under modules_lock; captures read it without the lock (a torn read only costs a rescan). */
+#define MAX_MODULES 4096u
+static struct {
+	uintptr_t lo, hi;
+} modules[MAX_MODULES];
+static _Atomic uint32_t nmodules;
+static pthread_mutex_t modules_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic int modules_stale; /* a capture saw an unknown address */
+
+static int module_known(uintptr_t addr)
+{
+	uint32_t lo = 0, hi = atomic_load_explicit(&nmodules, memory_order_acquire);
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+		if (addr < modules[mid].lo)
+			hi = mid;
+		else if (addr >= modules[mid].hi)
+			lo = mid + 1;
+		else
+			return 1;
+	}
+	return 0;
+}
+
+/* Adds [lo, hi); returns 1 when it was new. Called with modules_lock held. */
+static int module_add(uintptr_t lo, uintptr_t hi)
+{
+	uint32_t n = atomic_load_explicit(&nmodules, memory_order_relaxed), at = 0;
+	while (at < n && modules[at].lo < lo)
+		at++;
+	if (at < n && modules[at].lo == lo && modules[at].hi == hi)
+		return 0;
+	if (n == MAX_MODULES)
+		return 1; /* listed, but not remembered: at worst listed again */
+	memmove(&modules[at + 1], &modules[at], (n - at) * sizeof modules[0]);
+	modules[at].lo = lo;
+	modules[at].hi = hi;
+	atomic_store_explicit(&nmodules, n + 1, memory_order_release);
+	return 1;
+}
+
+static pw_strref build_id_of(const struct dl_phdr_info *info)
+{
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_NOTE)
+			continue;
+		const uint8_t *p = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr), *end = p + ph->p_memsz;
+		while ((size_t)(end - p) >= sizeof(ElfW(Nhdr))) {
+			const ElfW(Nhdr) *n = (const ElfW(Nhdr) *)p;
+			size_t name = (n->n_namesz + 3) & ~3u, desc = (n->n_descsz + 3) & ~3u;
+			const uint8_t *d = p + sizeof *n + name;
+			if ((size_t)(end - p) < sizeof *n + name + desc)
+				break;
+			if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 && memcmp(p + sizeof *n, "GNU", 4) == 0 &&
+			    n->n_descsz > 0 && n->n_descsz <= 64) {
+				char hex[129];
+				for (uint32_t j = 0; j < n->n_descsz; j++) {
+					hex[2 * j] = "0123456789abcdef"[d[j] >> 4];
+					hex[2 * j + 1] = "0123456789abcdef"[d[j] & 15];
+				}
+				return pw_intern_bytes(hex, 2 * n->n_descsz);
+			}
+			p += sizeof *n + name + desc;
+		}
+	}
+	return 0;
+}
+
+static int list_module(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	(void)data;
+	uintptr_t lo = UINTPTR_MAX, hi = 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD)
+			continue;
+		uintptr_t start = info->dlpi_addr + ph->p_vaddr;
+		if (start < lo)
+			lo = start;
+		if (start + ph->p_memsz > hi)
+			hi = start + ph->p_memsz;
+	}
+	if (lo >= hi || !module_add(lo, hi))
+		return 0;
+	struct pw_rec_module m = {0};
+	uint64_t now = pw_clock_ticks();
+	m.c.h.type = PW_EV_MODULE;
+	m.c.h.size8 = sizeof m / 8;
+	m.c.t0 = m.c.t1 = now;
+	m.c.arg0 = info->dlpi_addr;
+	/* the main program has no name here: the path the process started from stands for it */
+	m.c.arg1 = info->dlpi_name && info->dlpi_name[0] ? pw_intern_path(info->dlpi_name) : pw_seg->exe_ref;
+	m.lo = lo;
+	m.hi = hi;
+	m.build_id = build_id_of(info);
+	pw_emit_record(&m, sizeof m);
+	return 0;
+}
+
+/* Lists the objects not listed yet. Not from a signal handler: dl_iterate_phdr takes the loader's lock. */
+static void list_modules(void)
+{
+	if (!pw_seg)
+		return;
+	atomic_store_explicit(&modules_stale, 0, memory_order_relaxed);
+	pthread_mutex_lock(&modules_lock);
+	dl_iterate_phdr(list_module, NULL);
+	pthread_mutex_unlock(&modules_lock);
+}
+
+static int find_self(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	uintptr_t probe = (uintptr_t)data;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t start = info->dlpi_addr + ph->p_vaddr;
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && probe >= start && probe < start + ph->p_memsz) {
+			self_lo = start;
+			self_hi = start + ph->p_memsz;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* ---- capture ---- */
+
+/* Native frames of the calling thread into ips (innermost first), without the profiler's own; with
+ * interrupted_ip set (a sample), from that instruction on. Returns the count; *truncated when the stack was
+ * deeper than PW_STACK_MAX_NATIVE. */
+static uint16_t native_frames(uint64_t *ips, uintptr_t interrupted_ip, int *truncated, int *interrupted)
+{
+	void *raw[PW_STACK_MAX_NATIVE + 16];
+	int n = unw_backtrace(raw, (int)(sizeof raw / sizeof raw[0]));
+	int from = 0;
+	while (from < n && (uintptr_t)raw[from] >= self_lo && (uintptr_t)raw[from] < self_hi)
+		from++;
+	*interrupted = 0;
+	if (interrupted_ip) {
+		/* past the signal trampoline: the interrupted instruction, when the unwinder went through the frame */
+		for (int i = from; i < n && i < from + 4; i++) {
+			if ((uintptr_t)raw[i] == interrupted_ip) {
+				from = i;
+				*interrupted = 1;
+				break;
+			}
+		}
+		if (!*interrupted && from < n)
+			from++;
+	}
+	int count = n - from;
+	*truncated = n == (int)(sizeof raw / sizeof raw[0]) || count > PW_STACK_MAX_NATIVE;
+	if (count > PW_STACK_MAX_NATIVE)
+		count = PW_STACK_MAX_NATIVE;
+	int unknown = 0;
+	for (int i = 0; i < count; i++) {
+		ips[i] = (uint64_t)(uintptr_t)raw[from + i];
+		unknown |= !module_known((uintptr_t)ips[i]);
+	}
+	if (unknown)
+		atomic_store_explicit(&modules_stale, 1, memory_order_relaxed);
+	return count < 0 ? 0 : (uint16_t)count;
+}
+
+/* Python frames are built in one buffer: only a thread that holds the GIL writes Python frames, and the
+ * flag keeps out anything else (another interpreter's GIL, a bug) by skipping the Python part. */
+#define PY_BUF_SIZE (sizeof(struct pw_stack) + PW_STACK_MAX_NATIVE * 8 + PW_STACK_MAX_PYTHON * 272)
+static uint8_t py_buf[PY_BUF_SIZE];
+static _Atomic int py_buf_busy;
+
+/* Captures the calling thread's stack and returns its reference (PW_STACK_PY_PENDING set when Python frames
+ * are to follow), 0 when none was stored. Called with the guard at PW_GUARD_INTERNAL. */
+static uint64_t capture(uintptr_t interrupted_ip, int in_signal)
+{
+	struct {
+		struct pw_stack s;
+		uint64_t ips[PW_STACK_MAX_NATIVE];
+	} b;
+	int truncated, interrupted;
+	b.s.magic = PW_STACK_MAGIC;
+	b.s.native = native_frames(b.ips, interrupted_ip, &truncated, &interrupted);
+	b.s.python = 0;
+	b.s.flags = (truncated ? PW_STACK_TRUNCATED : 0) | (interrupted ? PW_STACK_INTERRUPTED : 0);
+	b.s.reserved = 0;
+	size_t native_len = sizeof b.s + (size_t)b.s.native * 8;
+	uint64_t pending = 0;
+	if (pw_stacks_on == PW_STACKS_ALL && !in_signal) {
+		int py = pw_py_thread_state();
+		int expected = 0;
+		if (py == 1 && atomic_compare_exchange_strong(&py_buf_busy, &expected, 1)) {
+			uint16_t count = 0;
+			int py_truncated = 0;
+			size_t len = pw_py_frames(py_buf + native_len, sizeof py_buf - native_len, &count, &py_truncated);
+			b.s.python = count;
+			if (py_truncated)
+				b.s.flags |= PW_STACK_TRUNCATED;
+			memcpy(py_buf, &b, native_len);
+			pw_strref ref = pw_stack_store(py_buf, native_len + len);
+			atomic_store(&py_buf_busy, 0);
+			return ref;
+		}
+		if (py == 0) {
+			pw_py_defer();
+			pending = PW_STACK_PY_PENDING;
+		}
+	} else if (in_signal && pw_self.py_hooked) {
+		/* a sample of a Python thread: its frames as the profile hook next sees them */
+		pw_self.py_pending = 1;
+		pending = PW_STACK_PY_PENDING;
+	}
+	if (!in_signal && atomic_load_explicit(&modules_stale, memory_order_relaxed))
+		list_modules();
+	pw_strref ref = pw_stack_store(&b, native_len);
+	return ref ? ref | pending : pending;
+}
+
+void pw_emit_with_stack(const void *rec, size_t size)
+{
+	struct pw_thread *t = &pw_self;
+	uint64_t buf[32]; /* the largest record with a stack: struct pw_rec_api + 8 */
+	const struct pw_rec_hdr *h = rec;
+	if (size + 8 > sizeof buf || (h->type & PW_REC_OUTSIDE)) {
+		pw_emit_record(rec, size);
+		return;
+	}
+	t->guard = PW_GUARD_INTERNAL;
+	uint64_t stack = capture(0, 0);
+	t->guard = PW_GUARD_RECORDING;
+	if (!stack) {
+		pw_emit_record(rec, size);
+		return;
+	}
+	memcpy(buf, rec, size);
+	memcpy((uint8_t *)buf + size, &stack, 8);
+	struct pw_rec_hdr *out = (struct pw_rec_hdr *)buf;
+	out->type |= PW_REC_STACK;
+	out->size8 = (uint8_t)((size + 8) / 8);
+	pw_emit_record(buf, size + 8);
+}
+
+void pw_emit_call_stack(uint16_t type, uint64_t t0, uint64_t t1, int64_t ret, uint64_t a0, uint64_t a1, int err)
+{
+	struct pw_rec_call c;
+	c.h.type = type;
+	c.h.size8 = sizeof c / 8;
+	c.h.err = (uint8_t)(err > PW_ERR_NO_ERRNO ? PW_ERR_NO_ERRNO : err);
+	c.h.tid = 0;
+	c.t0 = t0;
+	c.t1 = t1;
+	c.ret = ret;
+	c.arg0 = a0;
+	c.arg1 = a1;
+	pw_emit_with_stack(&c, sizeof c);
+}
+
+/* ---- CPU sampling (--sample=HZ) ---- */
+
+/* Each thread has a timer on its own CPU-time clock, so a thread is sampled in proportion to the CPU it
+ * uses and the signal lands on that thread (a process-wide timer's signal may go to any thread). */
+static int sampling;
+static uint64_t sample_period_ns;
+
+static void on_sample(int sig, siginfo_t *si, void *ucontext)
+{
+	(void)sig;
+	(void)si;
+	int saved_errno = errno;
+	struct pw_thread *t = &pw_self;
+	if (!pw_seg || !pw_recording || !(pw_window_now() & (1u << PW_DOM_PROCESS))) {
+		errno = saved_errno;
+		return;
+	}
+	if (t->guard || !t->lane) {
+		/* inside the profiler (its lane may be mid-record), or before the thread's first record */
+		atomic_fetch_add_explicit(&pw_seg->samples_skipped, 1, memory_order_relaxed);
+		errno = saved_errno;
+		return;
+	}
+	t->guard = PW_GUARD_INTERNAL;
+	uintptr_t ip = 0;
+#if defined(__x86_64__)
+	ip = (uintptr_t)((ucontext_t *)ucontext)->uc_mcontext.gregs[REG_RIP];
+#elif defined(__aarch64__)
+	ip = (uintptr_t)((ucontext_t *)ucontext)->uc_mcontext.pc;
+#else
+	(void)ucontext;
+#endif
+	uint64_t now = pw_clock_ticks();
+	struct {
+		struct pw_rec_call c;
+		uint64_t stack;
+	} r = {0};
+	r.stack = capture(ip ? ip : 1, 1);
+	r.c.h.type = PW_EV_CPU_SAMPLE | PW_REC_STACK;
+	r.c.h.size8 = sizeof r / 8;
+	r.c.t0 = r.c.t1 = now;
+	r.c.arg0 = sample_period_ns;
+	t->guard = PW_GUARD_RECORDING;
+	pw_emit_record(&r, sizeof r);
+	t->guard = 0;
+	errno = saved_errno;
+}
+
+void pw_sample_thread_start(struct pw_thread *t)
+{
+	if (!sampling || t->sampling)
+		return;
+	struct sigevent sev;
+	memset(&sev, 0, sizeof sev);
+	sev.sigev_notify = SIGEV_THREAD_ID;
+	sev.sigev_signo = SIGPROF;
+	sev._sigev_un._tid = (pid_t)t->tid;
+	timer_t timer;
+	if (timer_create(CLOCK_THREAD_CPUTIME_ID, &sev, &timer) < 0)
+		return;
+	struct itimerspec its;
+	its.it_interval.tv_sec = (time_t)(sample_period_ns / 1000000000u);
+	its.it_interval.tv_nsec = (long)(sample_period_ns % 1000000000u);
+	its.it_value = its.it_interval;
+	if (timer_settime(timer, 0, &its, NULL) < 0) {
+		timer_delete(timer);
+		return;
+	}
+	t->sample_timer = timer;
+	t->sampling = 1;
+}
+
+void pw_sample_thread_end(struct pw_thread *t)
+{
+	if (!t->sampling)
+		return;
+	timer_delete((timer_t)t->sample_timer);
+	t->sampling = 0;
+}
+
+/* Installs the SIGPROF handler unless the program has its own (a profiler of its own, Python's
+ * signal.setitimer): then no sampling, said once. */
+static void sampling_start(uint32_t hz)
+{
+	static int said;
+	struct sigaction old;
+	if (sigaction(SIGPROF, NULL, &old) < 0)
+		return;
+	int free_signal = !(old.sa_flags & SA_SIGINFO) && (old.sa_handler == SIG_DFL || old.sa_handler == SIG_IGN);
+	if (!free_signal && old.sa_sigaction != on_sample) {
+		if (!said++ && !pw_cfg.quiet)
+			dprintf(2, "profwrap: the program handles SIGPROF itself; --sample is off in pid %d\n", getpid());
+		return;
+	}
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_sigaction = on_sample;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGPROF, &sa, NULL) < 0)
+		return;
+	sample_period_ns = 1000000000u / hz;
+	sampling = 1;
+}
+
+/* ---- set-up ---- */
+
+/* Ticks per ns of the record clock, measured over 200 us: the threshold is compared in ticks. */
+static double ticks_per_ns(void)
+{
+	struct pw_clock_pair a = pw_clock_pair_now(), b;
+	do
+		b = pw_clock_pair_now();
+	while (b.ns - a.ns < 200000);
+	return b.ticks > a.ticks ? (double)(b.ticks - a.ticks) / (double)(b.ns - a.ns) : 1.0;
+}
+
+void pw_stacks_start(void)
+{
+	static double rate;
+	if (!pw_cfg.stacks || !pw_seg)
+		return;
+	if (!self_lo)
+		dl_iterate_phdr(find_self, (void *)(uintptr_t)pw_stacks_start);
+	/* a fork child: the parent's table names entries of the parent's arena, and the lock may have been
+	 * held by a thread the child does not have */
+	memset(stack_slots, 0, sizeof stack_slots);
+	atomic_store(&nmodules, 0);
+	pthread_mutex_init(&modules_lock, NULL);
+	if (!rate)
+		rate = pw_clock_use_tsc ? ticks_per_ns() : 1.0;
+	pw_stack_min_ticks = (uint64_t)((double)pw_cfg.stack_threshold_ns * rate);
+	/* per-thread caches: no lock in the unwinder, so a sample may interrupt an unwind on another thread */
+	unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+	pw_stacks_on = pw_cfg.stacks;
+	list_modules();
+	if (pw_cfg.sample_hz && !sampling)
+		sampling_start(pw_cfg.sample_hz);
+	if (pw_self.lane)
+		pw_sample_thread_start(&pw_self); /* the thread attached while listing the modules */
+}
+
+void pw_stacks_after_dlopen(void *handle, const char *path)
+{
+	if (!pw_stacks_on)
+		return;
+	uint8_t guard = pw_self.guard;
+	pw_self.guard = PW_GUARD_INTERNAL;
+	list_modules();
+	const char *base = path ? strrchr(path, '/') : NULL;
+	base = base ? base + 1 : path;
+	if (pw_stacks_on == PW_STACKS_ALL && base && strncmp(base, "libpython", 9) == 0)
+		pw_py_detect(handle);
+	pw_self.guard = guard;
+}
