@@ -85,7 +85,7 @@ static char **start_argv;
 
 #define PW_DEFAULT_LANE_SIZE (2u << 20)
 #define PW_DEFAULT_LANES 16u
-#define PW_DEFAULT_ARENA_SIZE (4u << 20)
+#define PW_DEFAULT_ARENA_SIZE (16u << 20) /* backed as it fills: stacks take up to three quarters */
 #define PW_DEFAULT_CUPTI_BUFFER_SIZE (2u << 20)
 #define PW_DEFAULT_CUPTI_BUFFERS 32u
 #define PW_DEFAULT_CUPTI_FLUSH_MS 1000u

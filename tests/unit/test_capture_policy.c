@@ -698,10 +698,80 @@ static void test_schedule_parsed(void **state)
 		assert_int_equal(pw_schedule_active(&c, k), k % 3 == 2);
 }
 
+
+/* The stack settings: --stacks, --stack-threshold (a bare number is microseconds), --sample. */
+static void test_stack_settings(void **state)
+{
+	(void)state;
+	char err[300];
+	int mode = -1;
+	assert_int_equal(pw_stacks_parse_mode("on", &mode, err, sizeof err), 0);
+	assert_int_equal(mode, 2);
+	assert_int_equal(pw_stacks_parse_mode("native", &mode, err, sizeof err), 0);
+	assert_int_equal(mode, 1);
+	assert_int_equal(pw_stacks_parse_mode("off", &mode, err, sizeof err), 0);
+	assert_int_equal(mode, 0);
+	assert_int_equal(pw_stacks_parse_mode("maybe", &mode, err, sizeof err), -1);
+	assert_non_null(strstr(err, "--stacks"));
+	uint64_t ns = 1;
+	static const struct {
+		const char *s;
+		uint64_t ns;
+	} ok[] = {{"0", 0}, {"100", 100000}, {"100us", 100000}, {"2ms", 2000000}, {"1.5s", 1500000000},
+		  {"250ns", 250}, {"0.5ms", 500000}};
+	for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+		assert_int_equal(pw_stacks_parse_threshold(ok[i].s, &ns, err, sizeof err), 0);
+		assert_int_equal(ns, ok[i].ns);
+	}
+	static const char *const bad[] = {"", "abc", "-1", "10 ms", "5m", "1e20s", "us"};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		assert_int_equal(pw_stacks_parse_threshold(bad[i], &ns, err, sizeof err), -1);
+	uint32_t hz = 7;
+	assert_int_equal(pw_stacks_parse_sample("99", &hz, err, sizeof err), 0);
+	assert_int_equal(hz, 99);
+	assert_int_equal(pw_stacks_parse_sample("0", &hz, err, sizeof err), 0);
+	assert_int_equal(hz, 0);
+	assert_int_equal(pw_stacks_parse_sample("-5", &hz, err, sizeof err), -1);
+	assert_int_equal(pw_stacks_parse_sample("10001", &hz, err, sizeof err), -1);
+	assert_int_equal(pw_stacks_parse_sample("1k", &hz, err, sizeof err), -1);
+}
+
+/* From the environment, with the defaults when unset or wrong. */
+static void test_stack_settings_from_env(void **state)
+{
+	(void)state;
+	char err[300];
+	struct pw_stack_settings c;
+	unsetenv(PW_ENV_STACKS);
+	unsetenv(PW_ENV_STACK_THRESHOLD);
+	unsetenv(PW_ENV_SAMPLE);
+	assert_int_equal(pw_stacks_from_env(&c, err, sizeof err), 0);
+	assert_int_equal(c.mode, 2);
+	assert_int_equal(c.threshold_ns, 100000);
+	assert_int_equal(c.sample_hz, 0);
+	setenv(PW_ENV_STACKS, "native", 1);
+	setenv(PW_ENV_STACK_THRESHOLD, "1ms", 1);
+	setenv(PW_ENV_SAMPLE, "50", 1);
+	assert_int_equal(pw_stacks_from_env(&c, err, sizeof err), 0);
+	assert_int_equal(c.mode, 1);
+	assert_int_equal(c.threshold_ns, 1000000);
+	assert_int_equal(c.sample_hz, 50);
+	setenv(PW_ENV_STACK_THRESHOLD, "soon", 1);
+	assert_int_equal(pw_stacks_from_env(&c, err, sizeof err), -1);
+	assert_int_equal(c.mode, 2);
+	assert_int_equal(c.threshold_ns, 100000);
+	assert_int_equal(c.sample_hz, 0);
+	unsetenv(PW_ENV_STACKS);
+	unsetenv(PW_ENV_STACK_THRESHOLD);
+	unsetenv(PW_ENV_SAMPLE);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse_range_modes),
+		cmocka_unit_test(test_stack_settings),
+		cmocka_unit_test(test_stack_settings_from_env),
 		cmocka_unit_test(test_parse_range_refused),
 		cmocka_unit_test(test_parse_count),
 		cmocka_unit_test(test_parse_seconds),

@@ -175,6 +175,91 @@ static void test_struct_sizes(void **state)
 	assert_true(sizeof(struct pw_rec_call) / 8 <= UINT8_MAX);
 }
 
+
+/* A stack with n native addresses (1000 + i) and the given Python frames, built as the preload builds it. */
+static size_t build_stack(uint8_t *buf, uint16_t native, const char *const *py, uint16_t npy, uint32_t flags)
+{
+	struct pw_stack s = {PW_STACK_MAGIC, native, npy, flags, 0};
+	memcpy(buf, &s, sizeof s);
+	size_t at = sizeof s;
+	for (uint16_t i = 0; i < native; i++) {
+		uint64_t a = 1000u + i;
+		memcpy(buf + at, &a, 8);
+		at += 8;
+	}
+	for (uint16_t i = 0; i < npy; i++) {
+		const char *file = py[2 * i], *func = py[2 * i + 1];
+		struct pw_py_frame f = {10u + i, (uint16_t)strlen(file), (uint16_t)strlen(func)};
+		size_t size = pw_py_frame_size(f.file_len, f.func_len);
+		memset(buf + at, 0, size);
+		memcpy(buf + at, &f, sizeof f);
+		memcpy(buf + at + sizeof f, file, f.file_len);
+		memcpy(buf + at + sizeof f + f.file_len, func, f.func_len);
+		at += size;
+	}
+	return at;
+}
+
+static void test_stack_parse(void **state)
+{
+	uint8_t buf[1024];
+	const char *py[] = {"train.py", "step", "main.py", "<module>"};
+	size_t len = build_stack(buf, 3, py, 2, PW_STACK_INTERRUPTED);
+	struct pw_stack_view v;
+	assert_int_equal(pw_stack_parse(buf, len, &v), 0);
+	assert_int_equal(v.native_count, 3);
+	assert_int_equal(v.python_count, 2);
+	assert_int_equal(v.flags, PW_STACK_INTERRUPTED);
+	assert_int_equal(pw_stack_native(&v, 0), 1000);
+	assert_int_equal(pw_stack_native(&v, 2), 1002);
+	assert_int_equal(pw_stack_native(&v, 3), 0); /* past the end: 0, not a read beyond */
+	const uint8_t *pos = v.python;
+	uint32_t line, file_len, func_len;
+	const char *file, *func;
+	assert_int_equal(pw_stack_py_next(&v, &pos, &line, &file, &file_len, &func, &func_len), 1);
+	assert_int_equal(line, 10);
+	assert_int_equal(file_len, 8);
+	assert_memory_equal(file, "train.py", 8);
+	assert_memory_equal(func, "step", 4);
+	assert_int_equal(pw_stack_py_next(&v, &pos, &line, &file, &file_len, &func, &func_len), 1);
+	assert_int_equal(line, 11);
+	assert_memory_equal(func, "<module>", 8);
+	assert_int_equal(pw_stack_py_next(&v, &pos, &line, &file, &file_len, &func, &func_len), 0);
+}
+
+/* Stacks come from shared memory and files: every length is checked against the entry. */
+static void test_stack_parse_refuses_damage(void **state)
+{
+	uint8_t buf[1024];
+	const char *py[] = {"train.py", "step"};
+	size_t len = build_stack(buf, 2, py, 1, 0);
+	struct pw_stack_view v;
+	for (size_t cut = 0; cut < len; cut++)
+		assert_int_equal(pw_stack_parse(buf, cut, &v), -1);
+	assert_int_equal(pw_stack_parse(NULL, len, &v), -1);
+	uint8_t bad[1024];
+	memcpy(bad, buf, len);
+	bad[0] ^= 1; /* magic */
+	assert_int_equal(pw_stack_parse(bad, len, &v), -1);
+	memcpy(bad, buf, len);
+	struct pw_stack s;
+	memcpy(&s, bad, sizeof s);
+	s.native = PW_STACK_MAX_NATIVE + 1;
+	memcpy(bad, &s, sizeof s);
+	assert_int_equal(pw_stack_parse(bad, sizeof bad, &v), -1);
+	memcpy(bad, buf, len);
+	struct pw_py_frame f;
+	size_t at = sizeof s + 2 * 8;
+	memcpy(&f, bad + at, sizeof f);
+	f.file_len = 60000; /* a Python frame running past the entry */
+	memcpy(bad + at, &f, sizeof f);
+	assert_int_equal(pw_stack_parse(bad, len, &v), -1);
+	/* a native-only stack with no Python frames is whole at exactly its length */
+	size_t native_only = build_stack(buf, 4, NULL, 0, 0);
+	assert_int_equal(pw_stack_parse(buf, native_only, &v), 0);
+	assert_int_equal(v.python_count, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -188,6 +273,8 @@ int main(void)
 		cmocka_unit_test(test_domain_from_name_unknown),
 		cmocka_unit_test(test_domain_from_name_length_limited),
 		cmocka_unit_test(test_struct_sizes),
+		cmocka_unit_test(test_stack_parse),
+		cmocka_unit_test(test_stack_parse_refuses_damage),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL) ? 1 : 0;
 }
