@@ -10,6 +10,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -63,6 +64,12 @@ struct pw_symbolizer *pw_sym_new(void)
 	/* dwfl_standard_find_debuginfo falls back to the debuginfod servers this names: the collector must not
 	 * make network requests (nor wait on them) for every module without local debug info. */
 	unsetenv("DEBUGINFOD_URLS");
+	/* each module kept open holds a descriptor or two, and a PyTorch process loads hundreds of objects */
+	struct rlimit nofile;
+	if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
+		nofile.rlim_cur = nofile.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &nofile);
+	}
 	return calloc(1, sizeof(struct pw_symbolizer));
 }
 

@@ -51,8 +51,12 @@ struct pw_thread {
 	uint32_t gpu_device; /* the thread's current CUDA device + 1, 0 while unknown (pw_gpu.h) */
 	/* call stacks (stacks.c, python.c) */
 	uint8_t py_hooked;   /* the Python profile hook has run on this thread */
-	uint8_t py_pending;  /* records wait for this thread's Python frames (PW_STACK_PY_PENDING) */
+	uint8_t py_pending;  /* calls wait for this thread's Python frames (PW_STACK_PY_PENDING) */
+	uint8_t py_sample_pending; /* so does a CPU sample */
 	uint8_t py_installs; /* hook installations this thread asked for */
+	uint32_t py_call_gen;    /* the builtin the hook saw start and not yet return (0: none), numbered */
+	uint32_t py_pending_gen; /* py_call_gen when the pending calls were made */
+	uint32_t py_gen_next;
 	uint8_t sampling;    /* sample_timer is armed */
 	void *sample_timer;  /* timer_t of the thread's CPU-time samples */
 };

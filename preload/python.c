@@ -4,8 +4,8 @@
  * Most calls worth a stack are made with the GIL released (time.sleep, file reads, PyTorch's bindings
  * release it around every operator), and the thread's Python frames cannot change until it takes the GIL
  * back. So a call made without the GIL marks its stack PW_STACK_PY_PENDING, and a profile hook
- * (PyEval_SetProfile) on the thread writes the frames at the next event it sees with the GIL held: the
- * C_RETURN of the builtin that made the call, in the frame that called it. The hook is installed on the
+ * (PyEval_SetProfile) on the thread writes the frames when it sees, holding the GIL, the C_RETURN of the
+ * builtin that made the call, in the frame that called it (see profile_hook). The hook is installed on the
  * interpreter's threads from the main thread (Py_AddPendingCall), only on threads that have no profile
  * function of their own (cProfile, coverage), and only once a stack has needed it.
  *
@@ -24,6 +24,8 @@
 #define PY_TRACE_CALL 0
 #define PY_TRACE_RETURN 3
 #define PY_TRACE_C_CALL 4
+#define PY_TRACE_C_EXCEPTION 5
+#define PY_TRACE_C_RETURN 6
 
 typedef int (*py_tracefunc)(void *obj, void *frame, int what, void *arg);
 
@@ -212,26 +214,14 @@ size_t pw_py_frames(uint8_t *buf, size_t cap, uint16_t *count, int *truncated)
 	return walk(frame, buf, cap, count, truncated);
 }
 
-/* The hook: nearly every Python call and return passes here, so all but a thread with frames owed leave at
- * once. */
-static int profile_hook(void *obj, void *frame, int what, void *arg)
+/* Writes the thread's Python frames from start (a new reference, consumed; NULL: none, which closes the
+ * pending calls with no Python frames) as a PW_K_PYSTACK record. Guard held. */
+static void write_frames(void *start)
 {
-	(void)obj;
-	(void)arg;
-	struct pw_thread *t = &pw_self;
-	t->py_hooked = 1;
-	if (PW_LIKELY(!t->py_pending) || t->guard || !frame)
-		return 0;
-	t->py_pending = 0;
-	t->guard = PW_GUARD_INTERNAL;
-	/* the frame that made the call: at a CALL event the new frame's caller */
-	void *start = what == PY_TRACE_CALL ? py.Frame_GetBack(frame) : frame;
-	if (start && what != PY_TRACE_CALL)
-		py.IncRef(start);
 	static uint8_t buf[sizeof(struct pw_stack) + PW_STACK_MAX_PYTHON * 272]; /* the GIL is held */
 	struct pw_stack s = {PW_STACK_MAGIC, 0, 0, 0, 0};
-	int truncated;
-	size_t len = walk(start, buf + sizeof s, sizeof buf - sizeof s, &s.python, &truncated);
+	int truncated = 0;
+	size_t len = start ? walk(start, buf + sizeof s, sizeof buf - sizeof s, &s.python, &truncated) : 0;
 	s.flags = truncated ? PW_STACK_TRUNCATED : 0;
 	memcpy(buf, &s, sizeof s);
 	struct {
@@ -243,9 +233,47 @@ static int profile_hook(void *obj, void *frame, int what, void *arg)
 		r.c.h.type = PW_EV_PY_STACK | PW_REC_STACK;
 		r.c.h.size8 = sizeof r / 8;
 		r.c.t0 = r.c.t1 = pw_clock_ticks();
-		t->guard = PW_GUARD_RECORDING;
+		pw_self.guard = PW_GUARD_RECORDING;
 		pw_emit_record(&r, sizeof r);
+		pw_self.guard = PW_GUARD_INTERNAL;
 	}
+}
+
+/* The hook: nearly every Python call and return passes here, so all but a thread with frames owed leave at
+ * once. Calls made without the GIL get their frames exactly: at the C_RETURN of the builtin that the hook saw
+ * start before they were made (py_call_gen), in the frame that called it, at the line of that call. Any other
+ * event first means the frames are no longer those of the call: the pending calls are closed with none. A
+ * CPU sample takes the frames at the next event, whatever it is. */
+static int profile_hook(void *obj, void *frame, int what, void *arg)
+{
+	(void)obj;
+	(void)arg;
+	struct pw_thread *t = &pw_self;
+	t->py_hooked = 1;
+	int returned = what == PY_TRACE_C_RETURN || what == PY_TRACE_C_EXCEPTION;
+	if (PW_LIKELY(!t->py_pending && !t->py_sample_pending) || t->guard || !frame) {
+		if (what == PY_TRACE_C_CALL)
+			t->py_call_gen = ++t->py_gen_next ? t->py_gen_next : ++t->py_gen_next;
+		else if (returned)
+			t->py_call_gen = 0;
+		return 0;
+	}
+	t->guard = PW_GUARD_INTERNAL;
+	int exact = t->py_pending && returned && t->py_pending_gen && t->py_pending_gen == t->py_call_gen;
+	if (exact || !t->py_pending) {
+		/* the frame that is running: at a CALL event, the new frame's caller */
+		void *start = what == PY_TRACE_CALL ? py.Frame_GetBack(frame) : frame;
+		if (start && what != PY_TRACE_CALL)
+			py.IncRef(start);
+		write_frames(start);
+	} else {
+		write_frames(NULL);
+	}
+	t->py_pending = t->py_sample_pending = 0;
+	if (what == PY_TRACE_C_CALL)
+		t->py_call_gen = ++t->py_gen_next ? t->py_gen_next : ++t->py_gen_next;
+	else if (returned)
+		t->py_call_gen = 0;
 	t->guard = 0;
 	return 0;
 }
@@ -293,6 +321,10 @@ static int install_hooks(void *unused)
 void pw_py_defer(void)
 {
 	struct pw_thread *t = &pw_self;
+	if (!t->py_pending)
+		t->py_pending_gen = t->py_call_gen;
+	else if (t->py_pending_gen != t->py_call_gen)
+		t->py_pending_gen = 0; /* calls from two builtins: no one frame is theirs */
 	t->py_pending = 1;
 	/* A few tries per thread: a thread whose profile function is someone else's never gets the hook. */
 	if (t->py_hooked || t->py_installs >= 3)

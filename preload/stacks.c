@@ -308,7 +308,7 @@ static uint64_t capture(uintptr_t interrupted_ip, int in_signal)
 		}
 	} else if (in_signal && pw_self.py_hooked) {
 		/* a sample of a Python thread: its frames as the profile hook next sees them */
-		pw_self.py_pending = 1;
+		pw_self.py_sample_pending = 1;
 		pending = PW_STACK_PY_PENDING;
 	}
 	if (!in_signal && atomic_load_explicit(&modules_stale, memory_order_relaxed))
