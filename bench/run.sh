@@ -372,6 +372,52 @@ if [ -x "$BB/stackloop" ]; then
 fi
 
 # ---------------------------------------------------------------------------------------------------------
+# 1d. Python frames: what the profile hook costs a Python call.
+
+PY_N=1000000
+if command -v python3 >/dev/null 2>&1; then
+	section "1d. Python function calls, after a call made without the GIL (best of 5 timed loops per process)"
+	i=1
+	while [ "$i" -le "$ROUNDS" ]; do
+		python3 "$HERE/pycalls.py" "$PY_N" 5 >"$TMP/pyplain.$i" 2>&1
+		track pyplain "$TMP/pyplain.$i" || out "python3 pycalls failed: $(tail -n 3 "$TMP/pyplain.$i")"
+		for mode in native on; do
+			rm -rf "$TMP/py.$mode.d"
+			"$PROFWRAP" -q -o "$TMP/py.$mode.d" --stacks=$mode -- python3 "$HERE/pycalls.py" "$PY_N" 5 \
+				>"$TMP/py$mode.$i" 2>&1
+			track "py$mode" "$TMP/py$mode.$i" || out "pycalls $mode round $i failed: $(tail -n 3 "$TMP/py$mode.$i")"
+		done
+		i=$((i + 1))
+	done
+	if [ -s "$TMP/pyplain.vals" ]; then
+		# shellcheck disable=SC2046
+		set -- $(pick pyplain)
+		pyplain_cpu=$1 pyplain_wall=$2
+		rule
+		outf "$row_fmt" "tool" "calls/loop" "loops" "cpu ns" "added" "wall ns" "added" "notes"
+		rule
+		outf "$row_fmt" "python3" "$PY_N" 5 "$(fmt %.1f "$pyplain_cpu")" "-" "$(fmt %.1f "$pyplain_wall")" "-" \
+			"best of $ROUNDS processes"
+		for mode in native on; do
+			[ -s "$TMP/py$mode.vals" ] || continue
+			# shellcheck disable=SC2046
+			set -- $(pick "py$mode")
+			case $mode in
+			native) note="no Python frames: no hook" ;;
+			on) note="the profile hook on the thread (Python frames for calls made without the GIL)" ;;
+			esac
+			outf "$row_fmt" "profwrap --stacks=$mode" "$PY_N" 5 "$(fmt %.1f "$1")" "$(diff1 "$1" "$pyplain_cpu")" \
+				"$(fmt %.1f "$2")" "$(diff1 "$2" "$pyplain_wall")" "best of $ROUNDS; $note"
+		done
+		rule
+		out "A call of an empty Python function. With --stacks=on, once a slow call was made without the GIL, the"
+		out "interpreter calls profwrap's profile hook at every call and return (CPython's tracing path: most of the"
+		out "cost is the interpreter's own); --stacks=native never installs it."
+	fi
+	rm -rf "$TMP/py.native.d" "$TMP/py.on.d"
+fi
+
+# ---------------------------------------------------------------------------------------------------------
 # 2. Ring throughput.
 
 section "2. Ring lanes: records/s (goal: >= 20 M records/s for one thread; 0 drops when paced at 5 M/s)"
