@@ -5,6 +5,8 @@
 #include "findings.h"
 #include "gpu_activity.h"
 #include "ranges.h"
+#include "stacks.h"
+#include "symbolize.h"
 #include "gpu_analysis.h"
 
 #include <dirent.h>
@@ -140,6 +142,7 @@ struct file_ctx {
 	struct pw_gpu_proc gpu; /* this image's GPU allocations */
 	struct pw_act_file act; /* this image's correlation tables (GPU activity) */
 	struct pw_ranges_file *ranges; /* this image's open NVTX ranges and capture records */
+	struct pw_stacks_file *stacks; /* this image's modules, stacks and events waiting for Python frames */
 	int oom;
 };
 
@@ -149,6 +152,7 @@ struct analysis_state {
 	size_t nranks, ranks_cap;
 	struct reaped *reaped;
 	size_t nreaped, reaped_cap;
+	struct pw_symbolizer *sym; /* one for every file: its cache of modules is shared across processes */
 };
 
 static struct rank_state *rank_get(struct analysis_state *as, int rank)
@@ -344,6 +348,14 @@ static void note_reaped(struct file_ctx *c, const struct pw_proc *p, const struc
 	}
 }
 
+/* Hands e to this image's call stacks, made on first use. Returns 0 or -1 when out of memory. */
+static int stack_event(struct file_ctx *c, const struct pw_proc *p, const struct pw_raw_event *e)
+{
+	if (!c->stacks && !(c->stacks = pw_stacks_file_init(p->exe)))
+		return -1;
+	return pw_stacks_event(c->stacks, e);
+}
+
 static void on_event(void *ctx, const struct pw_raw_event *e)
 {
 	struct file_ctx *c = ctx;
@@ -378,6 +390,12 @@ static void on_event(void *ctx, const struct pw_raw_event *e)
 		follow_fd(c, e);
 		return;
 	}
+	/* loaded objects, deferred Python frames and CPU samples are for the stacks only, not calls */
+	if (kind == PW_K_MODULE || kind == PW_K_PYSTACK || kind == PW_K_SAMPLE) {
+		if (stack_event(c, p, e))
+			c->oom = 1;
+		return;
+	}
 	/* outside the capture window: followed (descriptors, reaped children), counted nowhere */
 	if (e->outside) {
 		if (kind == PW_K_OPEN || kind == PW_K_DUP || kind == PW_K_CLOSE)
@@ -397,6 +415,8 @@ static void on_event(void *ctx, const struct pw_raw_event *e)
 		cs->max_ns = dur;
 	if (rec->h.err)
 		cs->errors++;
+	if (e->stack_ref && stack_event(c, p, e))
+		c->oom = 1;
 
 	struct pw_file_stat *f;
 	switch (kind) {
@@ -508,6 +528,8 @@ static void on_end(void *ctx, const struct pw_raw_end *end, uint64_t end_ns, con
 	p->skipped += end->bad_records;
 	p->dropped += end->guard_skipped; /* calls a signal handler made while its thread was writing a record */
 	c->rs->r.strings_dropped += end->arena_dropped;
+	if (pw_stacks_note_end(&c->rs->r.stacks, end->stacks_dropped, end->samples_skipped))
+		c->oom = 1;
 }
 
 static int read_one(struct analysis_state *as, const char *path, char *err, size_t errlen)
@@ -538,6 +560,11 @@ static int read_one(struct analysis_state *as, const char *path, char *err, size
 	} else {
 		pw_ranges_file_end(NULL, c.ranges, 0);
 	}
+	if (c.stacks && c.rs && !as->sym && !(as->sym = pw_sym_new()))
+		c.oom = 1;
+	if (pw_stacks_file_end(c.rs ? &c.rs->r.stacks : NULL, c.stacks, as->sym,
+			       c.rs ? &c.rs->r.procs[c.proc_index] : NULL))
+		c.oom = 1;
 	if (rc == 0 && c.rs) {
 		struct pw_proc *p = &c.rs->r.procs[c.proc_index];
 		p->raw_path = strdup(path);
@@ -696,6 +723,7 @@ static void finish_rank(struct pw_analysis *a, struct pw_rank_report *r)
 	pw_gpu_finish(r->gpu, r->calls);
 	/* Out of memory here leaves partial GPU figures; the rest of the report stands. */
 	pw_ranges_finish(r->ranges);
+	pw_stacks_finish(r->stacks);
 	if (pw_act_finish(r->act) || pw_findings_build(r))
 		fprintf(stderr, "profwrap: out of memory analysing the GPU activity of rank %d\n", r->rank);
 }
@@ -741,6 +769,7 @@ int pw_analyze(const char *out_dir, struct pw_analysis *a, char *err, size_t err
 	for (size_t i = 0; i < n; i++)
 		free(names[i]);
 	free(names);
+	pw_sym_free(as.sym); /* every stack is symbolised by now */
 
 	a->out_dir = strdup(out_dir);
 	a->nranks = as.nranks;
@@ -799,6 +828,7 @@ void pw_analysis_free(struct pw_analysis *a)
 		pw_gpu_report_free(rr->gpu);
 		pw_act_report_free(rr->act);
 		pw_ranges_free(rr->ranges);
+		pw_stacks_free(rr->stacks);
 		pw_findings_free(rr->findings, rr->nfindings);
 	}
 	free(a->ranks);
@@ -821,6 +851,9 @@ int pw_write_reports(const struct pw_analysis *a, char *err, size_t errlen)
 			return -1;
 		snprintf(path, sizeof path, "%s/rank%d.trace.json", a->out_dir, r->rank);
 		if (pw_write_rank_trace(a, r, path, err, errlen) < 0)
+			return -1;
+		snprintf(path, sizeof path, "%s/rank%d.folded", a->out_dir, r->rank);
+		if (pw_stacks_write_folded(r, path, err, errlen) < 0)
 			return -1;
 	}
 	char json[4352];

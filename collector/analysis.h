@@ -75,6 +75,7 @@ struct pw_gpu_report; /* gpu_analysis.h */
 struct pw_act_report; /* gpu_activity.h */
 struct pw_finding;    /* findings.h */
 struct pw_range_report; /* ranges.h */
+struct pw_stack_report; /* stacks.h */
 
 struct pw_rank_report {
 	int rank;
@@ -107,6 +108,7 @@ struct pw_rank_report {
 	 * findings need: NULL when the rank has neither activity records nor GPU calls */
 	struct pw_act_report *act;
 	struct pw_range_report *ranges; /* NVTX ranges and capture windows (ranges.h): NULL when neither */
+	struct pw_stack_report *stacks; /* call stacks and CPU samples (stacks.h): NULL when none */
 	struct pw_finding *findings; /* "What to fix first", largest share first (findings.h) */
 	size_t nfindings;
 };
@@ -128,7 +130,8 @@ struct pw_analysis {
 int pw_analyze(const char *out_dir, struct pw_analysis *a, char *err, size_t errlen);
 void pw_analysis_free(struct pw_analysis *a);
 
-/* Writes OUT/rank<R>.txt, .json, .trace.json for every rank and OUT/summary.txt/.json. Returns 0 or -1 with
+/* Writes OUT/rank<R>.txt, .json, .trace.json (and .folded when the rank has stacks) for every rank and
+ * OUT/summary.txt/.json. Returns 0 or -1 with
  * the reason in err. */
 int pw_write_reports(const struct pw_analysis *a, char *err, size_t errlen);
 

@@ -8,6 +8,7 @@
 #include "gpu_analysis.h"
 #include "json.h"
 #include "report_format.h"
+#include "stacks.h"
 
 static void write_process(struct pw_json *j, const struct pw_proc *p)
 {
@@ -129,6 +130,7 @@ int pw_write_rank_json(const struct pw_analysis *a, const struct pw_rank_report 
 	pw_gpu_write_json(&j, r); /* memcpy, memset, allocations, gemms, collectives, kernels_launched, ... */
 	pw_act_write_json(&j, r); /* gpu_activity, gpus, kernels, gpu_memcpy, gpu_gaps, gpu_time_by_call, ... */
 	pw_ranges_write_json(&j, r); /* ranges, marks, nvtx, capture */
+	pw_stacks_write_json(&j, r); /* callsites, samples, stacks */
 
 	pw_json_key(&j, "findings");
 	pw_json_begin_array(&j);

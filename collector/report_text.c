@@ -11,6 +11,7 @@
 #include "findings.h"
 #include "gpu_activity.h"
 #include "report_format.h"
+#include "stacks.h"
 
 #define TEXT_WIDTH 60 /* argv and paths are cut to this many characters */
 #define MAX_FILE_ROWS 30
@@ -444,6 +445,7 @@ static void print_coverage(FILE *f, const struct pw_rank_report *r)
 	if (r->skipped)
 		fprintf(f, "WARNING: %" PRIu64 " records refused by the reader: the raw trace is damaged.\n",
 			r->skipped);
+	pw_stacks_write_warnings(f, r);
 }
 
 int pw_write_rank_text(const struct pw_analysis *a, const struct pw_rank_report *r, const char *path, char *err,
@@ -454,8 +456,8 @@ int pw_write_rank_text(const struct pw_analysis *a, const struct pw_rank_report 
 		return -1;
 	print_header(f, a, r);
 	print_findings(f, r);
-	if (pw_ranges_write_text(f, r) || print_processes(f, r) || print_calls(f, r) || pw_act_write_text(f, r) || pw_gpu_write_text(f, r) ||
-	    print_files(f, r) ||
+	if (pw_ranges_write_text(f, r) || print_processes(f, r) || print_calls(f, r) || pw_stacks_write_text(f, r) ||
+	    pw_act_write_text(f, r) || pw_gpu_write_text(f, r) || print_files(f, r) ||
 	    print_waits(f, r) || print_libraries(f, r)) {
 		return pw_report_abandon(f, path, "out of memory", err, errlen);
 	}

@@ -39,11 +39,13 @@
 #include "json.h"
 #include "rawfile.h"
 #include "report_format.h"
+#include "stacks.h"
 
 #define PW_TRACE_MAX_EVENTS 300000u
 #define PW_TRACE_MAX_RANGE_EVENTS 400000u /* NVTX range begins, ends and marks drawn */
 #define PW_TRACE_OPEN_STARTS 1024u        /* start/end ranges open at once per image, for their end's name */
 #define PW_TRACE_MAX_GPU_EVENTS 100000u
+#define PW_TRACE_MAX_SAMPLE_EVENTS 200000u /* CPU samples drawn */
 #define PW_TRACE_MAX_GPU_BYTES (48u << 20)
 #define TRACE_GPU_EVENT_BYTES 400  /* what a GPU event and its flow take in the file, its name aside */
 #define TRACE_PATH_MAX 160         /* bytes of a path argument; longer ones keep their end */
@@ -398,6 +400,8 @@ struct trace {
 	uint64_t range_events, ranges_not_drawn;
 	const struct pw_rank_report *r;
 	const struct pw_proc *proc; /* the process image being read */
+	const struct pw_stack_image *stacks; /* its call stacks (stacks.h), NULL when none */
+	uint64_t samples_drawn, samples_not_drawn;
 	uint64_t histogram[PW_DURATION_BUCKETS]; /* calls */
 	struct keep_rule calls;
 	char threshold_text[32];
@@ -605,6 +609,14 @@ static void write_api_args(struct pw_json *j, const struct pw_raw_event *e)
 	}
 }
 
+/* "stack":[...] in an event's args, when it carried one. */
+static void write_stack(struct trace *t, const struct pw_raw_event *e)
+{
+	uint32_t id = pw_stacks_lookup(t->stacks, e->rec->h.tid, e->t0_ns, e->stack_ref);
+	if (id != PW_STACKS_NONE)
+		pw_stacks_write_trace_stack(&t->j, t->r->stacks, id);
+}
+
 static void write_call(struct trace *t, const struct pw_raw_event *e, uint64_t duration)
 {
 	const struct pw_rec_call *rec = e->rec;
@@ -651,6 +663,7 @@ static void write_call(struct trace *t, const struct pw_raw_event *e, uint64_t d
 	pw_json_kv_int(j, "ret", rec->ret);
 	if (api) {
 		write_api_args(j, e);
+		write_stack(t, e);
 		pw_json_end_object(j);
 		pw_json_end_object(j);
 		return;
@@ -669,6 +682,7 @@ static void write_call(struct trace *t, const struct pw_raw_event *e, uint64_t d
 		pw_json_kv_int(j, "errno", rec->h.err);
 		pw_json_kv_string(j, "error", strerror(rec->h.err));
 	}
+	write_stack(t, e);
 	pw_json_end_object(j);
 	pw_json_end_object(j);
 }
@@ -1150,6 +1164,34 @@ static void write_range(struct trace *t, const struct pw_raw_event *e, enum pw_e
 	pw_json_end_object(j);
 }
 
+/* A CPU sample: an instant on its thread with its stack, up to PW_TRACE_MAX_SAMPLE_EVENTS. */
+static void write_sample(struct trace *t, const struct pw_raw_event *e)
+{
+	uint32_t id = pw_stacks_lookup(t->stacks, e->rec->h.tid, e->t0_ns, e->stack_ref);
+	if (id == PW_STACKS_NONE) /* unreadable: the report counts it */
+		return;
+	if (t->samples_drawn >= PW_TRACE_MAX_SAMPLE_EVENTS) {
+		t->samples_not_drawn++;
+		return;
+	}
+	t->samples_drawn++;
+	struct pw_json *j = &t->j;
+	pw_json_begin_object(j);
+	pw_json_kv_string(j, "name", "cpu sample");
+	pw_json_kv_string(j, "cat", "cpu");
+	pw_json_kv_string(j, "ph", "i");
+	pw_json_kv_string(j, "s", "t");
+	pw_json_kv_int(j, "pid", t->proc->pid);
+	pw_json_kv_uint(j, "tid", e->rec->h.tid);
+	pw_json_kv_double(j, "ts", trace_us(t, e->t0_ns), 3);
+	pw_json_key(j, "args");
+	pw_json_begin_object(j);
+	pw_json_kv_uint(j, "period_ns", e->rec->arg0);
+	pw_stacks_write_trace_stack(j, t->r->stacks, id);
+	pw_json_end_object(j);
+	pw_json_end_object(j);
+}
+
 static void write_or_fold(void *ctx, const struct pw_raw_event *e)
 {
 	struct trace *t = ctx;
@@ -1167,6 +1209,10 @@ static void write_or_fold(void *ctx, const struct pw_raw_event *e)
 	}
 	if (e->outside) { /* outside the capture window: only what names descriptors */
 		follow_fd(t, e);
+		return;
+	}
+	if (kind == PW_K_SAMPLE) {
+		write_sample(t, e);
 		return;
 	}
 	if (!pw_event_is_call(rec->h.type)) {
@@ -1461,6 +1507,8 @@ static void write_other_data(struct trace *t, const struct pw_analysis *a)
 	pw_json_kv_uint(j, "nvtx_events", t->range_events);
 	pw_json_kv_uint(j, "nvtx_not_drawn", t->ranges_not_drawn);
 	pw_json_kv_uint(j, "cupti_api_slices", t->api_slices);
+	pw_json_kv_uint(j, "cpu_samples_drawn", t->samples_drawn);
+	pw_json_kv_uint(j, "cpu_samples_not_drawn", t->samples_not_drawn);
 	pw_json_kv_uint(j, "read_errors", t->read_errors);
 	if (t->read_errors)
 		pw_json_kv_string(j, "first_read_error", t->first_read_error);
@@ -1514,6 +1562,7 @@ static void write_calls(struct trace *t)
 			read_process(t, &join, err, sizeof err);
 			prepare_launches(t);
 		}
+		t->stacks = pw_stacks_image(t->r->stacks, t->proc);
 		if (read_process(t, &write, err, sizeof err) && !t->read_errors++)
 			memcpy(t->first_read_error, err, sizeof err);
 		write_flows(t);
