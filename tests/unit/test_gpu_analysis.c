@@ -602,7 +602,7 @@ static void test_allocation_tree_balanced(void **state)
 	pw_gpu_proc_init(&gp, 7);
 	for (uint64_t i = 0; i < N; i++) {
 		struct pw_rec_api r = alloc(PW_EV_CUDA_MALLOC, 1000 + i, 16, 0x10000 + i * 0x100, PW_MEM_DEVICE);
-		struct pw_raw_event e = {&r.c, r.c.t0, r.c.t1, NULL, 0, 0};
+		struct pw_raw_event e = {.rec = &r.c, .t0_ns = r.c.t0, .t1_ns = r.c.t1};
 		assert_int_equal(pw_gpu_event(&g, &gp, &e, 5), 0);
 	}
 	/* 1.44 log2(100000) = 23.9 */
@@ -612,7 +612,7 @@ static void test_allocation_tree_balanced(void **state)
 	assert_int_equal(gp.device_live, 16ull * N);
 	for (uint64_t i = 0; i < N; i += 2) {
 		struct pw_rec_api r = release(PW_EV_CUDA_FREE, 200000 + i, 0x10000 + i * 0x100, PW_MEM_DEVICE);
-		struct pw_raw_event e = {&r.c, r.c.t0, r.c.t1, NULL, 0, 0};
+		struct pw_raw_event e = {.rec = &r.c, .t0_ns = r.c.t0, .t1_ns = r.c.t1};
 		assert_int_equal(pw_gpu_event(&g, &gp, &e, 5), 0);
 	}
 	h = pw_gpu_proc_height(&gp);
@@ -623,7 +623,7 @@ static void test_allocation_tree_balanced(void **state)
 	for (uint64_t i = 1; i < N; i += 2) {
 		struct pw_rec_api r = copy(PW_EV_CUDA_MEMCPY, 400000 + i, 1, 0x10000 + i * 0x100 + 15,
 					   0x10000 + i * 0x100, PW_COPY_DEFAULT);
-		struct pw_raw_event e = {&r.c, r.c.t0, r.c.t1, NULL, 0, 0};
+		struct pw_raw_event e = {.rec = &r.c, .t0_ns = r.c.t0, .t1_ns = r.c.t1};
 		assert_int_equal(pw_gpu_event(&g, &gp, &e, 5), 0);
 	}
 	pw_gpu_proc_end(g, &gp);
