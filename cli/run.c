@@ -454,7 +454,7 @@ int pw_cli_run(const struct pw_cli_opts *o, const char *self_dir)
 		if (!exec_err)
 			say("the collector failed; raw traces in %s/raw (profwrap report %s renders what they hold)", out, out);
 	} else if (!o->quiet && !exec_err) {
-		say("reports in %s (rank<R>.txt, .json, .trace.json, summary.txt)", out);
+		say("reports in %s (rank<R>.txt, .json, .trace.json, .folded, summary.txt)", out);
 	}
 	return rc;
 }

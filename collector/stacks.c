@@ -555,7 +555,6 @@ static int prepare_local(struct pw_stack_report *r, const struct pw_stacks_file 
 	int oom = 0;
 	size_t cap = 0, n = 0;
 	uint32_t *ids = NULL;
-	int inner = 1; /* still among the innermost frames: the profiler's are dropped */
 	for (uint32_t i = 0; i < l->nnative; i++) {
 		struct pw_sym_frame out[CHAIN_MAX];
 		int is_return = !(i == 0 && (l->flags & PW_STACK_INTERRUPTED));
@@ -576,9 +575,9 @@ static int prepare_local(struct pw_stack_report *r, const struct pw_stacks_file 
 			fr.offset = fr.function ? 0 : out[k].offset;
 			if (oom)
 				goto fail;
-			if (inner && starts_with(basename_of(fr.module), "libprofwrap"))
+			/* the profiler's own frames: its wrapper (innermost) and its call of main (pw_main) */
+			if (starts_with(basename_of(fr.module), "libprofwrap"))
 				continue;
-			inner = 0;
 			uint32_t id = frame_id(r, &fr);
 			if (id == NONE || pw_reserve(&ids, &cap, n + 1, sizeof *ids))
 				goto fail;
