@@ -327,7 +327,9 @@ static size_t module_frames(struct pw_symbolizer *s, const struct module *m, uin
 		k = dwarf_frames(s, cu, a - bias, file, line, out, max);
 	}
 	if (!k) {
-		out[0] = (struct pw_sym_frame){NULL, intern(s, file), line, NULL, 0, 0};
+		/* No function of the unit covers the address (crt1.o's _start next to main): the line table's nearest
+		 * row belongs to other code, so no file or line rather than a wrong one. */
+		out[0] = (struct pw_sym_frame){NULL, NULL, 0, NULL, 0, 0};
 		k = 1;
 	}
 	/* Functions the DWARF leaves unnamed (or DWARF that is absent) are named by the symbol table. */

@@ -28,6 +28,10 @@
 	PW_EXPORT int name(const char *path, int flags, ...)                             \
 	{                                                                                \
 		PW_OPEN_MODE(flags)                                                      \
+		if (PW_IN_UNWIND()) { /* libunwind opens no file while capturing */    \
+			errno = ENOENT;                                                  \
+			return -1;                                                       \
+		}                                                                        \
 		PW_RESOLVE(name);                                                        \
 		if (!PW_SHOULD_RECORD(IO, OPEN))                                         \
 			return real_##name(path, flags, mode);                           \
@@ -63,7 +67,7 @@ PW_WRAP(IO, OPENAT, int, __openat64_2, (int dirfd, const char *path, int flags),
 	PW_PATH_ARG(path, ret < 0), ret < 0)
 PW_WRAP(IO, CREAT, int, creat, (const char *path, mode_t mode), (path, mode), ret, PW_PATH_ARG(path, ret < 0), ret < 0)
 PW_WRAP(IO, CREAT, int, creat64, (const char *path, mode_t mode), (path, mode), ret, PW_PATH_ARG(path, ret < 0), ret < 0)
-PW_WRAP(IO, CLOSE, int, close, (int fd), (fd), fd, 0, ret < 0)
+PW_WRAP_UNWIND(pw_unwind_close(fd), IO, CLOSE, int, close, (int fd), (fd), fd, 0, ret < 0)
 
 /* Duplicates carry the file's name to the new descriptor (dd reads its input through a dup2'd stdin). */
 PW_WRAP(IO, DUP, int, dup, (int fd), (fd), ret, fd, ret < 0)
@@ -91,7 +95,18 @@ PW_WRAP(IO, DUP3, int, dup3, (int fd, int fd2, int flags), (fd, fd2, flags), ret
 PW_FCNTL_WRAP(fcntl)
 PW_FCNTL_WRAP(fcntl64)
 
-PW_WRAP(IO, READ, ssize_t, read, (int fd, void *buf, size_t n), (fd, buf, n), fd, MOVED(ret), ret < 0)
+PW_WRAP_UNWIND(pw_unwind_read(fd, buf, n), IO, READ, ssize_t, read, (int fd, void *buf, size_t n), (fd, buf, n), fd,
+	       MOVED(ret), ret < 0)
+
+/* Not recorded: wrapped so that libunwind's pipe is made out of the program's way (pw_unwind_pipe2). */
+PW_REAL(int, pipe2, (int[2], int));
+PW_EXPORT int pipe2(int fds[2], int flags)
+{
+	if (PW_IN_UNWIND())
+		return pw_unwind_pipe2(fds, flags);
+	PW_RESOLVE(pipe2);
+	return real_pipe2(fds, flags);
+}
 PW_WRAP(IO, READ, ssize_t, __read_chk, (int fd, void *buf, size_t n, size_t buflen), (fd, buf, n, buflen), fd,
 	MOVED(ret), ret < 0)
 PW_WRAP(IO, PREAD, ssize_t, pread, (int fd, void *buf, size_t n, off_t off), (fd, buf, n, off), fd, MOVED(ret),

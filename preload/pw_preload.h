@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "../common/pw_capture.h"
 #include "../common/pw_clock.h"
@@ -67,6 +68,18 @@ struct pw_thread {
  * INTERNAL covers the profiler's own set-up and bookkeeping. */
 #define PW_GUARD_RECORDING 1
 #define PW_GUARD_INTERNAL 2
+/* Set while libunwind walks the stack (stacks.c): see PW_UNWIND_ANSWER. */
+#define PW_GUARD_UNWIND 3
+
+/* libunwind checks an address it doubts by writing it into a pipe of its own, and when the pipe's descriptors
+ * no longer work (a daemon closed every descriptor) it closes the two numbers and makes a new pipe: by then
+ * the numbers may be the program's own files. So the calls libunwind makes through our wrappers while a
+ * stack is captured (PW_GUARD_UNWIND) go to these (stacks.c): its pipe is made at high numbers and checked
+ * to be still the same pipe before each use; no other descriptor is read or closed, and no file is opened. */
+int pw_unwind_pipe2(int fds[2], int flags);
+ssize_t pw_unwind_read(int fd, void *buf, size_t n);
+int pw_unwind_close(int fd);
+#define PW_IN_UNWIND() PW_UNLIKELY(pw_self.guard == PW_GUARD_UNWIND)
 
 extern __thread struct pw_thread pw_self __attribute__((tls_model("initial-exec")));
 
@@ -153,6 +166,9 @@ int pw_py_thread_state(void);
 /* Appends the calling thread's Python frames (it holds the GIL) to a stack being built: buf has cap bytes
  * free. Returns the bytes written, *count the frames, *truncated set when frames were left out. */
 size_t pw_py_frames(uint8_t *buf, size_t cap, uint16_t *count, int *truncated);
+/* The thread holds the GIL: the profile hook on the interpreter's threads now, if this one lacks it, so that
+ * their later calls made without the GIL get their frames. */
+void pw_py_install_held(void);
 /* The thread runs Python without the GIL: have its frames follow in a PW_K_PYSTACK record once it holds
  * the GIL again (the profile hook, installed on the interpreter's threads from the main thread). */
 void pw_py_defer(void);
@@ -308,6 +324,23 @@ void pw_resolve_all(void);
 	PW_REAL(ret_t, name, params);                                                                     \
 	PW_EXPORT ret_t name params                                                                       \
 	{                                                                                                 \
+		PW_RESOLVE(name);                                                                         \
+		if (!PW_SHOULD_RECORD(dom, ev))                                                           \
+			return real_##name args;                                                          \
+		uint64_t t0_ = pw_clock_ticks();                                                          \
+		ret_t ret = real_##name args;                                                             \
+		PW_RECORD(ev, ret, a0, a1, failed);                                                       \
+		return ret;                                                                               \
+	}
+
+/* PW_WRAP for a call libunwind makes: while a stack is captured, answer (an expression of the parameters) is
+ * returned instead (pw_unwind_*). */
+#define PW_WRAP_UNWIND(answer, dom, ev, ret_t, name, params, args, a0, a1, failed)                         \
+	PW_REAL(ret_t, name, params);                                                                     \
+	PW_EXPORT ret_t name params                                                                       \
+	{                                                                                                 \
+		if (PW_IN_UNWIND())                                                                       \
+			return answer;                                                                    \
 		PW_RESOLVE(name);                                                                         \
 		if (!PW_SHOULD_RECORD(dom, ev))                                                           \
 			return real_##name args;                                                          \

@@ -14,6 +14,7 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/types.h>
@@ -54,6 +55,10 @@ static struct {
 	void (*Eval_SetProfile)(py_tracefunc, void *);
 	void *(*Sys_GetObject)(const char *); /* borrowed */
 	void *(*Object_CallNoArgs)(void *);
+	void *(*CFunction_NewEx)(void *, void *, void *);
+	void *(*Import_GetModule)(void *);
+	void *(*Unicode_FromString)(const char *);
+	int (*Object_SetAttrString)(void *, const char *, void *);
 	void *None;
 } py;
 static _Atomic int py_ready;
@@ -97,6 +102,10 @@ void pw_py_detect(void *handle)
 		{&py.Eval_SetProfile, "PyEval_SetProfile", NULL},
 		{&py.Sys_GetObject, "PySys_GetObject", NULL},
 		{&py.Object_CallNoArgs, "PyObject_CallNoArgs", NULL},
+		{&py.CFunction_NewEx, "PyCFunction_NewEx", NULL},
+		{&py.Import_GetModule, "PyImport_GetModule", NULL},
+		{&py.Unicode_FromString, "PyUnicode_FromString", NULL},
+		{&py.Object_SetAttrString, "PyObject_SetAttrString", NULL},
 		{&py.None, "_Py_NoneStruct", NULL},
 	};
 	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
@@ -239,6 +248,9 @@ static void write_frames(void *start)
 	}
 }
 
+static void hook_new_threads(void);
+static int new_threads_hooked; /* threading._profile_hook is set (by us or by the program) */
+
 /* The hook: nearly every Python call and return passes here, so all but a thread with frames owed leave at
  * once. Calls made without the GIL get their frames exactly: at the C_RETURN of the builtin that the hook saw
  * start before they were made (py_call_gen), in the frame that called it, at the line of that call. Any other
@@ -294,6 +306,52 @@ static int has_profiler(void)
 	return has;
 }
 
+/* Threads that threading starts later: threading.Thread sets the profile function of a new thread to
+ * threading._profile_hook before it runs anything. Ours is a builtin that, at the thread's first event, puts
+ * the C hook in its place (sys.getprofile() on the thread then says None again). Set only where the
+ * program has set none. */
+static void *thread_start_hook(void *self, void *args)
+{
+	(void)self;
+	(void)args;
+	py.Eval_SetProfile(profile_hook, NULL);
+	py.IncRef(py.None);
+	return py.None;
+}
+
+static struct {
+	const char *name;
+	void *(*meth)(void *, void *);
+	int flags;
+	const char *doc;
+} thread_start_def = {"profwrap_thread_start", thread_start_hook, 0x0001 /* METH_VARARGS */, NULL};
+
+static void hook_new_threads(void)
+{
+	static void *hook_fn;
+	void *name = py.Unicode_FromString("threading");
+	void *threading = name ? py.Import_GetModule(name) : NULL; /* only if imported: no import from here */
+	if (name)
+		py.DecRef(name);
+	if (!threading) {
+		py.Err_Clear();
+		return;
+	}
+	void *current = py.Object_GetAttrString(threading, "_profile_hook");
+	if (!current)
+		py.Err_Clear();
+	else if (current != py.None)
+		new_threads_hooked = 1;
+	else if ((hook_fn || (hook_fn = py.CFunction_NewEx(&thread_start_def, NULL, NULL))) &&
+		 py.Object_SetAttrString(threading, "_profile_hook", hook_fn) == 0)
+		new_threads_hooked = 1;
+	else
+		py.Err_Clear();
+	if (current)
+		py.DecRef(current);
+	py.DecRef(threading);
+}
+
 /* Run by the interpreter on the main thread, holding the GIL (Py_AddPendingCall): the hook on every thread
  * of the interpreter that has no profile function. Switching to a thread's state to set its profile
  * function is how profilers reach threads other than the current one before PyEval_SetProfileAllThreads. */
@@ -312,10 +370,25 @@ static int install_hooks(void *unused)
 			py.Eval_SetProfile(profile_hook, NULL);
 		py.ThreadState_Swap(self);
 	}
+	hook_new_threads();
 	py.Err_Restore(et, ev, tb);
 	atomic_store(&install_requested, 0);
 	pw_self.guard = guard;
 	return 0;
+}
+
+void pw_py_install_held(void)
+{
+	struct pw_thread *t = &pw_self;
+	if (!new_threads_hooked)
+		hook_new_threads();
+	if (t->py_hooked || t->py_installs >= 3)
+		return;
+	int expected = 0;
+	if (!atomic_compare_exchange_strong(&install_requested, &expected, 1))
+		return;
+	t->py_installs++;
+	install_hooks(NULL);
 }
 
 void pw_py_defer(void)
@@ -335,4 +408,20 @@ void pw_py_defer(void)
 	t->py_installs++;
 	if (py.AddPendingCall(install_hooks, NULL) < 0)
 		atomic_store(&install_requested, 0);
+}
+
+/* Python starts a thread holding the GIL, and the thread runs no Python before it gets the GIL: the moment to
+ * make sure threading gives it the hook (hook_new_threads), even when threading was imported after the hook
+ * went on. Otherwise a plain call through. */
+PW_REAL(int, pthread_create, (pthread_t *, const pthread_attr_t *, void *(*)(void *), void *));
+PW_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*start)(void *), void *arg)
+{
+	PW_RESOLVE(pthread_create);
+	if (PW_UNLIKELY(!new_threads_hooked) && atomic_load_explicit(&py_ready, memory_order_relaxed) &&
+	    pw_stacks_on == PW_STACKS_ALL && !pw_self.guard && pw_py_thread_state() == 1) {
+		pw_self.guard = PW_GUARD_INTERNAL;
+		hook_new_threads();
+		pw_self.guard = 0;
+	}
+	return real_pthread_create(thread, attr, start, arg);
 }

@@ -16,6 +16,9 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <ucontext.h>
@@ -226,6 +229,72 @@ static int find_self(struct dl_phdr_info *info, size_t size, void *data)
 	return 0;
 }
 
+/* ---- libunwind's pipe (pw_unwind_*, see pw_preload.h) ---- */
+
+/* The pipe libunwind validates addresses with, and what its two ends are, so that a number the program has
+ * closed and reused is never taken for it. Touched only while a capture runs; the raw system calls keep our
+ * own wrappers out. */
+static struct {
+	int fd;
+	dev_t dev;
+	ino_t ino;
+} unw_pipe[2] = {{-1, 0, 0}, {-1, 0, 0}};
+
+static int unw_pipe_end(int fd)
+{
+	struct stat st;
+	for (int i = 0; i < 2; i++)
+		if (fd >= 0 && fd == unw_pipe[i].fd && fstat(fd, &st) == 0 && st.st_dev == unw_pipe[i].dev &&
+		    st.st_ino == unw_pipe[i].ino)
+			return i;
+	return -1;
+}
+
+int pw_unwind_pipe2(int fds[2], int flags)
+{
+	int made[2];
+	if (syscall(SYS_pipe2, made, flags | O_CLOEXEC) < 0)
+		return -1;
+	/* above the numbers programs use, as the profiler's own descriptors are */
+	struct rlimit rl;
+	int floor = 3;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur > 128)
+		floor = rl.rlim_cur > 1024 ? 1024 - 96 : (int)rl.rlim_cur - 48;
+	for (int i = 0; i < 2; i++) {
+		int high = (int)syscall(SYS_fcntl, made[i], F_DUPFD_CLOEXEC, floor);
+		if (high >= 0) {
+			syscall(SYS_close, made[i]);
+			made[i] = high;
+		}
+		struct stat st;
+		fstat(made[i], &st);
+		unw_pipe[i].fd = fds[i] = made[i];
+		unw_pipe[i].dev = st.st_dev;
+		unw_pipe[i].ino = st.st_ino;
+	}
+	return 0;
+}
+
+ssize_t pw_unwind_read(int fd, void *buf, size_t n)
+{
+	/* both ends must still be the pipe: libunwind writes to the other end next */
+	int end = unw_pipe_end(fd);
+	if (end != 0 || unw_pipe_end(unw_pipe[1].fd) != 1) {
+		errno = EBADF;
+		return -1;
+	}
+	return syscall(SYS_read, fd, buf, n);
+}
+
+int pw_unwind_close(int fd)
+{
+	int end = unw_pipe_end(fd);
+	if (end < 0)
+		return 0; /* not the pipe any more: the program's, left alone */
+	unw_pipe[end].fd = -1;
+	return (int)syscall(SYS_close, fd);
+}
+
 /* ---- capture ---- */
 
 /* Native frames of the calling thread into ips (innermost first), without the profiler's own; with
@@ -234,7 +303,10 @@ static int find_self(struct dl_phdr_info *info, size_t size, void *data)
 static uint16_t native_frames(uint64_t *ips, uintptr_t interrupted_ip, int *truncated, int *interrupted)
 {
 	void *raw[PW_STACK_MAX_NATIVE + 16];
+	uint8_t guard = pw_self.guard;
+	pw_self.guard = PW_GUARD_UNWIND;
 	int n = unw_backtrace(raw, (int)(sizeof raw / sizeof raw[0]));
+	pw_self.guard = guard;
 	int from = 0;
 	while (from < n && (uintptr_t)raw[from] >= self_lo && (uintptr_t)raw[from] < self_hi)
 		from++;
@@ -300,6 +372,7 @@ static uint64_t capture(uintptr_t interrupted_ip, int in_signal)
 			memcpy(py_buf, &b, native_len);
 			pw_strref ref = pw_stack_store(py_buf, native_len + len);
 			atomic_store(&py_buf_busy, 0);
+			pw_py_install_held();
 			return ref;
 		}
 		if (py == 0) {
@@ -489,7 +562,10 @@ void pw_stacks_start(void)
 		rate = pw_clock_use_tsc ? ticks_per_ns() : 1.0;
 	pw_stack_min_ticks = (uint64_t)((double)pw_cfg.stack_threshold_ns * rate);
 	/* per-thread caches: no lock in the unwinder, so a sample may interrupt an unwind on another thread */
+	uint8_t guard = pw_self.guard;
+	pw_self.guard = PW_GUARD_UNWIND; /* libunwind's set-up would make its pipe (PW_UNWIND_ANSWER) */
 	unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+	pw_self.guard = guard;
 	pw_stacks_on = pw_cfg.stacks;
 	list_modules();
 	if (pw_cfg.sample_hz && !sampling)

@@ -680,6 +680,8 @@ def test_python_thread():
 
 def test_python_join():
     # The main thread waits in join(): it runs no Python while the worker makes its calls.
+    # The worker starts while the main thread waits in join(): it gets the hook from threading as it starts
+    # (profwrap sets threading._profile_hook when Python creates a thread), so its first call has its frames.
     r, rep, truth = run_py("OUT-pyjoin", ["join", 8, 5])
     check(truth["tid"] != truth["main_tid"], "the worker ran on the main thread: %r", truth)
     check_py(rep, truth, "join")
