@@ -18,6 +18,7 @@
 #define TOP_SITES 3        /* call sites per call */
 #define TOP_FUNCTIONS 10   /* rows of each CPU sample table */
 #define NAME_WIDTH 48      /* a function's name in the text report */
+#define SITE_WIDTH 100     /* a call site with its caller, in the text report */
 #define JSON_CALLSITES 500 /* (call, stack) entries in the JSON report */
 #define JSON_SAMPLE_STACKS 100
 
@@ -167,11 +168,15 @@ static int add_sites(struct pw_table *t, const struct pw_stack_report *s, uint32
 			pw_stack_frame_text(a, sizeof a, &s->frames[sites[k].frame], NAME_WIDTH);
 		pw_format_duration(d, sizeof d, sites[k].total_ns);
 		format_share(p, sizeof p, sites[k].total_ns, call_ns);
+		char cell[PW_CELL_MAX];
 		if (sites[k].caller == NONE)
-			pw_table_set(t, 0, "  %s", a);
+			snprintf(cell, sizeof cell, "  %s", a);
 		else
-			pw_table_set(t, 0, "  %s <- %s", a,
-				     pw_stack_frame_text(b, sizeof b, &s->frames[sites[k].caller], NAME_WIDTH));
+			snprintf(cell, sizeof cell, "  %s <- %s", a,
+				 pw_stack_frame_text(b, sizeof b, &s->frames[sites[k].caller], NAME_WIDTH));
+		if (strlen(cell) > SITE_WIDTH) /* the caller is context: cut it rather than widen the table */
+			memcpy(cell + SITE_WIDTH - 3, "...", 4);
+		pw_table_set(t, 0, "%s", cell);
 		pw_table_set(t, 1, "%" PRIu64, sites[k].count);
 		pw_table_set(t, 2, "%s", d);
 		pw_table_set(t, 3, "%s", p);
