@@ -39,7 +39,11 @@
 #include <cuda_runtime_api.h>
 
 #define SLOW_US 3000
+#if defined(__clang__)
+#define KEEP __attribute__((noinline, used)) /* clang makes no clones of functions */
+#else
 #define KEEP __attribute__((noinline, noclone, used))
+#endif
 
 /* Stores that the compiler must keep: they follow every marked call, so no marked call is a tail call and
  * its return address stays in the function that made it. */
