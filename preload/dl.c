@@ -142,7 +142,9 @@ PW_EXPORT int dlclose(void *handle)
 		ret = real_dlclose(handle);
 		PW_END(DLCLOSE, ret, handle, 0, ret != 0);
 	}
-	if (ret == 0)
+	if (ret == 0) {
 		pw_gpu_after_dlclose();
+		pw_stacks_after_dlclose();
+	}
 	return ret;
 }

@@ -196,7 +196,7 @@ static inline __attribute__((always_inline)) void pw_api_init(struct pw_rec_api 
 		r.corr = corr_;                                                                           \
 		__VA_ARGS__;                                                                              \
 		pw_self.guard = PW_GUARD_RECORDING;                                                       \
-		if (PW_UNLIKELY(pw_stacks_on) && (r.c.t1 - r.c.t0 >= pw_stack_min_ticks ||                \
+		if (PW_UNLIKELY(pw_stacks_on) && ((int64_t)(r.c.t1 - r.c.t0) >= pw_stack_min_ticks ||     \
 						  pw_kind_always_stacked(PW_EVKIND_##ev, r.sub)))         \
 			pw_emit_with_stack(&r, sizeof r);                                                 \
 		else                                                                                      \

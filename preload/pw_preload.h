@@ -144,16 +144,21 @@ static inline __attribute__((always_inline)) void pw_emit_record(const void *rec
 }
 
 /* Call stacks (stacks.c). pw_stacks_on is set while stacks are captured; a call that lasted at least
- * pw_stack_min_ticks (UINT64_MAX when off) gets one, so a wrapper below the threshold pays one compare. */
+ * pw_stack_min_ticks (INT64_MAX when off) gets one, so a wrapper below the threshold pays one compare; the
+ * compare is signed, so that a clock read going backwards across CPUs gives no stack. */
 enum pw_stacks_mode { PW_STACKS_OFF = 0, PW_STACKS_NATIVE = 1, PW_STACKS_ALL = 2 /* native and Python */ };
 extern int pw_stacks_on;
-extern uint64_t pw_stack_min_ticks;
+extern int64_t pw_stack_min_ticks;
 /* Writes the record (size bytes, the guard at RECORDING) with the calling thread's stack appended, or as it
  * is when no stack could be had. */
 void pw_emit_with_stack(const void *rec, size_t size);
 /* Set-up once the process can record (also in a fork child), and after each successful dlopen. */
 void pw_stacks_start(void);
 void pw_stacks_after_dlopen(void *handle, const char *path);
+/* After a successful dlclose: the ranges listed may be reused by another object. */
+void pw_stacks_after_dlclose(void);
+/* In a fork child (python.c): flags that another thread of the parent may have held. */
+void pw_py_after_fork(void);
 /* Thread start and end: its CPU-time sample timer (--sample). */
 void pw_sample_thread_start(struct pw_thread *t);
 void pw_sample_thread_end(struct pw_thread *t);
@@ -308,7 +313,7 @@ void pw_resolve_all(void);
 		pw_self.guard = PW_GUARD_RECORDING;                                                       \
 		uint16_t type_ = PW_EV_##ev | (pw_kind_tracked(PW_EVKIND_##ev) ? pw_outside_flag() : 0);       \
 		int err_ = (failed) ? (errno_ ? errno_ : PW_ERR_NO_ERRNO) : 0;                            \
-		if (PW_UNLIKELY(t1_ - t0_ >= pw_stack_min_ticks))                                         \
+		if (PW_UNLIKELY((int64_t)(t1_ - t0_) >= pw_stack_min_ticks))                              \
 			pw_emit_call_stack(type_, t0_, t1_, (int64_t)(intptr_t)(ret), (uint64_t)(uintptr_t)(a0), \
 					   (uint64_t)(uintptr_t)(a1), err_);                              \
 		else                                                                                      \

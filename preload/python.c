@@ -14,6 +14,7 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -51,8 +52,11 @@ static struct {
 	void *(*ThreadState_GetInterpreter)(void *);
 	void *(*InterpreterState_ThreadHead)(void *);
 	void *(*ThreadState_Next)(void *);
-	void *(*ThreadState_Swap)(void *);
 	void (*Eval_SetProfile)(py_tracefunc, void *);
+	int (*Eval_SetProfileOf)(void *, py_tracefunc, void *); /* _PyEval_SetProfile(tstate, ...), may be missing */
+	void (*Eval_SetProfileAllThreads)(py_tracefunc, void *); /* 3.12+, may be missing */
+	int (*GC_Disable)(void);                                  /* 3.10+, may be missing */
+	int (*GC_Enable)(void);
 	void *(*Sys_GetObject)(const char *); /* borrowed */
 	void *(*Object_CallNoArgs)(void *);
 	void *(*CFunction_NewEx)(void *, void *, void *);
@@ -98,7 +102,6 @@ void pw_py_detect(void *handle)
 		{&py.ThreadState_GetInterpreter, "PyThreadState_GetInterpreter", NULL},
 		{&py.InterpreterState_ThreadHead, "PyInterpreterState_ThreadHead", NULL},
 		{&py.ThreadState_Next, "PyThreadState_Next", NULL},
-		{&py.ThreadState_Swap, "PyThreadState_Swap", NULL},
 		{&py.Eval_SetProfile, "PyEval_SetProfile", NULL},
 		{&py.Sys_GetObject, "PySys_GetObject", NULL},
 		{&py.Object_CallNoArgs, "PyObject_CallNoArgs", NULL},
@@ -118,23 +121,40 @@ void pw_py_detect(void *handle)
 		}
 		memcpy(want[i].slot, &f, sizeof f);
 	}
-	void *fin = dlsym(handle, "Py_IsFinalizing");
-	if (!fin)
-		fin = dlsym(handle, "_Py_IsFinalizing");
-	if (!fin)
-		dlerror();
-	memcpy(&py.IsFinalizing, &fin, sizeof fin);
-	atomic_store(&py_ready, 1);
+	/* optional: each may be missing in some version (each failed lookup's dlerror is cleared) */
+	static const struct {
+		void *slot;
+		const char *name, *alt;
+	} optional[] = {
+		{&py.IsFinalizing, "Py_IsFinalizing", "_Py_IsFinalizing"},
+		{&py.Eval_SetProfileOf, "_PyEval_SetProfile", NULL},
+		{&py.Eval_SetProfileAllThreads, "PyEval_SetProfileAllThreads", NULL},
+		{&py.GC_Disable, "PyGC_Disable", NULL},
+		{&py.GC_Enable, "PyGC_Enable", NULL},
+	};
+	for (size_t i = 0; i < sizeof optional / sizeof optional[0]; i++) {
+		void *f = dlsym(handle, optional[i].name);
+		if (!f && optional[i].alt)
+			f = dlsym(handle, optional[i].alt);
+		if (!f)
+			dlerror();
+		memcpy(optional[i].slot, &f, sizeof f);
+	}
+	if (!py.GC_Enable)
+		py.GC_Disable = NULL;
+	atomic_store_explicit(&py_ready, 1, memory_order_release);
 }
 
 int pw_py_thread_state(void)
 {
-	if (!atomic_load_explicit(&py_ready, memory_order_relaxed) || !py.IsInitialized())
+	if (!atomic_load_explicit(&py_ready, memory_order_acquire) || !py.IsInitialized())
 		return -1;
 	void *mine = py.GILState_GetThisThreadState();
 	if (!mine || (py.IsFinalizing && py.IsFinalizing()))
 		return -1;
-	return py.ThreadState_GetUnchecked() == mine ? 1 : 0;
+	/* Reading frames allocates; without PyGC_Disable (3.9) a collection could run finalizers inside the
+	 * program's C code: such a thread is treated as one without the GIL (frames from the hook). */
+	return py.ThreadState_GetUnchecked() == mine && py.GC_Disable ? 1 : 0;
 }
 
 /* Copies the last max bytes of s (the end of a path says most) into dst; returns the length copied. */
@@ -151,10 +171,12 @@ static size_t copy_tail(char *dst, const char *s, size_t len, size_t max)
 #define PY_FILE_MAX 160
 #define PY_FUNC_MAX 96
 
-/* The UTF-8 of attribute name of code (a new reference is taken and dropped), into dst. */
-static size_t code_string(void *code, const char *name, char *dst, size_t max)
+/* The UTF-8 of attribute name of code (a new reference is taken and dropped), into dst; *missing set when
+ * code has no such attribute. */
+static size_t code_string(void *code, const char *name, char *dst, size_t max, int *missing)
 {
 	void *o = py.Object_GetAttrString(code, name);
+	*missing = !o;
 	if (!o) {
 		py.Err_Clear();
 		return 0;
@@ -188,12 +210,15 @@ static size_t walk(void *frame, uint8_t *buf, size_t cap, uint16_t *count, int *
 		char *file = (char *)buf + used + sizeof f;
 		void *code = py.Frame_GetCode(frame);
 		if (code) {
-			f.file_len = (uint16_t)code_string(code, "co_filename", file, PY_FILE_MAX);
-			size_t n = py_no_qualname ? 0 : code_string(code, "co_qualname", file + f.file_len, PY_FUNC_MAX);
-			if (!n) {
-				py_no_qualname = 1;
-				n = code_string(code, "co_name", file + f.file_len, PY_FUNC_MAX);
+			int missing = 0;
+			f.file_len = (uint16_t)code_string(code, "co_filename", file, PY_FILE_MAX, &missing);
+			size_t n = 0;
+			if (!py_no_qualname) {
+				n = code_string(code, "co_qualname", file + f.file_len, PY_FUNC_MAX, &missing);
+				py_no_qualname = missing; /* before 3.11 */
 			}
+			if (py_no_qualname)
+				n = code_string(code, "co_name", file + f.file_len, PY_FUNC_MAX, &missing);
 			f.func_len = (uint16_t)n;
 			py.DecRef(code);
 		}
@@ -215,12 +240,28 @@ static size_t walk(void *frame, uint8_t *buf, size_t cap, uint16_t *count, int *
 	return used;
 }
 
+/* Around the interpreter calls made from inside a wrapper, that is inside the program's C code: no garbage
+ * collection (and so no finalizer) may run there. Returns what end_no_gc takes. */
+static int begin_no_gc(void)
+{
+	return py.GC_Disable ? py.GC_Disable() : 0;
+}
+
+static void end_no_gc(int was_enabled)
+{
+	if (was_enabled == 1)
+		py.GC_Enable();
+}
+
 size_t pw_py_frames(uint8_t *buf, size_t cap, uint16_t *count, int *truncated)
 {
+	int gc = begin_no_gc();
 	void *frame = py.Eval_GetFrame();
 	if (frame)
 		py.IncRef(frame);
-	return walk(frame, buf, cap, count, truncated);
+	size_t len = walk(frame, buf, cap, count, truncated);
+	end_no_gc(gc);
+	return len;
 }
 
 /* Writes the thread's Python frames from start (a new reference, consumed; NULL: none, which closes the
@@ -249,6 +290,7 @@ static void write_frames(void *start)
 }
 
 static void hook_new_threads(void);
+static void hook_threading(void **hook_fn);
 static int new_threads_hooked; /* threading._profile_hook is set (by us or by the program) */
 
 /* The hook: nearly every Python call and return passes here, so all but a thread with frames owed leave at
@@ -271,6 +313,7 @@ static int profile_hook(void *obj, void *frame, int what, void *arg)
 		return 0;
 	}
 	t->guard = PW_GUARD_INTERNAL;
+	int saved_errno = errno; /* inside the program's C code, between its calls */
 	int exact = t->py_pending && returned && t->py_pending_gen && t->py_pending_gen == t->py_call_gen;
 	if (exact || !t->py_pending) {
 		/* the frame that is running: at a CALL event, the new frame's caller */
@@ -286,6 +329,7 @@ static int profile_hook(void *obj, void *frame, int what, void *arg)
 		t->py_call_gen = ++t->py_gen_next ? t->py_gen_next : ++t->py_gen_next;
 	else if (returned)
 		t->py_call_gen = 0;
+	errno = saved_errno;
 	t->guard = 0;
 	return 0;
 }
@@ -329,6 +373,16 @@ static struct {
 static void hook_new_threads(void)
 {
 	static void *hook_fn;
+	void *et, *ev, *tb;
+	py.Err_Fetch(&et, &ev, &tb); /* the caller's exception, if it has one, is not ours to clear */
+	int gc = begin_no_gc();
+	hook_threading(&hook_fn);
+	end_no_gc(gc);
+	py.Err_Restore(et, ev, tb);
+}
+
+static void hook_threading(void **hook_fn)
+{
 	void *name = py.Unicode_FromString("threading");
 	void *threading = name ? py.Import_GetModule(name) : NULL; /* only if imported: no import from here */
 	if (name)
@@ -342,8 +396,8 @@ static void hook_new_threads(void)
 		py.Err_Clear();
 	else if (current != py.None)
 		new_threads_hooked = 1;
-	else if ((hook_fn || (hook_fn = py.CFunction_NewEx(&thread_start_def, NULL, NULL))) &&
-		 py.Object_SetAttrString(threading, "_profile_hook", hook_fn) == 0)
+	else if ((*hook_fn || (*hook_fn = py.CFunction_NewEx(&thread_start_def, NULL, NULL))) &&
+		 py.Object_SetAttrString(threading, "_profile_hook", *hook_fn) == 0)
 		new_threads_hooked = 1;
 	else
 		py.Err_Clear();
@@ -352,27 +406,37 @@ static void hook_new_threads(void)
 	py.DecRef(threading);
 }
 
-/* Run by the interpreter on the main thread, holding the GIL (Py_AddPendingCall): the hook on every thread
- * of the interpreter that has no profile function. Switching to a thread's state to set its profile
- * function is how profilers reach threads other than the current one before PyEval_SetProfileAllThreads. */
+/* The hook on the interpreter's threads, holding the GIL: from the main thread (Py_AddPendingCall), or from
+ * a thread that took a stack holding it. Never by switching thread states (on 3.13 that releases the GIL):
+ * each thread's own setter where the interpreter exports it (3.9-3.12), all threads at once (3.12+), else
+ * this thread only. Nowhere when this thread already has a profile function (cProfile): the program is
+ * profiling itself. */
 static int install_hooks(void *unused)
 {
 	(void)unused;
 	uint8_t guard = pw_self.guard;
 	pw_self.guard = PW_GUARD_INTERNAL;
-	void *self = py.ThreadState_Get();
-	void *interp = py.ThreadState_GetInterpreter(self);
+	int saved_errno = errno;
 	void *et, *ev, *tb;
 	py.Err_Fetch(&et, &ev, &tb);
-	for (void *ts = py.InterpreterState_ThreadHead(interp); ts; ts = py.ThreadState_Next(ts)) {
-		py.ThreadState_Swap(ts);
-		if (!has_profiler())
+	int gc = begin_no_gc();
+	if (!has_profiler()) {
+		if (py.Eval_SetProfileOf) {
+			void *interp = py.ThreadState_GetInterpreter(py.ThreadState_Get());
+			for (void *ts = py.InterpreterState_ThreadHead(interp); ts; ts = py.ThreadState_Next(ts))
+				if (py.Eval_SetProfileOf(ts, profile_hook, NULL) < 0)
+					py.Err_Clear();
+		} else if (py.Eval_SetProfileAllThreads) {
+			py.Eval_SetProfileAllThreads(profile_hook, NULL);
+		} else {
 			py.Eval_SetProfile(profile_hook, NULL);
-		py.ThreadState_Swap(self);
+		}
 	}
+	end_no_gc(gc);
 	hook_new_threads();
 	py.Err_Restore(et, ev, tb);
 	atomic_store(&install_requested, 0);
+	errno = saved_errno;
 	pw_self.guard = guard;
 	return 0;
 }
@@ -417,11 +481,18 @@ PW_REAL(int, pthread_create, (pthread_t *, const pthread_attr_t *, void *(*)(voi
 PW_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*start)(void *), void *arg)
 {
 	PW_RESOLVE(pthread_create);
-	if (PW_UNLIKELY(!new_threads_hooked) && atomic_load_explicit(&py_ready, memory_order_relaxed) &&
+	if (PW_UNLIKELY(!new_threads_hooked) && atomic_load_explicit(&py_ready, memory_order_acquire) &&
 	    pw_stacks_on == PW_STACKS_ALL && !pw_self.guard && pw_py_thread_state() == 1) {
+		int saved_errno = errno;
 		pw_self.guard = PW_GUARD_INTERNAL;
 		hook_new_threads();
 		pw_self.guard = 0;
+		errno = saved_errno;
 	}
 	return real_pthread_create(thread, attr, start, arg);
+}
+
+void pw_py_after_fork(void)
+{
+	atomic_store(&install_requested, 0);
 }

@@ -27,7 +27,7 @@
 #include "pw_preload.h"
 
 int pw_stacks_on;
-uint64_t pw_stack_min_ticks = UINT64_MAX;
+int64_t pw_stack_min_ticks = INT64_MAX;
 
 /* Our own code's addresses: its frames are the profiler's, never the caller's. */
 static uintptr_t self_lo, self_hi;
@@ -108,7 +108,9 @@ static struct {
 } modules[MAX_MODULES];
 static _Atomic uint32_t nmodules;
 static pthread_mutex_t modules_lock = PTHREAD_MUTEX_INITIALIZER;
-static _Atomic int modules_stale; /* a capture saw an unknown address */
+/* 1: a capture saw an address outside the list (scanned again now and then); 2: the list was cleared
+ * (dlclose, a fork child: scanned at the next capture) */
+static _Atomic int modules_stale;
 
 static int module_known(uintptr_t addr)
 {
@@ -213,6 +215,30 @@ static void list_modules(void)
 	pthread_mutex_unlock(&modules_lock);
 }
 
+/* Code outside every object (JIT code) keeps a capture finding unknown addresses: the list is scanned again
+ * at most every 100 ms for them. */
+static void list_modules_now_and_then(void)
+{
+	static _Atomic uint64_t last_ns;
+	uint64_t now = pw_clock_mono_ns(), last = atomic_load_explicit(&last_ns, memory_order_relaxed);
+	if (now - last < 100000000u ||
+	    !atomic_compare_exchange_strong_explicit(&last_ns, &last, now, memory_order_relaxed, memory_order_relaxed))
+		return;
+	list_modules();
+}
+
+void pw_stacks_after_dlclose(void)
+{
+	if (!pw_stacks_on)
+		return;
+	/* listed again (and recorded again) at the next capture or dlopen: an object loaded later at the same
+	 * addresses must be recorded too */
+	pthread_mutex_lock(&modules_lock);
+	atomic_store_explicit(&nmodules, 0, memory_order_release);
+	pthread_mutex_unlock(&modules_lock);
+	atomic_store_explicit(&modules_stale, 2, memory_order_relaxed);
+}
+
 static int find_self(struct dl_phdr_info *info, size_t size, void *data)
 {
 	(void)size;
@@ -275,11 +301,19 @@ int pw_unwind_pipe2(int fds[2], int flags)
 	return 0;
 }
 
+/* Whether fd is one of the numbers libunwind takes for its pipe (the program's own handlers, running in a
+ * signal that interrupted the unwinder, use other numbers and are served as usual). */
+static int unw_pipe_number(int fd)
+{
+	return fd >= 0 && (fd == unw_pipe[0].fd || fd == unw_pipe[1].fd);
+}
+
 ssize_t pw_unwind_read(int fd, void *buf, size_t n)
 {
+	if (!unw_pipe_number(fd))
+		return syscall(SYS_read, fd, buf, n);
 	/* both ends must still be the pipe: libunwind writes to the other end next */
-	int end = unw_pipe_end(fd);
-	if (end != 0 || unw_pipe_end(unw_pipe[1].fd) != 1) {
+	if (unw_pipe_end(fd) != 0 || unw_pipe_end(unw_pipe[1].fd) != 1) {
 		errno = EBADF;
 		return -1;
 	}
@@ -288,9 +322,11 @@ ssize_t pw_unwind_read(int fd, void *buf, size_t n)
 
 int pw_unwind_close(int fd)
 {
+	if (!unw_pipe_number(fd))
+		return (int)syscall(SYS_close, fd);
 	int end = unw_pipe_end(fd);
 	if (end < 0)
-		return 0; /* not the pipe any more: the program's, left alone */
+		return 0; /* the number is the program's now: left alone */
 	unw_pipe[end].fd = -1;
 	return (int)syscall(SYS_close, fd);
 }
@@ -332,8 +368,10 @@ static uint16_t native_frames(uint64_t *ips, uintptr_t interrupted_ip, int *trun
 		ips[i] = (uint64_t)(uintptr_t)raw[from + i];
 		unknown |= !module_known((uintptr_t)ips[i]);
 	}
+	int clean = 0;
 	if (unknown)
-		atomic_store_explicit(&modules_stale, 1, memory_order_relaxed);
+		atomic_compare_exchange_strong_explicit(&modules_stale, &clean, 1, memory_order_relaxed,
+							memory_order_relaxed);
 	return count < 0 ? 0 : (uint16_t)count;
 }
 
@@ -384,8 +422,11 @@ static uint64_t capture(uintptr_t interrupted_ip, int in_signal)
 		pw_self.py_sample_pending = 1;
 		pending = PW_STACK_PY_PENDING;
 	}
-	if (!in_signal && atomic_load_explicit(&modules_stale, memory_order_relaxed))
+	int stale = atomic_load_explicit(&modules_stale, memory_order_relaxed);
+	if (!in_signal && stale == 2)
 		list_modules();
+	else if (!in_signal && stale)
+		list_modules_now_and_then();
 	pw_strref ref = pw_stack_store(&b, native_len);
 	return ref ? ref | pending : pending;
 }
@@ -395,7 +436,7 @@ void pw_emit_with_stack(const void *rec, size_t size)
 	struct pw_thread *t = &pw_self;
 	uint64_t buf[32]; /* the largest record with a stack: struct pw_rec_api + 8 */
 	const struct pw_rec_hdr *h = rec;
-	if (size + 8 > sizeof buf || (h->type & PW_REC_OUTSIDE)) {
+	if (size + 8 > sizeof buf || (h->type & PW_REC_OUTSIDE) || !pw_stacks_on) {
 		pw_emit_record(rec, size);
 		return;
 	}
@@ -481,6 +522,13 @@ void pw_sample_thread_start(struct pw_thread *t)
 {
 	if (!sampling || t->sampling)
 		return;
+	/* libunwind makes a thread's cache (malloc, a thread key) at its first walk: never in the handler */
+	uint64_t ips[PW_STACK_MAX_NATIVE];
+	int truncated, interrupted;
+	uint8_t guard = t->guard;
+	t->guard = PW_GUARD_INTERNAL;
+	native_frames(ips, 0, &truncated, &interrupted);
+	t->guard = guard;
 	struct sigevent sev;
 	memset(&sev, 0, sizeof sev);
 	sev.sigev_notify = SIGEV_THREAD_ID;
@@ -556,21 +604,29 @@ void pw_stacks_start(void)
 	/* a fork child: the parent's table names entries of the parent's arena, and the lock may have been
 	 * held by a thread the child does not have (the first start finds the table untouched: no page of it
 	 * is made resident for nothing) */
-	if (rate) {
+	int fork_child = rate != 0;
+	if (fork_child) {
 		memset(stack_slots, 0, sizeof stack_slots);
 		atomic_store(&nmodules, 0);
 		pthread_mutex_init(&modules_lock, NULL);
+		atomic_store(&py_buf_busy, 0);
+		pw_py_after_fork();
 	} else {
 		rate = pw_clock_use_tsc ? ticks_per_ns() : 1.0;
 	}
-	pw_stack_min_ticks = (uint64_t)((double)pw_cfg.stack_threshold_ns * rate);
+	pw_stack_min_ticks = (int64_t)((double)pw_cfg.stack_threshold_ns * rate);
 	/* per-thread caches: no lock in the unwinder, so a sample may interrupt an unwind on another thread */
 	uint8_t guard = pw_self.guard;
 	pw_self.guard = PW_GUARD_UNWIND; /* libunwind's set-up would make its pipe (PW_UNWIND_ANSWER) */
 	unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
 	pw_self.guard = guard;
 	pw_stacks_on = pw_cfg.stacks;
-	list_modules();
+	/* A fork child lists its objects at its first capture: dl_iterate_phdr's lock may have been held by
+	 * another thread of the parent at the fork, and glibc does not reset that one in the child. */
+	if (fork_child)
+		atomic_store_explicit(&modules_stale, 2, memory_order_relaxed);
+	else
+		list_modules();
 	if (pw_cfg.sample_hz && !sampling)
 		sampling_start(pw_cfg.sample_hz);
 	if (pw_self.lane)
