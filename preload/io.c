@@ -28,10 +28,6 @@
 	PW_EXPORT int name(const char *path, int flags, ...)                             \
 	{                                                                                \
 		PW_OPEN_MODE(flags)                                                      \
-		if (PW_IN_UNWIND()) { /* libunwind opens no file while capturing */    \
-			errno = ENOENT;                                                  \
-			return -1;                                                       \
-		}                                                                        \
 		PW_RESOLVE(name);                                                        \
 		if (!PW_SHOULD_RECORD(IO, OPEN))                                         \
 			return real_##name(path, flags, mode);                           \

@@ -75,7 +75,8 @@ struct pw_thread {
  * no longer work (a daemon closed every descriptor) it closes the two numbers and makes a new pipe: by then
  * the numbers may be the program's own files. So the calls libunwind makes through our wrappers while a
  * stack is captured (PW_GUARD_UNWIND) go to these (stacks.c): its pipe is made at high numbers and checked
- * to be still the same pipe before each use; no other descriptor is read or closed, and no file is opened. */
+ * to be still the same pipe before each use, and a number that is no longer the pipe is neither read nor
+ * closed; other descriptors are served as usual. */
 int pw_unwind_pipe2(int fds[2], int flags);
 ssize_t pw_unwind_read(int fd, void *buf, size_t n);
 int pw_unwind_close(int fd);
