@@ -114,17 +114,18 @@ static void emit_status(enum pw_act_state state, int64_t code, uint32_t version,
 
 /* ---- kernel and device names: CUPTI shares one string per name, so they are interned once per pointer ---- */
 
-static struct pw_name_slot names[PW_NAME_SLOTS];
+static struct pw_once_slot names[PW_NAME_SLOTS];
 
-static pw_strref intern_string(uintptr_t s)
+static pw_strref intern_string(uint64_t s, const void *unused)
 {
-	return pw_intern_path((const char *)s);
+	(void)unused;
+	return pw_intern_path((const char *)(uintptr_t)s);
 }
 
 static pw_strref intern_name(const char *s, void *ctx)
 {
 	(void)ctx;
-	return pw_name_cached(names, (uintptr_t)s, intern_string);
+	return s ? pw_once(names, PW_NAME_SLOTS, (uintptr_t)s, intern_string, NULL) : 0;
 }
 
 /* Device names are the client's to free (cupti_activity.h), so their addresses are reused: not cached. */

@@ -312,32 +312,7 @@ void pw_gpu_learn_device(void)
 
 PW_GPU_HELPER(CUDART, int, cudaFuncGetName, (const char **, const void *));
 
-static struct pw_name_slot knames[PW_NAME_SLOTS]; /* kernel names by function address */
-
-pw_strref pw_name_cached(struct pw_name_slot *slots, uintptr_t key, pw_strref (*lookup)(uintptr_t key))
-{
-	size_t h = (size_t)((key >> 3) * 0x9E3779B97F4A7C15ull >> 51) & (PW_NAME_SLOTS - 1);
-	for (unsigned i = 0; i < PW_NAME_PROBES; i++) {
-		size_t at = (h + i) & (PW_NAME_SLOTS - 1);
-		uintptr_t cur = atomic_load_explicit(&slots[at].key, memory_order_acquire);
-		if (cur == key) {
-			pw_strref ref = atomic_load_explicit(&slots[at].ref, memory_order_acquire);
-			return ref ? ref : lookup(key); /* another thread is filling it */
-		}
-		if (cur == 0) {
-			uintptr_t expected = 0;
-			if (!atomic_compare_exchange_strong(&slots[at].key, &expected, key)) {
-				if (expected != key)
-					continue;
-				return lookup(key);
-			}
-			pw_strref ref = lookup(key);
-			atomic_store_explicit(&slots[at].ref, ref, memory_order_release);
-			return ref;
-		}
-	}
-	return 0;
-}
+static struct pw_once_slot knames[PW_NAME_SLOTS]; /* kernel names by function address */
 
 static pw_strref lookup_name(const void *func, int ask_runtime)
 {
@@ -350,9 +325,10 @@ static pw_strref lookup_name(const void *func, int ask_runtime)
 	return name ? pw_intern_path(name) : 0;
 }
 
-static pw_strref lookup_launched(uintptr_t func)
+static pw_strref lookup_launched(uint64_t func, const void *unused)
 {
-	return lookup_name((const void *)func, 1);
+	(void)unused;
+	return lookup_name((const void *)(uintptr_t)func, 1);
 }
 
 pw_strref pw_gpu_kernel_name(const void *func, int launched)
@@ -361,7 +337,7 @@ pw_strref pw_gpu_kernel_name(const void *func, int launched)
 		return 0;
 	if (!launched)
 		return lookup_name(func, 0); /* the runtime may not know it: not cached */
-	return pw_name_cached(knames, (uintptr_t)func, lookup_launched);
+	return pw_once(knames, PW_NAME_SLOTS, (uintptr_t)func, lookup_launched, NULL);
 }
 
 void pw_gpu_after_fork(void)
@@ -369,4 +345,6 @@ void pw_gpu_after_fork(void)
 	memset((void *)knames, 0, sizeof knames);
 	if (pw_cupti_after_fork)
 		pw_cupti_after_fork();
+	if (pw_nvtx_after_fork)
+		pw_nvtx_after_fork();
 }

@@ -270,6 +270,28 @@ pw_strref pw_intern_path(const char *path)
 	return path ? pw_intern_bytes(path, strlen(path)) : 0;
 }
 
+pw_strref pw_once(struct pw_once_slot *slots, size_t nslots, uint64_t key,
+		  pw_strref (*make)(uint64_t key, const void *arg), const void *arg)
+{
+	/* the high bits of a multiplicative hash: addresses differ in their middle bits */
+	size_t h = (size_t)((key * 0x9E3779B97F4A7C15ull) >> 32);
+	for (unsigned i = 0; i < PW_ONCE_PROBES; i++) {
+		struct pw_once_slot *slot = &slots[(h + i) & (nslots - 1)];
+		uint64_t cur = atomic_load_explicit(&slot->key, memory_order_acquire);
+		if (cur == 0 && atomic_compare_exchange_strong_explicit(&slot->key, &cur, key, memory_order_acq_rel,
+									memory_order_acquire)) {
+			pw_strref ref = make(key, arg);
+			atomic_store_explicit(&slot->ref, ref, memory_order_release);
+			return ref;
+		}
+		if (cur == key) {
+			pw_strref ref = atomic_load_explicit(&slot->ref, memory_order_acquire);
+			return ref ? ref : make(key, arg); /* being filled, or its making failed */
+		}
+	}
+	return 0;
+}
+
 /* Header fields that describe the process: pid, rank, clock origin, argv, executable, host. */
 static void describe_process(struct pw_seg_header *h, enum pw_clock_kind clock)
 {

@@ -28,11 +28,7 @@
 #define PW_NVTX_LEVELS 8      /* domains with a push level of their own; the rest share the last */
 #define PW_NVTX_TEXT_MAX 1024
 
-struct text_slot {
-	_Atomic uint64_t hash; /* 0: empty */
-	_Atomic pw_strref ref; /* 0 while being filled */
-};
-static struct text_slot texts[PW_NVTX_SLOTS];
+static struct pw_once_slot texts[PW_NVTX_SLOTS];
 static _Atomic uint32_t distinct;
 static _Atomic uint64_t next_range_id = 1;
 static _Atomic uint32_t next_domain = 1;
@@ -45,48 +41,41 @@ static uint64_t text_hash(const char *s, size_t len)
 	return h ? h : 1;
 }
 
-static pw_strref lookup_or_add(const char *s, size_t len, uint64_t h, int may_add)
+struct text {
+	const char *s;
+	size_t len;
+	int fold;
+};
+
+/* A text's entry: as it is while fewer than PW_NVTX_DISTINCT texts were made (or when not folding), else
+ * the entry of its digit-folded form, which then stands for it. */
+static pw_strref make_text(uint64_t hash, const void *arg)
 {
-	for (uint32_t i = 0; i < PW_NVTX_SLOTS; i++) {
-		struct text_slot *slot = &texts[(h + i) & (PW_NVTX_SLOTS - 1)];
-		uint64_t cur = atomic_load_explicit(&slot->hash, memory_order_acquire);
-		if (cur == h) {
-			pw_strref ref = atomic_load_explicit(&slot->ref, memory_order_acquire);
-			return ref ? ref : pw_intern_bytes(s, len); /* being filled by another thread */
-		}
-		if (cur)
-			continue;
-		if (!may_add)
-			return (pw_strref)-1;
-		uint64_t empty = 0;
-		if (!atomic_compare_exchange_strong_explicit(&slot->hash, &empty, h, memory_order_acq_rel,
-							     memory_order_acquire)) {
-			if (empty == h)
-				return pw_intern_bytes(s, len);
-			continue;
-		}
-		pw_strref ref = pw_intern_bytes(s, len);
-		atomic_store_explicit(&slot->ref, ref, memory_order_release);
-		return ref;
-	}
-	return pw_intern_bytes(s, len);
+	(void)hash;
+	const struct text *t = arg;
+	if (!t->fold || atomic_fetch_add_explicit(&distinct, 1, memory_order_relaxed) < PW_NVTX_DISTINCT)
+		return pw_intern_bytes(t->s, t->len);
+	char folded[PW_NVTX_TEXT_MAX];
+	struct text f = {folded, pw_range_fold(t->s, t->len, folded, sizeof folded), 0};
+	return pw_once(texts, PW_NVTX_SLOTS, text_hash(f.s, f.len), make_text, &f);
 }
 
 /* The arena reference of a text, interned once per distinct text (fold: past PW_NVTX_DISTINCT distinct texts,
- * with its digits folded). 0 when the arena is full. */
+ * with its digits folded); where the table is full around its hash, interned again each time, since a range
+ * must keep its name. 0 when the arena is full. */
 static pw_strref intern_text(const char *s, size_t len, int fold)
 {
 	if (!s)
 		return 0;
-	uint64_t h = text_hash(s, len);
-	pw_strref ref = lookup_or_add(s, len, h, 0);
-	if (ref != (pw_strref)-1)
-		return ref;
-	if (!fold || atomic_fetch_add_explicit(&distinct, 1, memory_order_relaxed) < PW_NVTX_DISTINCT)
-		return lookup_or_add(s, len, h, 1);
-	char folded[PW_NVTX_TEXT_MAX];
-	size_t n = pw_range_fold(s, len, folded, sizeof folded);
-	return lookup_or_add(folded, n, text_hash(folded, n), 1);
+	struct text t = {s, len, fold};
+	pw_strref ref = pw_once(texts, PW_NVTX_SLOTS, text_hash(s, len), make_text, &t);
+	return ref ? ref : pw_intern_bytes(s, len);
+}
+
+void pw_nvtx_after_fork(void)
+{
+	memset((void *)texts, 0, sizeof texts);
+	atomic_store_explicit(&distinct, 0, memory_order_relaxed);
 }
 
 /* A wide message as UTF-8, cut at PW_NVTX_TEXT_MAX bytes. */

@@ -60,17 +60,8 @@ void pw_gpu_after_fork(void);
  * the runtime (a call that cannot fail once the runtime has done something for this thread). */
 void pw_gpu_learn_device(void);
 
-/* Names interned once per key (a function's or a string's address): a lock-free open-addressing table of
- * PW_NAME_SLOTS. pw_name_cached() returns the key's name, calling lookup(key) to fill it the first time; a
- * full neighbourhood leaves the name unknown (0) rather than interning it again at every call. Called with
- * the internal guard held. */
+/* Slots of the per-address name tables (pw_once): kernel names, CUPTI's names. */
 #define PW_NAME_SLOTS 8192
-#define PW_NAME_PROBES 16
-struct pw_name_slot {
-	_Atomic uintptr_t key;
-	_Atomic pw_strref ref;
-};
-pw_strref pw_name_cached(struct pw_name_slot *slots, uintptr_t key, pw_strref (*lookup)(uintptr_t key));
 
 /* The kernel name of a launched function, interned once per function: cudaFuncGetName where the runtime
  * has it, else the symbol dladdr finds. 0 when unknown. launched is 0 when the launch failed: the runtime
@@ -105,6 +96,8 @@ void pw_cupti_check(const char *cuda_path) __attribute__((weak));
 void pw_cupti_at_exit(void) __attribute__((weak));
 /* In a fork child: CUPTI stays with the parent. */
 void pw_cupti_after_fork(void) __attribute__((weak));
+/* In a fork child: interned NVTX texts named the parent's arena. */
+void pw_nvtx_after_fork(void) __attribute__((weak));
 /* Flushes CUPTI's buffers (forced: incomplete records too). */
 void pw_cupti_flush(int forced);
 /* Set while external correlation ids are pushed around calls that enqueue GPU work. */

@@ -254,6 +254,20 @@ pw_strref pw_intern_path(const char *path);
 /* Copies len bytes into the arena (not deduplicated); returns the reference, 0 for a full arena. */
 pw_strref pw_intern_bytes(const char *s, size_t len);
 
+/* Arena entries made once per key (a function's or a string's address, a hash of the content): a lock-free
+ * open-addressing table of nslots slots (a power of two). pw_once() returns the key's entry, calling
+ * make(key, arg) to make it the first time; a thread (or a signal handler) that finds the slot still being
+ * filled makes its own entry rather than wait. Returns 0 when make does, or when the key's PW_ONCE_PROBES
+ * slots are all taken by other keys (the table is bounded). key must not be 0. Async-signal-safe when make
+ * is. A fork child clears its tables: they name entries of the parent's arena. */
+#define PW_ONCE_PROBES 32
+struct pw_once_slot {
+	_Atomic uint64_t key;
+	_Atomic pw_strref ref;
+};
+pw_strref pw_once(struct pw_once_slot *slots, size_t nslots, uint64_t key,
+		  pw_strref (*make)(uint64_t key, const void *arg), const void *arg);
+
 /* The path argument of a call that has returned, for PW_RECORD's argument expressions (where errno_ holds
  * the call's errno): not read when the call failed because the pointer was bad, which reading it would turn
  * into a crash of the program. */

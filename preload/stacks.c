@@ -34,17 +34,12 @@ static uintptr_t self_lo, self_hi;
 
 /* ---- the stack store: one arena entry per distinct stack ---- */
 
-/* Open addressing on the stack's 64-bit hash. A slot is claimed by CAS on its hash, then its reference is
- * published; a thread (or a signal handler) that finds a claimed slot still without a reference stores its
- * own copy rather than wait. Bounded: a full neighbourhood, or an arena three quarters full, drops the
- * stack and counts it (strings such as paths keep the last quarter). */
+/* One table slot per distinct stack (pw_once, keyed by its hash), bounded: a full neighbourhood, or an arena
+ * three quarters full, drops the stack and counts it (strings such as paths keep the last quarter). */
 #define STACK_SLOTS 16384u
-#define STACK_PROBES 32u
-static struct {
-	_Atomic uint64_t hash;
-	_Atomic uint64_t ref;
-} stack_slots[STACK_SLOTS];
+static struct pw_once_slot stack_slots[STACK_SLOTS];
 
+/* A word at a time (pw_hash64 goes byte by byte: several times slower on a stack's 200-600 bytes). */
 static uint64_t stack_hash(const uint8_t *p, size_t len)
 {
 	uint64_t h = 0x9e3779b97f4a7c15ull ^ len;
@@ -54,47 +49,31 @@ static uint64_t stack_hash(const uint8_t *p, size_t len)
 		h = (h ^ w) * 0xff51afd7ed558ccdull;
 		h ^= h >> 32;
 	}
-	return h | 1; /* 0 marks a free slot */
+	return h | 1; /* pw_once's keys are not 0 */
 }
 
-static void count_stack_dropped(void)
-{
-	if (pw_seg)
-		atomic_fetch_add_explicit(&pw_seg->stacks_dropped, 1, memory_order_relaxed);
-}
+struct stack_bytes {
+	const void *p;
+	size_t len;
+};
 
-static pw_strref store_copy(const void *stack, size_t len)
+static pw_strref store_copy(uint64_t hash, const void *arg)
 {
+	(void)hash;
+	const struct stack_bytes *b = arg;
 	struct pw_seg_header *h = pw_seg;
-	if (!h || atomic_load_explicit(&h->arena_used, memory_order_relaxed) + len > h->arena_size / 4 * 3) {
-		count_stack_dropped();
+	if (!h || atomic_load_explicit(&h->arena_used, memory_order_relaxed) + b->len > h->arena_size / 4 * 3)
 		return 0;
-	}
-	pw_strref ref = pw_intern_bytes(stack, len);
-	if (!ref)
-		count_stack_dropped();
-	return ref;
+	return pw_intern_bytes(b->p, b->len);
 }
 
 pw_strref pw_stack_store(const void *stack, size_t len)
 {
-	uint64_t hash = stack_hash(stack, len);
-	for (uint32_t i = 0; i < STACK_PROBES; i++) {
-		uint32_t at = (uint32_t)(hash + i) & (STACK_SLOTS - 1);
-		uint64_t seen = atomic_load_explicit(&stack_slots[at].hash, memory_order_acquire);
-		if (seen == 0 && atomic_compare_exchange_strong_explicit(&stack_slots[at].hash, &seen, hash,
-									   memory_order_acq_rel, memory_order_acquire)) {
-			pw_strref ref = store_copy(stack, len);
-			atomic_store_explicit(&stack_slots[at].ref, ref, memory_order_release);
-			return ref;
-		}
-		if (seen == hash) {
-			pw_strref ref = atomic_load_explicit(&stack_slots[at].ref, memory_order_acquire);
-			return ref ? ref : store_copy(stack, len);
-		}
-	}
-	count_stack_dropped();
-	return 0;
+	struct stack_bytes b = {stack, len};
+	pw_strref ref = pw_once(stack_slots, STACK_SLOTS, stack_hash(stack, len), store_copy, &b);
+	if (!ref && pw_seg)
+		atomic_fetch_add_explicit(&pw_seg->stacks_dropped, 1, memory_order_relaxed);
+	return ref;
 }
 
 /* ---- modules ---- */
