@@ -380,6 +380,9 @@ def test_fork():
         if not opts:
             want = truth["parent_before"] + truth["parent_inside"] + truth["child_inside"] + truth["child_after"]
             check_eq(f["read_bytes"], want, "read_bytes of the data file, no capture control")
+            # the child's mark has a text its parent interned before the fork: named in the child's trace too
+            check_eq([(m.get("name"), m.get("count")) for m in rep.get("marks") or []], [("fork", 2)],
+                     "marks (name, count): the parent's and the forked child's")
             continue
         # The child was forked before the window opened; it shares its parent's window: what it read while the
         # parent's step was open counts, what it read after the parent's pop does not.

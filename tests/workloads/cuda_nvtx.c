@@ -40,8 +40,9 @@
  * manual: prints its pid (and writes it to DIR/pid), then for phase p = 0..5 waits for DIR/go<p> to exist,
  *   reads 1000*3^p bytes, creates DIR/done<p>. OUT.json: "phases" [{bytes, reads}], "pid".
  *
- * fork: opens NVTX_DATA, reads 1000 bytes, forks a child (which opens NVTX_DATA itself, says so on a pipe
- *   and waits on another); once the child has opened the file, push "step"; wakes the child, which reads 20000 bytes and answers; the parent reads 5000 bytes,
+ * fork: opens NVTX_DATA, reads 1000 bytes, marks "fork", forks a child (which marks "fork" too, opens
+ *   NVTX_DATA itself, says so on a pipe and waits on another); once the child has opened the file, push "step";
+ *   wakes the child, which reads 20000 bytes and answers; the parent reads 5000 bytes,
  *   waits for the answer, pops "step", wakes the child again, which reads 100000 bytes more and exits 0;
  *   waitpid. OUT.json: parent_before, parent_inside, child_inside, child_after (bytes), "child_pid".
  *
@@ -676,11 +677,14 @@ static int mode_fork(const char *out)
 	read_exact(fd, PARENT_BEFORE, &reads);
 	if (pipe2(p2c, O_CLOEXEC) != 0 || pipe2(c2p, O_CLOEXEC) != 0)
 		die("pipe");
+	nvtxMarkA("fork"); /* a text the parent has seen before the fork: the child marks it too */
 	child = fork();
 	if (child < 0)
 		die("fork");
 	if (child == 0) {
 		int cfd = open_data();
+
+		nvtxMarkA("fork");
 
 		close(p2c[1]);
 		close(c2p[0]);
