@@ -23,17 +23,11 @@
 #define JSON_SAMPLE_STACKS 100
 
 /* The part of path after its last '/'; "?" for NULL. */
-static const char *basename_of(const char *path)
-{
-	const char *slash = path ? strrchr(path, '/') : NULL;
-	return slash ? slash + 1 : path ? path : "?";
-}
-
 const char *pw_stack_frame_text(char *buf, size_t len, const struct pw_stack_frame *fr, size_t width)
 {
 	char demangled[1024], shortened[256];
 	if (!fr->function) {
-		snprintf(buf, len, "%s+0x%" PRIx64, basename_of(fr->module), fr->offset);
+		snprintf(buf, len, "%s+0x%" PRIx64, pw_stack_basename(fr->module), fr->offset);
 	} else {
 		const char *fn = fr->function;
 		if (!fr->python && pw_demangle(fn, demangled, sizeof demangled))
@@ -41,9 +35,9 @@ const char *pw_stack_frame_text(char *buf, size_t len, const struct pw_stack_fra
 		if (width)
 			fn = pw_shorten_name(shortened, sizeof shortened, fn, width);
 		if (fr->file && fr->line)
-			snprintf(buf, len, "%s (%s:%" PRIu32 ")", fn, basename_of(fr->file), fr->line);
+			snprintf(buf, len, "%s (%s:%" PRIu32 ")", fn, pw_stack_basename(fr->file), fr->line);
 		else if (fr->file)
-			snprintf(buf, len, "%s (%s)", fn, basename_of(fr->file));
+			snprintf(buf, len, "%s (%s)", fn, pw_stack_basename(fr->file));
 		else
 			snprintf(buf, len, "%s", fn);
 	}

@@ -105,11 +105,10 @@ static uint64_t mix(uint64_t h, uint64_t v)
 	return h * 0xff51afd7ed558ccdull;
 }
 
-/* The part of path after its last '/'; "" for NULL. */
-static const char *basename_of(const char *path)
+const char *pw_stack_basename(const char *path)
 {
 	const char *slash = path ? strrchr(path, '/') : NULL;
-	return slash ? slash + 1 : path ? path : "";
+	return slash ? slash + 1 : path ? path : "?";
 }
 
 static int starts_with(const char *s, const char *prefix)
@@ -129,7 +128,7 @@ static int system_module(const char *path)
 	for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++)
 		if (starts_with(path, dirs[i]))
 			return 1;
-	const char *base = basename_of(path);
+	const char *base = pw_stack_basename(path);
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
 		if (starts_with(base, names[i]))
 			return 1;
@@ -541,7 +540,7 @@ int pw_stacks_event(struct pw_stacks_file *f, const struct pw_raw_event *e)
 /* Whether module is the Python interpreter (libpython*, or a python* executable). */
 static int is_interpreter(const char *module)
 {
-	const char *base = basename_of(module);
+	const char *base = pw_stack_basename(module);
 	return starts_with(base, "libpython") || starts_with(base, "python");
 }
 
@@ -576,7 +575,7 @@ static int prepare_local(struct pw_stack_report *r, const struct pw_stacks_file 
 			if (oom)
 				goto fail;
 			/* the profiler's own frames: its wrapper (innermost) and its call of main (pw_main) */
-			if (starts_with(basename_of(fr.module), "libprofwrap"))
+			if (starts_with(pw_stack_basename(fr.module), "libprofwrap"))
 				continue;
 			uint32_t id = frame_id(r, &fr);
 			if (id == NONE || pw_reserve(&ids, &cap, n + 1, sizeof *ids))

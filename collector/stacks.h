@@ -112,6 +112,9 @@ uint32_t pw_stacks_lookup(const struct pw_stack_image *img, uint32_t tid, uint64
  * function is unknown; ';' and control characters replaced so that it fits a folded line. Returns buf. */
 const char *pw_stack_frame_text(char *buf, size_t len, const struct pw_stack_frame *fr, size_t width);
 
+/* The part of path after its last '/' (a module's or a source file's name for display); "?" for NULL. */
+const char *pw_stack_basename(const char *path);
+
 /* The text sections "Top call sites" and "CPU samples". Returns 0, or -1 when out of memory. */
 int pw_stacks_write_text(FILE *f, const struct pw_rank_report *r);
 /* The warnings about stacks dropped and samples skipped, when non-zero. */

@@ -73,72 +73,55 @@ void pw_py_detect(void *handle)
 {
 	if (atomic_load(&py_ready) || pw_cfg.stacks != PW_STACKS_ALL)
 		return;
-	/* an object that does not define Py_IsInitialized is not Python: leave before any further lookup */
-	void *probe = dlsym(handle, "Py_IsInitialized");
-	if (!probe) {
-		dlerror(); /* the failed lookup is ours: the program's next dlerror() must not see it */
-		return;
-	}
+	/* required: without one, not the interpreter (Py_IsInitialized, looked up first, settles that for most
+	 * objects) or older than 3.9 (no PyFrame_GetBack...); the others may be missing in some version */
 	static const struct {
 		void *slot;
 		const char *name, *alt;
+		int required;
 	} want[] = {
-		{&py.IsInitialized, "Py_IsInitialized", NULL},
-		{&py.GILState_GetThisThreadState, "PyGILState_GetThisThreadState", NULL},
-		{&py.ThreadState_GetUnchecked, "PyThreadState_GetUnchecked", "_PyThreadState_UncheckedGet"},
-		{&py.Eval_GetFrame, "PyEval_GetFrame", NULL},
-		{&py.Frame_GetBack, "PyFrame_GetBack", NULL},
-		{&py.Frame_GetCode, "PyFrame_GetCode", NULL},
-		{&py.Frame_GetLineNumber, "PyFrame_GetLineNumber", NULL},
-		{&py.Object_GetAttrString, "PyObject_GetAttrString", NULL},
-		{&py.Unicode_AsUTF8AndSize, "PyUnicode_AsUTF8AndSize", NULL},
-		{&py.IncRef, "Py_IncRef", NULL},
-		{&py.DecRef, "Py_DecRef", NULL},
-		{&py.Err_Fetch, "PyErr_Fetch", NULL},
-		{&py.Err_Restore, "PyErr_Restore", NULL},
-		{&py.Err_Clear, "PyErr_Clear", NULL},
-		{&py.AddPendingCall, "Py_AddPendingCall", NULL},
-		{&py.ThreadState_Get, "PyThreadState_Get", NULL},
-		{&py.ThreadState_GetInterpreter, "PyThreadState_GetInterpreter", NULL},
-		{&py.InterpreterState_ThreadHead, "PyInterpreterState_ThreadHead", NULL},
-		{&py.ThreadState_Next, "PyThreadState_Next", NULL},
-		{&py.Eval_SetProfile, "PyEval_SetProfile", NULL},
-		{&py.Sys_GetObject, "PySys_GetObject", NULL},
-		{&py.Object_CallNoArgs, "PyObject_CallNoArgs", NULL},
-		{&py.CFunction_NewEx, "PyCFunction_NewEx", NULL},
-		{&py.Import_GetModule, "PyImport_GetModule", NULL},
-		{&py.Unicode_FromString, "PyUnicode_FromString", NULL},
-		{&py.Object_SetAttrString, "PyObject_SetAttrString", NULL},
-		{&py.None, "_Py_NoneStruct", NULL},
+		{&py.IsInitialized, "Py_IsInitialized", NULL, 1},
+		{&py.GILState_GetThisThreadState, "PyGILState_GetThisThreadState", NULL, 1},
+		{&py.ThreadState_GetUnchecked, "PyThreadState_GetUnchecked", "_PyThreadState_UncheckedGet", 1},
+		{&py.Eval_GetFrame, "PyEval_GetFrame", NULL, 1},
+		{&py.Frame_GetBack, "PyFrame_GetBack", NULL, 1},
+		{&py.Frame_GetCode, "PyFrame_GetCode", NULL, 1},
+		{&py.Frame_GetLineNumber, "PyFrame_GetLineNumber", NULL, 1},
+		{&py.Object_GetAttrString, "PyObject_GetAttrString", NULL, 1},
+		{&py.Unicode_AsUTF8AndSize, "PyUnicode_AsUTF8AndSize", NULL, 1},
+		{&py.IncRef, "Py_IncRef", NULL, 1},
+		{&py.DecRef, "Py_DecRef", NULL, 1},
+		{&py.Err_Fetch, "PyErr_Fetch", NULL, 1},
+		{&py.Err_Restore, "PyErr_Restore", NULL, 1},
+		{&py.Err_Clear, "PyErr_Clear", NULL, 1},
+		{&py.AddPendingCall, "Py_AddPendingCall", NULL, 1},
+		{&py.ThreadState_Get, "PyThreadState_Get", NULL, 1},
+		{&py.ThreadState_GetInterpreter, "PyThreadState_GetInterpreter", NULL, 1},
+		{&py.InterpreterState_ThreadHead, "PyInterpreterState_ThreadHead", NULL, 1},
+		{&py.ThreadState_Next, "PyThreadState_Next", NULL, 1},
+		{&py.Eval_SetProfile, "PyEval_SetProfile", NULL, 1},
+		{&py.Sys_GetObject, "PySys_GetObject", NULL, 1},
+		{&py.Object_CallNoArgs, "PyObject_CallNoArgs", NULL, 1},
+		{&py.CFunction_NewEx, "PyCFunction_NewEx", NULL, 1},
+		{&py.Import_GetModule, "PyImport_GetModule", NULL, 1},
+		{&py.Unicode_FromString, "PyUnicode_FromString", NULL, 1},
+		{&py.Object_SetAttrString, "PyObject_SetAttrString", NULL, 1},
+		{&py.None, "_Py_NoneStruct", NULL, 1},
+		{&py.IsFinalizing, "Py_IsFinalizing", "_Py_IsFinalizing", 0},
+		{&py.Eval_SetProfileOf, "_PyEval_SetProfile", NULL, 0},
+		{&py.Eval_SetProfileAllThreads, "PyEval_SetProfileAllThreads", NULL, 0},
+		{&py.GC_Disable, "PyGC_Disable", NULL, 0},
+		{&py.GC_Enable, "PyGC_Enable", NULL, 0},
 	};
 	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
 		void *f = dlsym(handle, want[i].name);
 		if (!f && want[i].alt)
 			f = dlsym(handle, want[i].alt);
-		if (!f) {
-			dlerror();
-			return; /* older than 3.9 (no PyFrame_GetBack...), or not the interpreter */
-		}
-		memcpy(want[i].slot, &f, sizeof f);
-	}
-	/* optional: each may be missing in some version (each failed lookup's dlerror is cleared) */
-	static const struct {
-		void *slot;
-		const char *name, *alt;
-	} optional[] = {
-		{&py.IsFinalizing, "Py_IsFinalizing", "_Py_IsFinalizing"},
-		{&py.Eval_SetProfileOf, "_PyEval_SetProfile", NULL},
-		{&py.Eval_SetProfileAllThreads, "PyEval_SetProfileAllThreads", NULL},
-		{&py.GC_Disable, "PyGC_Disable", NULL},
-		{&py.GC_Enable, "PyGC_Enable", NULL},
-	};
-	for (size_t i = 0; i < sizeof optional / sizeof optional[0]; i++) {
-		void *f = dlsym(handle, optional[i].name);
-		if (!f && optional[i].alt)
-			f = dlsym(handle, optional[i].alt);
 		if (!f)
-			dlerror();
-		memcpy(optional[i].slot, &f, sizeof f);
+			dlerror(); /* the failed lookup is ours: the program's next dlerror() must not see it */
+		if (!f && want[i].required)
+			return;
+		memcpy(want[i].slot, &f, sizeof f);
 	}
 	if (!py.GC_Enable)
 		py.GC_Disable = NULL;
