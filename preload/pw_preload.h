@@ -341,22 +341,23 @@ void pw_resolve_all(void);
 /* The generic wrapper: resolve, time, call, time, record, return. a0/a1 are expressions of the parameters
  * and of `ret` (the result); failed is an expression of `ret` that is true when errno holds the cause. */
 #define PW_WRAP(dom, ev, ret_t, name, params, args, a0, a1, failed) \
-	PW_WRAP_FIRST((void)0, dom, ev, ret_t, name, params, args, a0, a1, failed)
+	PW_WRAP_UNRECORDED(real_##name args, dom, ev, ret_t, name, params, args, a0, a1, failed)
 
 /* PW_WRAP for a call libunwind makes: while a stack is captured, answer (an expression of the parameters) is
- * returned instead (pw_unwind_*). */
-#define PW_WRAP_UNWIND(answer, dom, ev, ret_t, name, params, args, a0, a1, failed) \
-	PW_WRAP_FIRST(if (PW_IN_UNWIND()) return answer, dom, ev, ret_t, name, params, args, a0, a1, failed)
+ * returned instead (pw_unwind_*). The capture's guard keeps the call from being recorded, so the test costs
+ * only calls that are not recorded. */
+#define PW_WRAP_UNWIND(answer, dom, ev, ret_t, name, params, args, a0, a1, failed)                      \
+	PW_WRAP_UNRECORDED(PW_IN_UNWIND() ? (answer) : real_##name args, dom, ev, ret_t, name, params, args, \
+			   a0, a1, failed)
 
-/* PW_WRAP with a statement run before anything else. */
-#define PW_WRAP_FIRST(first, dom, ev, ret_t, name, params, args, a0, a1, failed)                          \
+/* PW_WRAP whose calls that are not recorded return unrecorded (an expression of the parameters). */
+#define PW_WRAP_UNRECORDED(unrecorded, dom, ev, ret_t, name, params, args, a0, a1, failed)                \
 	PW_REAL(ret_t, name, params);                                                                     \
 	PW_EXPORT ret_t name params                                                                       \
 	{                                                                                                 \
-		first;                                                                                    \
 		PW_RESOLVE(name);                                                                         \
 		if (!PW_SHOULD_RECORD(dom, ev))                                                           \
-			return real_##name args;                                                          \
+			return unrecorded;                                                                \
 		uint64_t t0_ = pw_clock_ticks();                                                          \
 		ret_t ret = real_##name args;                                                             \
 		PW_RECORD(ev, ret, a0, a1, failed);                                                       \
