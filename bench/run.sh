@@ -25,7 +25,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 PROFWRAP=$BIN/profwrap
 LIB=$BIN/libprofwrap.so
 [ -e "$LIB" ] || die "missing $LIB (run: make all, then make bench)"
-for f in "$PROFWRAP" "$BIN/profwrap-collector" "$BB/readloop" "$BB/stackloop" "$BB/ring" "$BB/mktrace" "$BB/timeit"; do
+for f in "$PROFWRAP" "$BIN/profwrap-collector" "$BB/readloop" "$BB/ring" "$BB/mktrace" "$BB/timeit"; do
 	[ -e "$f" ] || die "missing $f (run: make all, then make bench)"
 	# A rebuild with a stale build/bench/*.d can leave a precompiled header under the program's name.
 	[ -x "$f" ] || die "$f is not an executable program (remove build/bench and run make bench again)"
@@ -321,55 +321,53 @@ fi
 
 STACK_DEPTH=30
 STACK_N=200000
-if [ -x "$BB/stackloop" ]; then
-	section "1c. Call stacks: read(fd, buf, 1) at $STACK_DEPTH frames deep (best of 5 timed loops per process)"
-	i=1
-	while [ "$i" -le "$ROUNDS" ]; do
-		"$BB/stackloop" "$STACK_DEPTH" "$STACK_N" 5 >"$TMP/splain.$i" 2>&1
-		track splain "$TMP/splain.$i" || die "stackloop failed: $(cat "$TMP/splain.$i")"
-		for mode in off default all; do
-			case $mode in
-			off) set -- --stacks=off ;;
-			default) set -- ;;
-			all) set -- --stack-threshold=0 ;;
-			esac
-			rm -rf "$TMP/stack.$mode.d"
-			"$PROFWRAP" -q -o "$TMP/stack.$mode.d" "$@" -- "$BB/stackloop" "$STACK_DEPTH" "$STACK_N" 5 \
-				>"$TMP/s$mode.$i" 2>&1
-			track "s$mode" "$TMP/s$mode.$i" "$(jnum "$TMP/stack.$mode.d/rank0.json" dropped_events)" ||
-				out "stackloop $mode round $i failed: $(tail -n 3 "$TMP/s$mode.$i")"
-		done
-		i=$((i + 1))
-	done
-	# shellcheck disable=SC2046
-	set -- $(pick splain)
-	splain_cpu=$1 splain_wall=$2
-	rule
-	outf "$row_fmt" "tool" "calls/loop" "loops" "cpu ns" "added" "wall ns" "added" "notes"
-	rule
-	outf "$row_fmt" "plain" "$STACK_N" 5 "$(fmt %.1f "$splain_cpu")" "-" "$(fmt %.1f "$splain_wall")" "-" \
-		"best of $ROUNDS processes"
-	soff_cpu=""
+section "1c. Call stacks: read(fd, buf, 1) at $STACK_DEPTH frames deep (best of 5 timed loops per process)"
+i=1
+while [ "$i" -le "$ROUNDS" ]; do
+	"$BB/readloop" "$STACK_N" 5 "$STACK_DEPTH" >"$TMP/splain.$i" 2>&1
+	track splain "$TMP/splain.$i" || die "readloop at depth failed: $(cat "$TMP/splain.$i")"
 	for mode in off default all; do
-		[ -s "$TMP/s$mode.vals" ] || continue
-		# shellcheck disable=SC2046
-		set -- $(pick "s$mode")
 		case $mode in
-		off) label="profwrap --stacks=off" note="recording, no stacks" soff_cpu=$1 ;;
-		default) label="profwrap (stacks, threshold 100us)" note="every call below the threshold: no stack" ;;
-		all) label="profwrap --stack-threshold=0" note="a stack for every call" ;;
+		off) set -- --stacks=off ;;
+		default) set -- ;;
+		all) set -- --stack-threshold=0 ;;
 		esac
-		[ "$mode" = all ] && [ -n "$soff_cpu" ] &&
-			note="$note: $(diff1 "$1" "$soff_cpu") ns per stack of $((STACK_DEPTH + 3)) frames over --stacks=off"
-		outf "$row_fmt" "$label" "$STACK_N" 5 "$(fmt %.1f "$1")" "$(diff1 "$1" "$splain_cpu")" "$(fmt %.1f "$2")" \
-			"$(diff1 "$2" "$splain_wall")" "best of $ROUNDS; ${3:-?} dropped; $note"
+		rm -rf "$TMP/stack.$mode.d"
+		"$PROFWRAP" -q -o "$TMP/stack.$mode.d" "$@" -- "$BB/readloop" "$STACK_N" 5 "$STACK_DEPTH" \
+			>"$TMP/s$mode.$i" 2>&1
+		track "s$mode" "$TMP/s$mode.$i" "$(jnum "$TMP/stack.$mode.d/rank0.json" dropped_events)" ||
+			out "readloop at depth, $mode, round $i failed: $(tail -n 3 "$TMP/s$mode.$i")"
 	done
-	rule
-	out "A stack: libunwind's fast trace of the native frames (the recursion, main, libc's start), its hash, and a"
-	out "look-up in the process's table of stacks (stored once). Goal: under 2 us for a 30-frame stack; calls"
-	out "below --stack-threshold pay one compare (the 'stacks, threshold' row against --stacks=off)."
-	rm -rf "$TMP/stack.off.d" "$TMP/stack.default.d" "$TMP/stack.all.d"
-fi
+	i=$((i + 1))
+done
+# shellcheck disable=SC2046
+set -- $(pick splain)
+splain_cpu=$1 splain_wall=$2
+rule
+outf "$row_fmt" "tool" "calls/loop" "loops" "cpu ns" "added" "wall ns" "added" "notes"
+rule
+outf "$row_fmt" "plain" "$STACK_N" 5 "$(fmt %.1f "$splain_cpu")" "-" "$(fmt %.1f "$splain_wall")" "-" \
+	"best of $ROUNDS processes"
+soff_cpu=""
+for mode in off default all; do
+	[ -s "$TMP/s$mode.vals" ] || continue
+	# shellcheck disable=SC2046
+	set -- $(pick "s$mode")
+	case $mode in
+	off) label="profwrap --stacks=off" note="recording, no stacks" soff_cpu=$1 ;;
+	default) label="profwrap (stacks, threshold 100us)" note="every call below the threshold: no stack" ;;
+	all) label="profwrap --stack-threshold=0" note="a stack for every call" ;;
+	esac
+	[ "$mode" = all ] && [ -n "$soff_cpu" ] &&
+		note="$note: $(diff1 "$1" "$soff_cpu") ns per stack of $((STACK_DEPTH + 5)) frames over --stacks=off"
+	outf "$row_fmt" "$label" "$STACK_N" 5 "$(fmt %.1f "$1")" "$(diff1 "$1" "$splain_cpu")" "$(fmt %.1f "$2")" \
+		"$(diff1 "$2" "$splain_wall")" "best of $ROUNDS; ${3:-?} dropped; $note"
+done
+rule
+out "A stack: libunwind's fast trace of the native frames (the recursion, the loop, main, libc's start), its hash, and a"
+out "look-up in the process's table of stacks (stored once). Goal: under 2 us for a 30-frame stack; calls"
+out "below --stack-threshold pay one compare (the 'stacks, threshold' row against --stacks=off)."
+rm -rf "$TMP/stack.off.d" "$TMP/stack.default.d" "$TMP/stack.all.d"
 
 # ---------------------------------------------------------------------------------------------------------
 # 1d. Python frames: what the profile hook costs a Python call.
