@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define PW_FORMAT_VERSION 4u
+#define PW_FORMAT_VERSION 5u
 
 /* Domains: the unit of --trace=LIST selection and the "domain" column of the report. */
 #define PW_DOMAIN_LIST(X) \
@@ -26,7 +26,8 @@
 	X(CUDNN, "cudnn")     \
 	X(NCCL, "nccl")       \
 	X(GPU, "gpu")         \
-	X(NVTX, "nvtx")
+	X(NVTX, "nvtx")       \
+	X(MPI, "mpi")
 
 enum pw_domain {
 #define PW_X(id, str) PW_DOM_##id,
@@ -120,6 +121,16 @@ enum pw_event_kind {
 		       * the thread held the GIL again: a stack (PW_REC_STACK) with Python frames only */
 	PW_K_SAMPLE,  /* a CPU-time sample of the thread (--sample): arg0 = the sampling period in ns, its stack
 		       * (PW_REC_STACK) starts at the interrupted instruction; t0 = t1 = when */
+	/* MPI calls (struct pw_rec_call; ret = the MPI error code, err = PW_ERR_NO_ERRNO when it is not
+	 * MPI_SUCCESS). Ranks are in the call's communicator; bytes are count x MPI_Type_size. */
+	PW_K_MPI_INIT, /* MPI_Init/Init_thread: arg0 = rank in MPI_COMM_WORLD (-1: unknown), arg1 = its size */
+	PW_K_MPI_COLL, /* a collective: arg0 = bytes this rank contributes (what it sends, or for Bcast what the
+			* root sends), arg1 = communicator size | (root + 1) << 32 (0: no root) */
+	PW_K_MPI_P2P,  /* point-to-point: arg0 = bytes (sent, or received when known from the status, else the
+			* receive buffer's size; Sendrecv: sent + received), arg1 = peer rank (the actual source of a
+			* receive when the status gives it; -1: any or unknown) */
+	PW_K_MPI_WAIT, /* completion of nonblocking requests: arg0 = requests passed, arg1 = index completed
+			* (Waitany; -1 otherwise) */
 };
 
 /* Why a capture window opened or closed (PW_K_CAPTURE arg0). */
@@ -337,6 +348,31 @@ enum pw_mem {
 	X(PY_STACK, PROCESS, "python stack", PW_K_PYSTACK)                \
 	X(CPU_SAMPLE, PROCESS, "cpu sample", PW_K_SAMPLE)
 
+/* MPI (preload/mpi.c), named as the standard names them. */
+#define PW_MPI_EVENT_LIST(X)                                                     \
+	X(MPI_INIT, MPI, "MPI_Init", PW_K_MPI_INIT)                              \
+	X(MPI_INIT_THREAD, MPI, "MPI_Init_thread", PW_K_MPI_INIT)                \
+	X(MPI_FINALIZE, MPI, "MPI_Finalize", PW_K_PLAIN)                         \
+	X(MPI_BARRIER, MPI, "MPI_Barrier", PW_K_MPI_COLL)                        \
+	X(MPI_BCAST, MPI, "MPI_Bcast", PW_K_MPI_COLL)                            \
+	X(MPI_REDUCE, MPI, "MPI_Reduce", PW_K_MPI_COLL)                          \
+	X(MPI_ALLREDUCE, MPI, "MPI_Allreduce", PW_K_MPI_COLL)                    \
+	X(MPI_ALLGATHER, MPI, "MPI_Allgather", PW_K_MPI_COLL)                    \
+	X(MPI_ALLGATHERV, MPI, "MPI_Allgatherv", PW_K_MPI_COLL)                  \
+	X(MPI_ALLTOALL, MPI, "MPI_Alltoall", PW_K_MPI_COLL)                      \
+	X(MPI_ALLTOALLV, MPI, "MPI_Alltoallv", PW_K_MPI_COLL)                    \
+	X(MPI_REDUCE_SCATTER, MPI, "MPI_Reduce_scatter", PW_K_MPI_COLL)          \
+	X(MPI_REDUCE_SCATTER_BLOCK, MPI, "MPI_Reduce_scatter_block", PW_K_MPI_COLL) \
+	X(MPI_SCAN, MPI, "MPI_Scan", PW_K_MPI_COLL)                              \
+	X(MPI_SEND, MPI, "MPI_Send", PW_K_MPI_P2P)                               \
+	X(MPI_RECV, MPI, "MPI_Recv", PW_K_MPI_P2P)                               \
+	X(MPI_ISEND, MPI, "MPI_Isend", PW_K_MPI_P2P)                             \
+	X(MPI_IRECV, MPI, "MPI_Irecv", PW_K_MPI_P2P)                             \
+	X(MPI_SENDRECV, MPI, "MPI_Sendrecv", PW_K_MPI_P2P)                       \
+	X(MPI_WAIT, MPI, "MPI_Wait", PW_K_MPI_WAIT)                              \
+	X(MPI_WAITALL, MPI, "MPI_Waitall", PW_K_MPI_WAIT)                        \
+	X(MPI_WAITANY, MPI, "MPI_Waitany", PW_K_MPI_WAIT)
+
 /* X(ID, domain, "name", kind). Append only: ids are stored in raw traces. */
 #define PW_EVENT_LIST(X)                                  \
 	X(PAD, IO, "pad", PW_K_PLAIN)                     \
@@ -403,7 +439,8 @@ enum pw_mem {
 	X(FCNTL_DUPFD, IO, "fcntl(F_DUPFD)", PW_K_DUP)   \
 	PW_GPU_EVENT_LIST(X)                              \
 	PW_ACT_EVENT_LIST(X)                              \
-	PW_NVTX_EVENT_LIST(X)
+	PW_NVTX_EVENT_LIST(X)                             \
+	PW_MPI_EVENT_LIST(X)
 
 enum pw_event {
 #define PW_X(id, dom, name, kind) PW_EV_##id,

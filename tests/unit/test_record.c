@@ -85,7 +85,8 @@ static void test_event_table_entries(void **state)
 
 static void test_domain_names(void **state)
 {
-	assert_int_equal(PW_DOM_COUNT, 12);
+	assert_int_equal(PW_DOM_COUNT, 13);
+	assert_string_equal(pw_domain_names[PW_DOM_MPI], "mpi");
 	assert_string_equal(pw_domain_names[PW_DOM_NVTX], "nvtx");
 	assert_string_equal(pw_domain_names[PW_DOM_IO], "io");
 	assert_string_equal(pw_domain_names[PW_DOM_STDIO], "stdio");
