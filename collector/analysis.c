@@ -442,6 +442,10 @@ static void on_event(void *ctx, const struct pw_raw_event *e)
 			f->time_ns += dur;
 		}
 		break;
+	case PW_K_MPI_COLL:
+	case PW_K_MPI_P2P:
+		cs->bytes += rec->arg0;
+		break;
 	case PW_K_WRITE:
 		cs->bytes += rec->arg1;
 		p->seen_write_bytes += rec->arg1;

@@ -290,6 +290,9 @@ void pw_after_fork_child(void);
 /* exit/_exit/return from main: the status to report, and /proc/self/io for the coverage check. finished is
  * 0 when atexit handlers and destructors are still to run (exit, return from main), 1 for _exit. */
 void pw_note_exit(int status, int finished);
+/* Once MPI_Init has returned: the process's rank and world size as MPI says (they replace what the
+ * launcher's environment said; the collector reads them when the process ends). */
+void pw_process_set_rank(int rank, int world_size);
 
 /* Every real-function pointer is registered in the "pw_real" section, so that the constructor resolves
  * them all at once (pw_resolve_all): a dlsym made later, inside a wrapper, would free the string the
