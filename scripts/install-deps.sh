@@ -3,7 +3,7 @@
 set -e
 need=""
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "ok installed"; }
-for p in gcc make libcmocka-dev libunwind-dev libdw-dev libelf-dev binutils python3 procps; do
+for p in gcc make libcmocka-dev libunwind-dev libdw-dev libelf-dev binutils python3 procps openmpi-bin libopenmpi-dev; do
 	have_pkg "$p" || need="$need $p"
 done
 [ -z "$need" ] && exit 0
@@ -14,4 +14,4 @@ fi
 echo "profwrap: installing$need" >&2
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
-apt-get install -y -qq $need >/dev/null
+apt-get install -y -qq --no-install-recommends $need >/dev/null
