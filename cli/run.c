@@ -20,6 +20,7 @@
 #include "../collector/serve.h"
 #include "../common/pw_clock.h"
 #include "../common/pw_capture.h"
+#include "../common/pw_rank.h"
 #include "../common/pw_session.h"
 #include "cli.h"
 
@@ -59,16 +60,47 @@ static int find_parts(const char *dir, char *lib, size_t lsize, char *collector,
 	return say("cannot find libprofwrap.so in %s or %s/../lib", dir, dir);
 }
 
-static int is_report_output(const char *name)
+static int ends_with(const char *s, const char *end)
 {
-	size_t len = strlen(name);
-	return (strncmp(name, "rank", 4) == 0 && len > 5 && strcmp(name + len - 5, ".json") == 0) ||
-	       (strncmp(name, "rank", 4) == 0 && len > 4 && strcmp(name + len - 4, ".txt") == 0) ||
-	       strcmp(name, "summary.txt") == 0 || strcmp(name, "summary.json") == 0;
+	size_t n = strlen(s), e = strlen(end);
+	return n > e && strcmp(s + n - e, end) == 0;
 }
 
-/* Removes what an earlier run wrote: reports and raw traces. Other files are the user's and stay. */
-static int clear_previous(const char *out)
+/* rank<R>.* (prefix "rank<R>.") or launcher-<host>.*, the summary. rank < 0: every rank. */
+static int is_report_output(const char *name, int rank)
+{
+	int ext = ends_with(name, ".json") || ends_with(name, ".txt") || ends_with(name, ".folded");
+	if (!ext)
+		return 0;
+	if (strcmp(name, "summary.txt") == 0 || strcmp(name, "summary.json") == 0)
+		return 1;
+	if (rank >= 0) {
+		char prefix[32];
+		snprintf(prefix, sizeof prefix, "rank%d.", rank);
+		return strncmp(name, prefix, strlen(prefix)) == 0;
+	}
+	return strncmp(name, "rank", 4) == 0 || strncmp(name, "launcher-", 9) == 0;
+}
+
+/* A raw trace or session file of an earlier run ("<rank>-<host>-<pid>.pwt"); rank < 0: of every rank. */
+static int is_raw_output(const char *name, int rank)
+{
+	char prefix[32];
+	if (!ends_with(name, ".pwt")) {
+		if (strcmp(name, "session.txt") == 0)
+			return 1;
+		snprintf(prefix, sizeof prefix, "session-%d-", rank);
+		return strncmp(name, rank < 0 ? "session-" : prefix, rank < 0 ? 8 : strlen(prefix)) == 0;
+	}
+	if (rank < 0)
+		return 1;
+	snprintf(prefix, sizeof prefix, "%d-", rank);
+	return strncmp(name, prefix, strlen(prefix)) == 0;
+}
+
+/* Removes what an earlier run wrote: reports and raw traces (of one rank when rank >= 0: the other ranks of
+ * a job write into the same directory). Other files are the user's and stay. */
+static int clear_previous(const char *out, int rank)
 {
 	char path[4352];
 	const char *dirs[2] = {out, NULL};
@@ -80,10 +112,7 @@ static int clear_previous(const char *out)
 			continue;
 		struct dirent *de;
 		while ((de = readdir(d))) {
-			size_t len = strlen(de->d_name);
-			int ours = i == 0 ? is_report_output(de->d_name)
-					  : (len > 4 && strcmp(de->d_name + len - 4, ".pwt") == 0) ||
-						    strcmp(de->d_name, "session.txt") == 0;
+			int ours = i == 0 ? is_report_output(de->d_name, rank) : is_raw_output(de->d_name, rank);
 			if (ours && unlinkat(dirfd(d), de->d_name, 0) < 0) {
 				closedir(d);
 				return say("cannot remove %s/%s: %s", dirs[i], de->d_name, strerror(errno));
@@ -108,24 +137,41 @@ static int dir_is_empty(const char *path)
 	return empty;
 }
 
-/* Output directory: created if missing; a non-empty one only with --force. Checked before the target runs. */
-static int prepare_output(const struct pw_cli_opts *o, char abs[PATH_MAX])
+/* Output directory: created if missing; a non-empty one only with --force. Checked before the target runs.
+ * One rank of a job (`srun profwrap CMD`, `mpirun -n N profwrap CMD`: job_rank >= 0) shares the directory
+ * with the other ranks' profwraps: only its own rank's reports must be absent, or are replaced with -f. */
+static int prepare_output(const struct pw_cli_opts *o, const char *output, int job_rank, char abs[PATH_MAX])
 {
-	if (mkdir(o->output, 0777) < 0 && errno != EEXIST)
-		return say("cannot create output directory %s: %s", o->output, strerror(errno));
-	if (!realpath(o->output, abs))
-		return say("cannot use output directory %s: %s", o->output, strerror(errno));
+	if (mkdir(output, 0777) < 0 && errno != EEXIST)
+		return say("cannot create output directory %s: %s", output, strerror(errno));
+	if (!realpath(output, abs))
+		return say("cannot use output directory %s: %s", output, strerror(errno));
 	struct stat st;
 	if (stat(abs, &st) < 0 || !S_ISDIR(st.st_mode))
-		return say("output %s is not a directory", o->output);
+		return say("output %s is not a directory", output);
 	if (access(abs, W_OK) < 0)
-		return say("output directory %s is not writable", o->output);
+		return say("output directory %s is not writable", output);
+	if (job_rank >= 0) {
+		char mine[PATH_MAX + 32];
+		snprintf(mine, sizeof mine, "%s/rank%d.json", abs, job_rank);
+		if (access(mine, F_OK) == 0 && !o->force)
+			return say("output directory %s already has the reports of rank %d; use -f to replace them, or -o "
+				   "another (%%q{SLURM_JOB_ID} in it, say)", output, job_rank);
+		return o->force ? clear_previous(abs, job_rank) : 0;
+	}
 	if (!dir_is_empty(abs)) {
 		if (!o->force)
-			return say("output directory %s is not empty; use -f to replace its reports, or -o another", o->output);
-		return clear_previous(abs);
+			return say("output directory %s is not empty; use -f to replace its reports, or -o another", output);
+		return clear_previous(abs, -1);
 	}
 	return 0;
+}
+
+/* The rank of this profwrap when a launcher started it as one rank of a job of several, else -1. */
+static int job_rank(void)
+{
+	int rank = pw_rank_detect(getenv);
+	return rank >= 0 && pw_world_size_detect(getenv) > 1 ? rank : -1;
 }
 
 static int private_dir(const char *path)
@@ -230,18 +276,26 @@ static pid_t start_collector(const char *collector, const char *sdir, const char
 	return pid;
 }
 
-static void write_session_file(const char *out, char **command, pid_t target, int status)
+/* raw/session.txt, or raw/session-<rank>-<host>-<pid>.txt for one rank of a job (the other ranks' profwraps write
+ * theirs beside it): the command, and how the target ended. */
+static void write_session_file(const char *out, int job_rank, char **command, pid_t target, int status)
 {
-	char path[4352];
-	snprintf(path, sizeof path, "%s/raw/session.txt", out);
+	char path[4352], host[256] = "";
+	gethostname(host, sizeof host - 1);
+	if (job_rank >= 0) {
+		for (char *h = host; *h; h++)
+			if (*h == '/')
+				*h = '_';
+		snprintf(path, sizeof path, "%s/raw/session-%d-%s-%d.txt", out, job_rank, host, (int)getpid());
+	} else {
+		snprintf(path, sizeof path, "%s/raw/session.txt", out);
+	}
 	FILE *f = fopen(path, "we");
 	if (!f)
 		return;
 	fputs("command=", f);
 	for (int i = 0; command[i]; i++)
 		fprintf(f, "%s%s", i ? " " : "", command[i]);
-	char host[256] = "";
-	gethostname(host, sizeof host - 1);
 	fprintf(f, "\ntarget_pid=%d\ntarget_status=%d\ncli_pid=%d\nhost=%s\n", (int)target, status, (int)getpid(),
 		host);
 	fclose(f);
@@ -335,9 +389,11 @@ static int wait_target(pid_t pid, const char *sdir)
 
 int pw_cli_run(const struct pw_cli_opts *o, const char *self_dir)
 {
-	char lib[4352], collector[4352], out[4096], sdir[3072], base[3072];
-	if (find_parts(self_dir, lib, sizeof lib, collector, sizeof collector) ||
-	    prepare_output(o, out))
+	char lib[4352], collector[4352], out[4096], sdir[3072], base[3072], output[4096], why[4300];
+	if (pw_expand_output(o->output, output, sizeof output, why, sizeof why) < 0)
+		return say("-o %s", why);
+	int rank = job_rank();
+	if (find_parts(self_dir, lib, sizeof lib, collector, sizeof collector) || prepare_output(o, output, rank, out))
 		return 1;
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
@@ -433,7 +489,7 @@ int pw_cli_run(const struct pw_cli_opts *o, const char *self_dir)
 		} else {
 			rc = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
 		}
-		write_session_file(out, o->command, target, status);
+		write_session_file(out, rank, o->command, target, status);
 	}
 	close(sync_pipe[0]);
 	close(control); /* tells the collector the target has ended */

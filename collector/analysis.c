@@ -9,6 +9,7 @@
 #include "symbolize.h"
 #include "gpu_analysis.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
@@ -155,11 +156,18 @@ struct analysis_state {
 	struct pw_symbolizer *sym; /* one for every file: its cache of modules is shared across processes */
 };
 
-static struct rank_state *rank_get(struct analysis_state *as, int rank)
+/* The group of a rank, or of the launcher processes of a host (rank < 0). */
+static struct rank_state *rank_get(struct analysis_state *as, int rank, const char *host, size_t host_len)
 {
-	for (size_t i = 0; i < as->nranks; i++)
-		if (as->ranks[i].r.rank == rank)
+	if (rank < 0)
+		rank = PW_RANK_LAUNCHER;
+	for (size_t i = 0; i < as->nranks; i++) {
+		const struct pw_rank_report *r = &as->ranks[i].r;
+		if (r->rank == rank && (rank != PW_RANK_LAUNCHER || (r->host ? strlen(r->host) == host_len &&
+									      memcmp(r->host, host, host_len) == 0
+									: host_len == 0)))
 			return &as->ranks[i];
+	}
 	struct rank_state *n = grow(as->ranks, &as->ranks_cap, as->nranks + 1, sizeof *n);
 	if (!n)
 		return NULL;
@@ -168,6 +176,8 @@ static struct rank_state *rank_get(struct analysis_state *as, int rank)
 	memset(rs, 0, sizeof *rs);
 	rs->r.rank = rank;
 	rs->r.start_ns = UINT64_MAX;
+	if (host_len && !(rs->r.host = strndup(host, host_len)))
+		return NULL;
 	for (int e = 0; e < PW_EV_COUNT; e++)
 		rs->r.calls[e].min_ns = UINT64_MAX;
 	return rs;
@@ -290,7 +300,7 @@ static void follow_fd(struct file_ctx *c, const struct pw_raw_event *e)
 static void on_proc(void *ctx, const struct pw_raw_proc_view *v)
 {
 	struct file_ctx *c = ctx;
-	c->rs = rank_get(c->as, v->proc->rank);
+	c->rs = rank_get(c->as, v->proc->rank, v->host, v->proc->host_len);
 	if (!c->rs) {
 		c->oom = 1;
 		return;
@@ -356,6 +366,37 @@ static int stack_event(struct file_ctx *c, const struct pw_proc *p, const struct
 	return pw_stacks_event(c->stacks, e);
 }
 
+/* Whether a call is a collective over the whole world (every rank makes it, in the same order): an MPI or
+ * NCCL collective whose communicator has the world's size (any size when the world's is unknown). */
+static int is_world_collective(const struct file_ctx *c, const struct pw_raw_event *e)
+{
+	enum pw_event ev = e->rec->h.type;
+	enum pw_event_kind kind = pw_events[ev].kind;
+	uint32_t comm_size;
+	if (kind == PW_K_MPI_COLL)
+		comm_size = (uint32_t)e->rec->arg1;
+	else if (kind == PW_K_COLL && ev != PW_EV_NCCL_SEND && ev != PW_EV_NCCL_RECV)
+		comm_size = (uint32_t)((const struct pw_rec_api *)e->rec)->a[2];
+	else
+		return 0;
+	int world = c->rs->r.world_size;
+	return comm_size > 1 && (world <= 1 || comm_size == (uint32_t)world);
+}
+
+static int note_collective(struct pw_coll_entries *ce, uint64_t t0_ns)
+{
+	if (ce->n >= PW_COLL_ENTRIES_MAX) {
+		ce->truncated = 1;
+		return 0;
+	}
+	uint64_t *n = grow(ce->ns, &ce->cap, ce->n + 1, sizeof *n);
+	if (!n)
+		return -1;
+	ce->ns = n;
+	ce->ns[ce->n++] = t0_ns;
+	return 0;
+}
+
 static void on_event(void *ctx, const struct pw_raw_event *e)
 {
 	struct file_ctx *c = ctx;
@@ -416,6 +457,12 @@ static void on_event(void *ctx, const struct pw_raw_event *e)
 	if (rec->h.err)
 		cs->errors++;
 	if (e->stack_ref && stack_event(c, p, e))
+		c->oom = 1;
+	if (rec->h.tid == (uint32_t)p->pid &&
+	    (kind == PW_K_SLEEP || kind == PW_K_WAIT || kind == PW_K_GPU_SYNC || pw_events[ev].domain == PW_DOM_MPI))
+		p->main_blocked_ns += dur;
+	if (is_world_collective(c, e) && note_collective(&c->rs->r.coll[kind == PW_K_COLL ? PW_COLL_NCCL : PW_COLL_MPI],
+							 e->t0_ns))
 		c->oom = 1;
 
 	struct pw_file_stat *f;
@@ -594,7 +641,18 @@ static int cmp_str(const void *a, const void *b)
 static int cmp_rank(const void *a, const void *b)
 {
 	const struct pw_rank_report *x = a, *y = b;
+	/* ranks in order, then the launcher processes by host */
+	if ((x->rank == PW_RANK_LAUNCHER) != (y->rank == PW_RANK_LAUNCHER))
+		return x->rank == PW_RANK_LAUNCHER ? 1 : -1;
+	if (x->rank == PW_RANK_LAUNCHER)
+		return strcmp(x->host ? x->host : "", y->host ? y->host : "");
 	return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
 }
 
 static int cmp_proc(const void *a, const void *b)
@@ -605,28 +663,74 @@ static int cmp_proc(const void *a, const void *b)
 	return (x->pid > y->pid) - (x->pid < y->pid);
 }
 
-static void read_session(struct pw_analysis *a, const char *out_dir)
+/* One session file: the command a CLI ran and how its target ended. */
+struct session_file {
+	char *command;
+	int target_pid, target_status, cli_pid;
+	char *host;
+};
+
+static void read_session_file(const char *path, struct session_file *sf)
 {
-	char path[4352], line[8192];
-	snprintf(path, sizeof path, "%s/raw/session.txt", out_dir);
+	char line[8192];
+	memset(sf, 0, sizeof *sf);
+	sf->target_status = -1;
 	FILE *f = fopen(path, "re");
-	a->target_status = -1;
 	if (!f)
 		return;
 	while (fgets(line, sizeof line, f)) {
 		line[strcspn(line, "\n")] = 0;
-		if (strncmp(line, "command=", 8) == 0 && !a->command)
-			a->command = strdup(line + 8);
+		if (strncmp(line, "command=", 8) == 0 && !sf->command)
+			sf->command = strdup(line + 8);
 		else if (strncmp(line, "target_pid=", 11) == 0)
-			a->target_pid = atoi(line + 11);
+			sf->target_pid = atoi(line + 11);
 		else if (strncmp(line, "target_status=", 14) == 0)
-			a->target_status = atoi(line + 14);
+			sf->target_status = atoi(line + 14);
 		else if (strncmp(line, "cli_pid=", 8) == 0)
-			a->cli_pid = atoi(line + 8);
-		else if (strncmp(line, "host=", 5) == 0 && !a->cli_host)
-			a->cli_host = strdup(line + 5);
+			sf->cli_pid = atoi(line + 8);
+		else if (strncmp(line, "host=", 5) == 0 && !sf->host)
+			sf->host = strdup(line + 5);
 	}
 	fclose(f);
+}
+
+static void apply_status(struct pw_analysis *a, const struct reaped *w);
+
+/* OUT/raw/session.txt (a CLI run), and session-<rank>-<host>-<pid>.txt of each rank's CLI when a launcher started
+ * one profwrap per rank: how each CLI's target ended. The analysis keeps the first one's command. */
+static void read_sessions(struct pw_analysis *a, const char *out_dir)
+{
+	char raw[4352], path[4700];
+	int first = 1;
+	a->target_status = -1;
+	snprintf(raw, sizeof raw, "%s/raw", out_dir);
+	DIR *d = opendir(raw);
+	struct dirent *de;
+	while (d && (de = readdir(d))) {
+		if (strcmp(de->d_name, "session.txt") != 0 &&
+		    (strncmp(de->d_name, "session-", 8) != 0 || !strstr(de->d_name, ".txt")))
+			continue;
+		struct session_file sf;
+		snprintf(path, sizeof path, "%s/%s", raw, de->d_name);
+		read_session_file(path, &sf);
+		if (sf.target_pid > 0 && sf.target_status >= 0) {
+			struct reaped target = {sf.target_pid, sf.target_status, sf.cli_pid, sf.host};
+			apply_status(a, &target);
+		}
+		if (first) {
+			first = 0;
+			a->command = sf.command;
+			a->target_pid = sf.target_pid;
+			a->target_status = sf.target_status;
+			a->cli_pid = sf.cli_pid;
+			a->cli_host = sf.host;
+		} else {
+			free(sf.command);
+			free(sf.host);
+		}
+	}
+	if (d)
+		closedir(d);
 }
 
 static int same_host(const char *a, const char *b)
@@ -724,6 +828,9 @@ static void finish_rank(struct pw_analysis *a, struct pw_rank_report *r)
 	for (int e = 0; e < PW_EV_COUNT; e++)
 		if (!r->calls[e].count)
 			r->calls[e].min_ns = 0;
+	for (int f = 0; f < PW_COLL_FAMILIES; f++)
+		if (r->coll[f].n)
+			qsort(r->coll[f].ns, r->coll[f].n, sizeof *r->coll[f].ns, cmp_u64);
 	pw_gpu_finish(r->gpu, r->calls);
 	/* Out of memory here leaves partial GPU figures; the rest of the report stands. */
 	pw_ranges_finish(r->ranges);
@@ -758,6 +865,37 @@ int pw_analyze(const char *out_dir, struct pw_analysis *a, char *err, size_t err
 		free(names);
 		return ERR("no raw traces in %s: nothing was recorded", raw);
 	}
+	int rc = pw_analyze_files(out_dir, names, n, a, err, errlen);
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	return rc;
+}
+
+/* Launcher processes are rank 0 when no process of the run has a rank (a plain `profwrap CMD`). */
+static void rank_the_rankless(struct analysis_state *as)
+{
+	for (size_t i = 0; i < as->nranks; i++)
+		if (as->ranks[i].r.rank != PW_RANK_LAUNCHER)
+			return;
+	if (as->nranks) {
+		struct pw_rank_report *r = &as->ranks[0].r;
+		r->rank = 0;
+		for (size_t i = 0; i < r->nprocs; i++)
+			r->procs[i].rank = 0;
+	}
+}
+
+int pw_analyze_files(const char *out_dir, char *const *names_in, size_t n, struct pw_analysis *a, char *err,
+		     size_t errlen)
+{
+	memset(a, 0, sizeof *a);
+	char raw[4352];
+	snprintf(raw, sizeof raw, "%s/raw", out_dir);
+	char **names = malloc((n ? n : 1) * sizeof *names);
+	if (!names)
+		return ERR("out of memory");
+	memcpy(names, names_in, n * sizeof *names);
 	qsort(names, n, sizeof *names, cmp_str);
 
 	struct analysis_state as = {0};
@@ -770,10 +908,9 @@ int pw_analyze(const char *out_dir, struct pw_analysis *a, char *err, size_t err
 			fprintf(stderr, "profwrap: %s\n", names[i] ? ferr : "out of memory");
 		}
 	}
-	for (size_t i = 0; i < n; i++)
-		free(names[i]);
 	free(names);
 	pw_sym_free(as.sym); /* every stack is symbolised by now */
+	rank_the_rankless(&as);
 
 	a->out_dir = strdup(out_dir);
 	a->nranks = as.nranks;
@@ -796,13 +933,9 @@ int pw_analyze(const char *out_dir, struct pw_analysis *a, char *err, size_t err
 		return ERR("no readable raw trace in %s", raw);
 	}
 	qsort(a->ranks, a->nranks, sizeof *a->ranks, cmp_rank);
-	read_session(a, out_dir);
 	for (size_t i = 0; i < as.nreaped; i++)
 		apply_status(a, &as.reaped[i]);
-	if (a->target_pid > 0 && a->target_status >= 0) {
-		struct reaped target = {a->target_pid, a->target_status, a->cli_pid, a->cli_host};
-		apply_status(a, &target);
-	}
+	read_sessions(a, out_dir);
 	split_children_io(a, &as);
 	free(as.reaped);
 	for (size_t i = 0; i < a->nranks; i++)
@@ -834,6 +967,8 @@ void pw_analysis_free(struct pw_analysis *a)
 		pw_ranges_free(rr->ranges);
 		pw_stacks_free(rr->stacks);
 		pw_findings_free(rr->findings, rr->nfindings);
+		for (int f = 0; f < PW_COLL_FAMILIES; f++)
+			free(rr->coll[f].ns);
 	}
 	free(a->ranks);
 	free(a->out_dir);
@@ -842,21 +977,37 @@ void pw_analysis_free(struct pw_analysis *a)
 	memset(a, 0, sizeof *a);
 }
 
+void pw_rank_file_base(const struct pw_rank_report *r, char *buf, size_t size)
+{
+	if (r->rank != PW_RANK_LAUNCHER) {
+		snprintf(buf, size, "rank%d", r->rank);
+		return;
+	}
+	/* a host name as a file name: only what is safe in one */
+	size_t n = (size_t)snprintf(buf, size, "launcher-");
+	const char *h = r->host && *r->host ? r->host : "unknown";
+	for (; *h && n + 1 < size && n < 9 + 64; h++)
+		buf[n++] = (isalnum((unsigned char)*h) || *h == '.' || *h == '-' || *h == '_') ? *h : '_';
+	if (n < size)
+		buf[n] = 0;
+}
+
 int pw_write_reports(const struct pw_analysis *a, char *err, size_t errlen)
 {
-	char path[4352];
+	char path[4352], base[128];
 	for (size_t i = 0; i < a->nranks; i++) {
 		const struct pw_rank_report *r = &a->ranks[i];
-		snprintf(path, sizeof path, "%s/rank%d.txt", a->out_dir, r->rank);
+		pw_rank_file_base(r, base, sizeof base);
+		snprintf(path, sizeof path, "%s/%s.txt", a->out_dir, base);
 		if (pw_write_rank_text(a, r, path, err, errlen) < 0)
 			return -1;
-		snprintf(path, sizeof path, "%s/rank%d.json", a->out_dir, r->rank);
+		snprintf(path, sizeof path, "%s/%s.json", a->out_dir, base);
 		if (pw_write_rank_json(a, r, path, err, errlen) < 0)
 			return -1;
-		snprintf(path, sizeof path, "%s/rank%d.trace.json", a->out_dir, r->rank);
+		snprintf(path, sizeof path, "%s/%s.trace.json", a->out_dir, base);
 		if (pw_write_rank_trace(a, r, path, err, errlen) < 0)
 			return -1;
-		snprintf(path, sizeof path, "%s/rank%d.folded", a->out_dir, r->rank);
+		snprintf(path, sizeof path, "%s/%s.folded", a->out_dir, base);
 		if (pw_stacks_write_folded(r, path, err, errlen) < 0)
 			return -1;
 	}

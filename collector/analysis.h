@@ -69,6 +69,19 @@ struct pw_proc {
 	int io_uncertain;     /* a child ended whose share of io_rchar/io_wchar is unknown */
 	uint64_t seen_read_bytes; /* what the wrappers accounted for */
 	uint64_t seen_write_bytes;
+	/* time its main thread (tid = pid) spent blocked: sleeps, polls, condition waits, joins, waits for
+	 * children, GPU synchronisation and MPI calls; the rank's busy time is the rest of its first process */
+	uint64_t main_blocked_ns;
+};
+
+/* Entry times (CLOCK_MONOTONIC ns) of a rank's collectives over the whole world communicator, in entry order
+ * once the rank is finished: the collective skew across ranks compares the k-th of each rank. */
+enum pw_coll_family { PW_COLL_MPI, PW_COLL_NCCL, PW_COLL_FAMILIES };
+#define PW_COLL_ENTRIES_MAX 100000
+struct pw_coll_entries {
+	uint64_t *ns;
+	size_t n, cap;
+	int truncated; /* more than PW_COLL_ENTRIES_MAX: the first ones recorded are kept */
 };
 
 struct pw_gpu_report; /* gpu_analysis.h */
@@ -77,8 +90,12 @@ struct pw_finding;    /* findings.h */
 struct pw_range_report; /* ranges.h */
 struct pw_stack_report; /* stacks.h */
 
+/* The rank of the processes that no launcher gave a rank, shown apart per host (launcher-<host>.*) when
+ * other processes have ranks; they are rank 0 when none has. */
+#define PW_RANK_LAUNCHER (-1)
+
 struct pw_rank_report {
-	int rank;
+	int rank; /* PW_RANK_LAUNCHER: the launcher processes of host */
 	int world_size;
 	char *host;
 	char *command; /* argv of the rank's first process */
@@ -111,6 +128,7 @@ struct pw_rank_report {
 	struct pw_stack_report *stacks; /* call stacks and CPU samples (stacks.h): NULL when none */
 	struct pw_finding *findings; /* "What to fix first", largest share first (findings.h) */
 	size_t nfindings;
+	struct pw_coll_entries coll[PW_COLL_FAMILIES];
 };
 
 struct pw_analysis {
@@ -124,6 +142,14 @@ struct pw_analysis {
 	int cli_pid;       /* the target's parent */
 	char *cli_host;
 };
+
+/* Reads the named files of OUT/raw (names without a directory), as pw_analyze does: a collector analyses
+ * only the raw traces it wrote, since other collectors (other nodes, other ranks) may share OUT. */
+int pw_analyze_files(const char *out_dir, char *const *names, size_t n, struct pw_analysis *a, char *err,
+		     size_t errlen);
+
+/* The base name of a rank's report files: "rank<R>", or "launcher-<host>" for PW_RANK_LAUNCHER. */
+void pw_rank_file_base(const struct pw_rank_report *r, char *buf, size_t size);
 
 /* Reads every .pwt file in OUT/raw. Returns 0, or -1 with a one-line reason in err (no raw directory, no raw file,
  * a file that cannot be read at all). Damaged files are read as far as they are whole. */

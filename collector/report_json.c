@@ -7,6 +7,7 @@
 #include "findings.h"
 #include "gpu_analysis.h"
 #include "json.h"
+#include "rank_summary.h"
 #include "report_format.h"
 #include "stacks.h"
 
@@ -103,6 +104,9 @@ int pw_write_rank_json(const struct pw_analysis *a, const struct pw_rank_report 
 	pw_json_begin_object(&j);
 	pw_json_kv_string(&j, "format", "profwrap-report");
 	pw_json_kv_int(&j, "version", 1);
+	/* first, so that the cross-rank summary reads only this from a rank file */
+	pw_json_key(&j, "summary");
+	pw_write_rank_summary_json(&j, a, r);
 	pw_json_kv_int(&j, "rank", r->rank);
 	pw_json_kv_int(&j, "world_size", r->world_size);
 	pw_json_kv_string(&j, "host", r->host);

@@ -56,10 +56,15 @@ static void format_realtime(char *buf, size_t len, uint64_t realtime_ns)
 static void print_header(FILE *f, const struct pw_analysis *a, const struct pw_rank_report *r)
 {
 	char buf[256], dur[32];
-	fprintf(f, "profwrap report, rank %d\n\n", r->rank);
+	if (r->rank == PW_RANK_LAUNCHER)
+		fprintf(f, "profwrap report, launcher processes on %s\n\n", r->host ? r->host : "unknown host");
+	else
+		fprintf(f, "profwrap report, rank %d\n\n", r->rank);
 	print_field(f, "Command:", r->command ? r->command : a->command);
 	print_field(f, "Host:", r->host);
-	if (r->world_size > 0)
+	if (r->rank == PW_RANK_LAUNCHER)
+		snprintf(buf, sizeof buf, "none (no launcher gave these processes a rank; the ranks are in rank<R>.txt)");
+	else if (r->world_size > 0)
 		snprintf(buf, sizeof buf, "%d of %d", r->rank, r->world_size);
 	else
 		snprintf(buf, sizeof buf, "%d (world size unknown)", r->rank);

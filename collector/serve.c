@@ -1,10 +1,12 @@
 #define _GNU_SOURCE
 #include "serve.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdio.h>
@@ -50,6 +52,13 @@ struct producer {
 	uint64_t dropped;
 	uint64_t bad_records;
 	uint64_t last_clock_ns;
+	char raw_name[320];  /* its raw trace, in OUT/raw */
+	int32_t rank, world; /* as written in the PROC chunk */
+};
+
+struct pid_images {
+	pid_t pid;
+	uint32_t images;
 };
 
 struct pending {
@@ -65,6 +74,10 @@ struct server {
 	size_t nprod;
 	struct pending pend[64];
 	size_t npend;
+	char **raw_names; /* the raw traces this collector wrote: the only ones it analyses */
+	size_t nraw, raw_cap;
+	struct pid_images *pids; /* images seen per pid: an exec'd image is the next */
+	size_t npids, pids_cap;
 	uint8_t *buf; /* one lane's worth, linearised */
 	uint64_t buf_size;
 	struct pw_clock_pair start_pair;
@@ -173,18 +186,72 @@ static void write_clock(struct server *s, struct producer *p)
 	p->last_clock_ns = pair.ns;
 }
 
-/* Opens OUT/raw/<rank>-<pid>[.<image>].pwt, never reusing a name: an exec'd image gets the next index. */
+/* "<rank>-<host>-<pid>[.<image>].pwt", "launcher-..." for a process without a rank: several nodes' collectors
+ * may write into one directory, where pids repeat. */
+static void raw_name(char *buf, size_t size, int32_t rank, const char *host, uint32_t host_len, int pid, uint32_t k)
+{
+	char safe[65];
+	size_t n = 0;
+	for (uint32_t i = 0; host && i < host_len && n + 1 < sizeof safe; i++)
+		safe[n++] = (isalnum((unsigned char)host[i]) || host[i] == '.' || host[i] == '_') ? host[i] : '_';
+	safe[n] = 0;
+	char r[16];
+	if (rank >= 0)
+		snprintf(r, sizeof r, "%d", (int)rank);
+	else
+		snprintf(r, sizeof r, "launcher");
+	if (k == 0)
+		snprintf(buf, size, "%s-%s-%d.pwt", r, n ? safe : "unknown", pid);
+	else
+		snprintf(buf, size, "%s-%s-%d.%u.pwt", r, n ? safe : "unknown", pid, k);
+}
+
+static int note_raw_name(struct server *s, const char *name)
+{
+	if (s->nraw == s->raw_cap) {
+		size_t cap = s->raw_cap ? s->raw_cap * 2 : 64;
+		char **n = realloc(s->raw_names, cap * sizeof *n);
+		if (!n)
+			return -1;
+		s->raw_names = n;
+		s->raw_cap = cap;
+	}
+	return (s->raw_names[s->nraw] = strdup(name)) ? (int)s->nraw++ : -1;
+}
+
+/* The image number of a process that connects: 0, or n after its n-th exec (the images of a pid connect in
+ * order; the most recent pids are looked at first). */
+static uint32_t next_image(struct server *s, pid_t pid)
+{
+	for (size_t i = s->npids; i-- > 0;)
+		if (s->pids[i].pid == pid)
+			return s->pids[i].images++;
+	if (s->npids == s->pids_cap) {
+		size_t cap = s->pids_cap ? s->pids_cap * 2 : 64;
+		struct pid_images *n = realloc(s->pids, cap * sizeof *n);
+		if (!n)
+			return 0;
+		s->pids = n;
+		s->pids_cap = cap;
+	}
+	s->pids[s->npids++] = (struct pid_images){pid, 1};
+	return 0;
+}
+
+/* Opens OUT/raw/<name>, never reusing a name (a file of an earlier run, or of another node's collector, stays). */
 static int open_raw(struct server *s, struct producer *p, uint32_t *image)
 {
 	char path[4352];
-	for (uint32_t k = 0; k < 10000; k++) {
-		if (k == 0)
-			snprintf(path, sizeof path, "%s/%d-%d.pwt", s->raw_dir, p->h->rank, (int)p->pid);
-		else
-			snprintf(path, sizeof path, "%s/%d-%d.%u.pwt", s->raw_dir, p->h->rank, (int)p->pid, k);
+	uint32_t host_len = 0;
+	const char *host = pw_arena_get_in(p->h, &p->geo, p->h->host_ref, &host_len);
+	*image = next_image(s, p->pid);
+	for (uint32_t k = *image; k < *image + 10000; k++) {
+		raw_name(p->raw_name, sizeof p->raw_name, p->rank, host, host_len, (int)p->pid, k);
+		snprintf(path, sizeof path, "%s/%s", s->raw_dir, p->raw_name);
 		int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_APPEND, 0600);
 		if (fd >= 0) {
-			*image = k;
+			if (note_raw_name(s, p->raw_name) < 0)
+				log_line(s, "out of memory: %s will only be in `profwrap report`", path);
 			return fd;
 		}
 		if (errno != EEXIST) {
@@ -234,7 +301,7 @@ static int receive_hello(int sock, struct pw_hello *hello)
 static void write_proc(struct server *s, struct producer *p, uint32_t image)
 {
 	struct pw_seg_header *h = p->h;
-	struct pw_raw_proc proc = {h->pid, h->ppid, h->rank, h->world_size, h->clock_kind, h->domain_mask,
+	struct pw_raw_proc proc = {h->pid, h->ppid, p->rank, p->world, h->clock_kind, h->domain_mask,
 				   h->clock0, h->start_realtime_ns, 0, 0, 0, image};
 	const char *strs[3];
 	uint32_t lens[3] = {0, 0, 0};
@@ -278,6 +345,8 @@ static int producer_load(struct server *s, struct producer *p)
 		s->buf_size = p->geo.lane_size;
 	}
 	uint32_t image = 0;
+	p->rank = p->h->rank < 0 ? -1 : p->h->rank;
+	p->world = p->h->world_size < 1 ? 1 : p->h->world_size;
 	p->lost_seen = calloc(p->geo.lane_count, sizeof *p->lost_seen);
 	if (!p->lost_seen || (p->raw_fd = open_raw(s, p, &image)) < 0 || pw_raw_write_header(p->raw_fd) < 0) {
 		SEGMENT_READ_END();
@@ -458,10 +527,47 @@ static uint64_t drain_producer(struct server *s, struct producer *p)
 	return moved;
 }
 
+/* MPI_Init told the process its rank (the launcher's environment may have said none or another): the PROC
+ * chunk, first in the file, gets it in place, and the file the name of that rank, so the analysis puts the
+ * whole process, records from before MPI_Init included, under the rank MPI gave it. */
+static void set_rank(struct server *s, struct producer *p, int32_t rank, int32_t world)
+{
+	char path[4352], to[4352], name[sizeof p->raw_name];
+	snprintf(path, sizeof path, "%s/%s", s->raw_dir, p->raw_name);
+	int fd = open(path, O_WRONLY | O_CLOEXEC); /* not the O_APPEND descriptor: pwrite would append */
+	int32_t v[2] = {rank, world};
+	off_t at = (off_t)(sizeof(struct pw_raw_file_header) + sizeof(struct pw_raw_chunk) +
+			   offsetof(struct pw_raw_proc, rank));
+	_Static_assert(offsetof(struct pw_raw_proc, world_size) == offsetof(struct pw_raw_proc, rank) + 4,
+		       "rank and world_size are written together");
+	if (fd < 0 || pwrite(fd, v, sizeof v, at) != (ssize_t)sizeof v) {
+		log_line(s, "cannot set the MPI rank %d of pid %d in %s", (int)rank, (int)p->pid, path);
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	close(fd);
+	/* "<rank>-<rest>" -> "<new rank>-<rest>", never over another file */
+	const char *rest = strchr(p->raw_name, '-');
+	snprintf(name, sizeof name, "%d%s", (int)rank, rest ? rest : "");
+	snprintf(to, sizeof to, "%s/%s", s->raw_dir, name);
+	if (renameat2(AT_FDCWD, path, AT_FDCWD, to, RENAME_NOREPLACE) < 0)
+		return; /* the file keeps its name; the rank inside it is what counts */
+	for (size_t i = 0; i < s->nraw; i++)
+		if (strcmp(s->raw_names[i], p->raw_name) == 0) {
+			char *n = strdup(name);
+			if (n) {
+				free(s->raw_names[i]);
+				s->raw_names[i] = n;
+			}
+		}
+}
+
 /* The process is gone (or the session is over): last drain, END chunk, and the segment is removed unless
  * its records could not be written (then it stays for salvage). */
 static void producer_finish(struct server *s, struct producer *p, int still_running)
 {
+	volatile int32_t rank = -1, world = 0; /* set under the fault guard (setjmp) */
 	drain_producer(s, p);
 	struct pw_raw_end end = {0};
 	end.how = PW_END_VANISHED;
@@ -488,11 +594,15 @@ static void producer_finish(struct server *s, struct producer *p, int still_runn
 		end.guard_skipped = atomic_load(&h->guard_skipped);
 		end.stacks_dropped = atomic_load(&h->stacks_dropped);
 		end.samples_skipped = atomic_load(&h->samples_skipped);
+		rank = __atomic_load_n(&h->rank, __ATOMIC_RELAXED);
+		world = __atomic_load_n(&h->world_size, __ATOMIC_RELAXED);
 		SEGMENT_READ_END();
 	}
 write_end:
 	write_clock(s, p);
 	raw_chunk(s, p, PW_CHUNK_END, &end, sizeof end, NULL, 0);
+	if (rank >= 0 && world >= 1 && (rank != p->rank || world != p->world))
+		set_rank(s, p, rank, world);
 	producer_free(p);
 }
 
@@ -699,7 +809,7 @@ int pw_serve(const struct pw_serve_opts *o)
 		if (o->detached)
 			log_line(s, "no process connected; nothing to report");
 		rc = PW_SERVE_NOTHING_RECORDED;
-	} else if (pw_analyze(o->output, &a, err, sizeof err) < 0) {
+	} else if (pw_analyze_files(o->output, s->raw_names, s->nraw, &a, err, sizeof err) < 0) {
 		fprintf(stderr, "profwrap-collector: %s\n", err);
 	} else {
 		rc = pw_write_reports(&a, err, sizeof err) < 0 ? 1 : 0;
@@ -707,6 +817,10 @@ int pw_serve(const struct pw_serve_opts *o)
 			fprintf(stderr, "profwrap-collector: %s\n", err);
 		pw_analysis_free(&a);
 	}
+	for (size_t i = 0; i < s->nraw; i++)
+		free(s->raw_names[i]);
+	free(s->raw_names);
+	free(s->pids);
 	if (s->live)
 		munmap(s->live, sizeof *s->live);
 	/* The CLI removes its session directory; a detached collector leaves only the lock, which the next

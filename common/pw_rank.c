@@ -33,7 +33,7 @@ int pw_rank_detect(pw_env_fn env)
 	static const char *const names[] = {"PROFWRAP_RANK", "RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK",
 					    "PMI_RANK", "SLURM_PROCID", 0};
 	int r = first_int(env, names, 0);
-	return r < 0 ? 0 : r;
+	return r < 0 ? PW_RANK_NONE : r;
 }
 
 int pw_world_size_detect(pw_env_fn env)

@@ -5,8 +5,13 @@
 /* An environment lookup: getenv, or a fake in tests. */
 typedef char *(*pw_env_fn)(const char *name);
 
+/* A process that no launcher gave a rank: a launcher itself (mpirun, torchrun's agent, srun), or a job's
+ * helper. The analysis shows such processes apart from the ranks, or as rank 0 when nothing has a rank. */
+#define PW_RANK_NONE (-1)
+
 /* Rank from the first of PROFWRAP_RANK, RANK, OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK, SLURM_PROCID that
- * holds a non-negative decimal integer; 0 when none does. */
+ * holds a non-negative decimal integer; PW_RANK_NONE when none does. (LOCAL_RANK and its kind number the
+ * processes of one node only, so they are not ranks.) */
 int pw_rank_detect(pw_env_fn env);
 
 /* World size from PROFWRAP_WORLD_SIZE, WORLD_SIZE, OMPI_COMM_WORLD_SIZE, PMI_SIZE, SLURM_NTASKS; 1 when none

@@ -1,6 +1,8 @@
 #define _GNU_SOURCE
 #include "pw_session.h"
 
+#include "pw_rank.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,7 +55,73 @@ int pw_session_dir_for_output(const char *output, char *buf, size_t size)
 	int rc = pw_session_base(base, sizeof base);
 	if (rc)
 		return rc;
-	return fits(snprintf(buf, size, "%s/o-%016llx", base, (unsigned long long)pw_hash64(abs, len)), size);
+	char host[256] = "";
+	gethostname(host, sizeof host - 1);
+	abs[len] = '\n'; /* path, separator, host: one string to hash */
+	size_t hl = strnlen(host, sizeof host);
+	if (len + 1 + hl >= sizeof abs)
+		return -ENAMETOOLONG;
+	memcpy(abs + len + 1, host, hl);
+	return fits(snprintf(buf, size, "%s/o-%016llx", base, (unsigned long long)pw_hash64(abs, len + 1 + hl)),
+		    size);
+}
+
+int pw_expand_output(const char *pat, char *buf, size_t size, char *why, size_t whylen)
+{
+	size_t n = 0;
+	for (const char *p = pat; *p; p++) {
+		char piece[256];
+		const char *add = piece;
+		size_t add_len;
+		if (*p != '%') {
+			add = p;
+			add_len = 1;
+		} else if (p[1] == '%') {
+			add = "%";
+			add_len = 1;
+			p++;
+		} else if (p[1] == 'h') {
+			if (gethostname(piece, sizeof piece - 1) < 0)
+				snprintf(piece, sizeof piece, "unknown");
+			piece[sizeof piece - 1] = 0;
+			add_len = strlen(piece);
+			p++;
+		} else if (p[1] == 'p') {
+			add_len = (size_t)snprintf(piece, sizeof piece, "%d", (int)getpid());
+			p++;
+		} else if (p[1] == 'r') {
+			int r = pw_rank_detect(getenv);
+			add_len = (size_t)snprintf(piece, sizeof piece, "%d", r < 0 ? 0 : r);
+			p++;
+		} else if (p[1] == 'q' && p[2] == '{') {
+			const char *close = strchr(p + 3, '}');
+			if (!close || close == p + 3 || (size_t)(close - (p + 3)) >= sizeof piece) {
+				snprintf(why, whylen, "'%s': %%q{ needs a variable name and a closing }", pat);
+				return -1;
+			}
+			memcpy(piece, p + 3, (size_t)(close - (p + 3)));
+			piece[close - (p + 3)] = 0;
+			add = getenv(piece);
+			if (!add)
+				add = "";
+			add_len = strlen(add);
+			p = close;
+		} else {
+			snprintf(why, whylen, "'%s': unknown %%%c (known: %%h host, %%p pid, %%r rank, %%q{VAR}, %%%%)",
+				 pat, p[1] ? p[1] : ' ');
+			return -1;
+		}
+		if (n + add_len >= size) {
+			snprintf(why, whylen, "'%s': the expanded path is too long", pat);
+			return -1;
+		}
+		memcpy(buf + n, add, add_len);
+		n += add_len;
+	}
+	if (!size)
+		return -1;
+	buf[n] = 0;
+	return 0;
 }
 
 int pw_session_dir_for_cli(int pid, uint64_t nonce, char *buf, size_t size)

@@ -40,8 +40,15 @@ struct pw_hello {
 int pw_session_base(char *buf, size_t size);
 
 /* Session directory of the preload-only mode, one per output directory and host: <base>/o-<hash>, hash of
- * the absolute output path. Every process of a job computes the same name with no coordination. */
+ * the absolute output path and the host name (nodes that share /tmp, or a test's simulated nodes, still get
+ * one collector each). Every process of a node computes the same name with no coordination. */
 int pw_session_dir_for_output(const char *output, char *buf, size_t size);
+
+/* Expands an output directory pattern as nsys does: %h the host name, %p the pid, %r the rank from the
+ * launcher's environment (0 when none), %q{NAME} the environment variable NAME (empty when unset), %% a '%'.
+ * Returns 0, or -1 with a one-line reason in why (an unknown %-sequence, an unclosed %q{, a result too
+ * long). */
+int pw_expand_output(const char *pattern, char *buf, size_t size, char *why, size_t whylen);
 
 /* Session directory for a CLI run: <base>/s-<pid>-<nonce>. */
 int pw_session_dir_for_cli(int pid, uint64_t nonce, char *buf, size_t size);

@@ -59,16 +59,34 @@ static void *slot_get(const struct pw_gpu_slot *s)
 	return __atomic_load_n((void **)s->fn, __ATOMIC_ACQUIRE);
 }
 
-/* Which library an object is, from the file name: "libcudart.so" exactly or followed by a version. */
+static const struct {
+	int lib;
+	const char *file;
+} lib_aliases[] = {
+#define PW_X(id, file) {PW_LIB_##id, file},
+	PW_GPU_LIB_ALIASES(PW_X)
+#undef PW_X
+};
+
+/* Whether base is the file name prefix exactly or followed by a version ("libmpi.so.40", not "libmpi_cxx.so"). */
+static int is_lib_file(const char *base, const char *prefix)
+{
+	size_t n = strlen(prefix);
+	return strncmp(base, prefix, n) == 0 && (base[n] == 0 || base[n] == '.');
+}
+
+/* Which library an object is, from the file name: "libcudart.so" exactly or followed by a version, or one
+ * of the library's other names. */
 static int lib_of_path(const char *path)
 {
 	const char *base = strrchr(path, '/');
 	base = base ? base + 1 : path;
-	for (int l = 0; l < PW_LIB_COUNT; l++) {
-		size_t n = strlen(lib_file_prefix[l]);
-		if (strncmp(base, lib_file_prefix[l], n) == 0 && (base[n] == 0 || base[n] == '.'))
+	for (int l = 0; l < PW_LIB_COUNT; l++)
+		if (is_lib_file(base, lib_file_prefix[l]))
 			return l;
-	}
+	for (size_t a = 0; a < sizeof lib_aliases / sizeof lib_aliases[0]; a++)
+		if (is_lib_file(base, lib_aliases[a].file))
+			return lib_aliases[a].lib;
 	return -1;
 }
 
@@ -214,7 +232,7 @@ static void resolve_real_dlsym(void)
 
 static struct pw_gpu_slot *wrapped_slot(const char *name)
 {
-	if (strncmp(name, "cu", 2) != 0 && strncmp(name, "nccl", 4) != 0)
+	if (strncmp(name, "cu", 2) != 0 && strncmp(name, "nccl", 4) != 0 && strncmp(name, "MPI_", 4) != 0)
 		return NULL;
 	for (struct pw_gpu_slot *s = __start_pw_real_gpu; s < __stop_pw_real_gpu; s++)
 		if (s->wrapper && strcmp(s->name, name) == 0)

@@ -210,8 +210,14 @@ static int config_load(void)
 	}
 	if (!out || !*out)
 		return -1;
+	/* %h, %p, %r, %q{VAR}: each process expands them for itself (the CLI passes an expanded path) */
+	if (pw_expand_output(out, c->output, sizeof c->output, why, sizeof why) < 0) {
+		if (!c->quiet)
+			dprintf(2, "profwrap: %s=%s; this process is not profiled\n", PW_ENV_OUTPUT, why);
+		return -1;
+	}
 	c->preload_only = 1;
-	return pw_session_dir_for_output(out, c->session_dir, sizeof c->session_dir) ? -1 : 0;
+	return pw_session_dir_for_output(c->output, c->session_dir, sizeof c->session_dir) ? -1 : 0;
 }
 
 static char *read_small_file(const char *path, char *buf, size_t size, ssize_t *len)

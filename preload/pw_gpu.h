@@ -10,13 +10,19 @@
 #include "pw_preload.h"
 
 /* The libraries whose calls are wrapped, found among the loaded objects by the name their files start with
- * (libcudart.so.12 and libcudart.so.13 alike). */
+ * (libcudart.so.12 and libcudart.so.13 alike). MPI (mpi.c) is found the same way: libmpi.so is OpenMPI's,
+ * MPICH's (3.1 and later), Intel MPI's and MVAPICH's library. */
 #define PW_GPU_LIB_LIST(X)                 \
 	X(CUDART, "libcudart.so")          \
 	X(CUBLAS, "libcublas.so")          \
 	X(CUBLASLT, "libcublasLt.so")      \
 	X(CUDNN, "libcudnn.so")            \
-	X(NCCL, "libnccl.so")
+	X(NCCL, "libnccl.so")              \
+	X(MPI, "libmpi.so")
+
+/* Other file names of a library above: an object loaded under one of them fills the same slots. MPICH
+ * before 3.1, and Debian's and Ubuntu's MPICH packages to this day, link programs with libmpich.so. */
+#define PW_GPU_LIB_ALIASES(X) X(MPI, "libmpich.so")
 
 enum pw_gpu_lib {
 #define PW_X(id, file) PW_LIB_##id,

@@ -63,14 +63,14 @@ static const char *const numbers[] = {"10", "11", "12", "13", "14", "15"};
 
 static void test_rank_default(void **state)
 {
-	assert_int_equal(pw_rank_detect(fake_env), 0);
+	assert_int_equal(pw_rank_detect(fake_env), PW_RANK_NONE);
 	assert_true(fake_lookups >= (int)N_RANK_VARS);
 	/* variables that are not rank variables do not count */
 	fake_set("LOCAL_RANK", "3");
 	fake_set("OMPI_COMM_WORLD_LOCAL_RANK", "3");
 	fake_set("SLURM_LOCALID", "3");
 	fake_set("PMI_SIZE", "8");
-	assert_int_equal(pw_rank_detect(fake_env), 0);
+	assert_int_equal(pw_rank_detect(fake_env), PW_RANK_NONE);
 }
 
 /* Each variable alone is honoured. */
@@ -131,7 +131,7 @@ static void test_rank_garbage_skipped(void **state)
 		fake_clear();
 		for (unsigned i = 0; i < N_RANK_VARS; i++)
 			fake_set(rank_vars[i], garbage[g]);
-		assert_int_equal(pw_rank_detect(fake_env), 0);
+		assert_int_equal(pw_rank_detect(fake_env), PW_RANK_NONE);
 	}
 }
 

@@ -131,20 +131,29 @@ static void dir_for(const char *out, char *buf, size_t size)
 		fail_msg("pw_session_dir_for_output(\"%s\") = %d", out, rc);
 }
 
-/* The name is <base>/o-<16 hex digits of FNV-1a of the absolute path>. */
+/* The name is <base>/o-<16 hex digits of FNV-1a of the absolute path and the host name>. */
+/* The session directory's hash: the absolute path, a newline, the host name. */
+static uint64_t session_hash(const char *abs)
+{
+	char buf[PATH_MAX + 300], host[256] = "";
+	gethostname(host, sizeof host - 1);
+	snprintf(buf, sizeof buf, "%s\n%s", abs, host);
+	return fnv1a(buf);
+}
+
 static void test_dir_for_output_format(void **state)
 {
 	struct saved *s = *state;
 	char buf[512], want[512], abs[PATH_MAX + 8];
 	dir_for("/data/run1/out", buf, sizeof buf);
-	snprintf(want, sizeof want, "/run/user/4321/profwrap/o-%016llx", (unsigned long long)fnv1a("/data/run1/out"));
+	snprintf(want, sizeof want, "/run/user/4321/profwrap/o-%016llx", (unsigned long long)session_hash("/data/run1/out"));
 	assert_string_equal(buf, want);
 	assert_int_equal(strlen(buf), strlen("/run/user/4321/profwrap/o-") + 16);
 
 	/* relative: joined with the working directory */
 	snprintf(abs, sizeof abs, "%s/out", s->tmpdir);
 	dir_for("out", buf, sizeof buf);
-	snprintf(want, sizeof want, "/run/user/4321/profwrap/o-%016llx", (unsigned long long)fnv1a(abs));
+	snprintf(want, sizeof want, "/run/user/4321/profwrap/o-%016llx", (unsigned long long)session_hash(abs));
 	assert_string_equal(buf, want);
 
 	const char *p = buf + strlen("/run/user/4321/profwrap/o-");
@@ -156,9 +165,9 @@ static void test_dir_for_output_format(void **state)
 	int i = 0;
 	do
 		snprintf(out, sizeof out, "/data/out%d", i++);
-	while (fnv1a(out) >> 56 != 0);
+	while (session_hash(out) >> 56 != 0);
 	dir_for(out, buf, sizeof buf);
-	snprintf(want, sizeof want, "/run/user/4321/profwrap/o-%016llx", (unsigned long long)fnv1a(out));
+	snprintf(want, sizeof want, "/run/user/4321/profwrap/o-%016llx", (unsigned long long)session_hash(out));
 	assert_string_equal(buf, want);
 	assert_int_equal(strncmp(buf + strlen("/run/user/4321/profwrap/o-"), "00", 2), 0);
 	assert_int_equal(strlen(buf), strlen("/run/user/4321/profwrap/o-") + 16);
@@ -185,7 +194,7 @@ static void test_dir_for_output_same_dir(void **state)
 	dir_for("//", b, sizeof b);
 	assert_string_equal(a, b);
 	char want[512];
-	snprintf(want, sizeof want, "/run/user/4321/profwrap/o-%016llx", (unsigned long long)fnv1a("/"));
+	snprintf(want, sizeof want, "/run/user/4321/profwrap/o-%016llx", (unsigned long long)session_hash("/"));
 	assert_string_equal(a, want);
 }
 
