@@ -872,11 +872,13 @@ int pw_analyze(const char *out_dir, struct pw_analysis *a, char *err, size_t err
 	return rc;
 }
 
-/* Launcher processes are rank 0 when no process of the run has a rank (a plain `profwrap CMD`). */
+/* Launcher processes are rank 0 when no process of the run has a rank (a plain `profwrap CMD`), unless they
+ * say they belong to a job of several ranks (srun's SLURM_NTASKS, say): then this collector saw only a
+ * node's launchers, and rank 0 is another node's. */
 static void rank_the_rankless(struct analysis_state *as)
 {
 	for (size_t i = 0; i < as->nranks; i++)
-		if (as->ranks[i].r.rank != PW_RANK_LAUNCHER)
+		if (as->ranks[i].r.rank != PW_RANK_LAUNCHER || as->ranks[i].r.world_size > 1)
 			return;
 	if (as->nranks) {
 		struct pw_rank_report *r = &as->ranks[0].r;
