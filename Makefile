@@ -56,7 +56,15 @@ endif
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 # cuda_*.c workloads link against the fake CUDA libraries (tests/fakes/fakes.mk builds them).
 WORKLOAD_SRC := $(filter-out tests/workloads/cuda_%.c,$(wildcard tests/workloads/*.c))
+# mpi_*.c workloads are built with mpicc (OpenMPI's or MPICH's, driving $(CC)), and only where it is found: the
+# MPI test then fails saying so (make deps installs it).
+MPICC ?= mpicc
+HAVE_MPICC := $(if $(shell command -v $(MPICC) 2>/dev/null),1,0)
+WORKLOAD_SRC := $(filter-out tests/workloads/mpi_%.c,$(WORKLOAD_SRC))
 WORKLOAD_BIN := $(WORKLOAD_SRC:tests/workloads/%.c=$(BUILD)/workloads/%)
+ifeq ($(HAVE_MPICC),1)
+WORKLOAD_BIN += $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%,$(wildcard tests/workloads/mpi_*.c))
+endif
 # bench/launchloop.c links against the fake CUDA runtime (built only with the CUDA headers).
 BENCH_SRC := $(filter-out bench/launchloop.c,$(wildcard bench/*.c))
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
@@ -115,6 +123,10 @@ $(BUILD)/tests/%: $(BUILD)/tests/%.o $(COLLECTOR_LIB_OBJ) $(COMMON_OBJ)
 $(BUILD)/workloads/%: tests/workloads/%.c
 	@mkdir -p $(dir $@)
 	$(call say,CC,$@)$(CC) $(ALL_CFLAGS) -o $@ $< -lpthread
+
+$(BUILD)/workloads/mpi_%: tests/workloads/mpi_%.c
+	@mkdir -p $(dir $@)
+	$(call say,MPICC,$@)OMPI_CC=$(CC) MPICH_CC=$(CC) $(MPICC) $(ALL_CFLAGS) -o $@ $<
 
 $(BUILD)/bench/%: bench/%.c $(COLLECTOR_LIB_OBJ) $(COMMON_OBJ)
 	@mkdir -p $(dir $@)
