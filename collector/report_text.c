@@ -10,6 +10,7 @@
 #include "analysis.h"
 #include "findings.h"
 #include "gpu_activity.h"
+#include "rank_summary.h"
 #include "report_format.h"
 #include "stacks.h"
 
@@ -53,6 +54,29 @@ static void format_realtime(char *buf, size_t len, uint64_t realtime_ns)
 	snprintf(buf, len, "%s.%03uZ", date, (unsigned)(realtime_ns / 1000000u % 1000u));
 }
 
+/* The figures ranks are compared by (summary.txt's row): where the rank's time went, in one line. */
+static void print_activity(FILE *f, const struct pw_rank_report *r)
+{
+	struct pw_rank_figures fig;
+	pw_rank_figures(r, &fig);
+	const struct {
+		const char *label;
+		uint64_t ns;
+	} parts[] = {{"main thread busy", fig.busy_ns}, {"GPU busy", fig.gpu_busy_ns},   {"collectives", fig.collective_ns},
+		     {"file I/O", fig.io_ns},          {"waits", fig.wait_ns}};
+	char line[256] = "", dur[32];
+	size_t n = 0;
+	for (size_t i = 0; i < sizeof parts / sizeof parts[0] && n < sizeof line; i++) {
+		if (!parts[i].ns && i)
+			continue;
+		pw_format_duration(dur, sizeof dur, parts[i].ns);
+		int w = snprintf(line + n, sizeof line - n, "%s%s %s", n ? ", " : "", parts[i].label, dur);
+		if (w > 0)
+			n += (size_t)w;
+	}
+	print_field(f, "Activity:", line);
+}
+
 static void print_header(FILE *f, const struct pw_analysis *a, const struct pw_rank_report *r)
 {
 	char buf[256], dur[32];
@@ -73,6 +97,7 @@ static void print_header(FILE *f, const struct pw_analysis *a, const struct pw_r
 	print_field(f, "Started:", buf);
 	pw_format_duration(dur, sizeof dur, r->wall_ns);
 	print_field(f, "Wall time:", dur);
+	print_activity(f, r);
 	pw_capture_header(f, r, print_field);
 	snprintf(buf, sizeof buf, "%" PRIu64, r->events);
 	print_field(f, "Events:", buf);
