@@ -95,15 +95,19 @@ static const struct mpi_abi *mpi_abi_of(void *fn)
 	Dl_info info;
 	PW_RESOLVE(dlopen);
 	PW_RESOLVE(dlclose);
-	if (fn && dladdr(fn, &info) && info.dli_fname) {
+	/* The global scope first: a program that names MPI_COMM_WORLD has a copy of ompi_mpi_comm_world (a copy
+	 * relocation), which is the one MPI uses; the library's own is then never initialised. A library loaded
+	 * privately (mpi4py) is not in that scope, and no program has a copy of its symbol. */
+	world = dlsym(RTLD_DEFAULT, "ompi_mpi_comm_world");
+	if (!world && fn && dladdr(fn, &info) && info.dli_fname) {
 		void *h = real_dlopen(info.dli_fname[0] ? info.dli_fname : NULL, RTLD_LAZY | RTLD_NOLOAD);
 		if (h) {
 			world = dlsym(h, "ompi_mpi_comm_world");
 			real_dlclose(h);
 		}
-		if (!world)
-			dlerror(); /* our failed lookup is not the program's error */
 	}
+	if (!world)
+		dlerror(); /* our failed lookup is not the program's error */
 	if (world) {
 		abi_open = abi_ompi;
 		abi_open.world = (pw_mpi_h)world;
