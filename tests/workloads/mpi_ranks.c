@@ -178,18 +178,19 @@ static void iteration(int it, int slow_rank, long delay_ms)
 	note_peer(C_IRECV, 600 * sizeof(double), src == MPI_ANY_SOURCE ? -1 : src);
 	MPI_Isend(nb_out, 500, MPI_DOUBLE, next, 2, MPI_COMM_WORLD, &req[1]);
 	note_peer(C_ISEND, 500 * sizeof(double), next);
-	MPI_Waitall(2, req, MPI_STATUSES_IGNORE);
+	MPI_Status sts[2]; /* not MPI_STATUSES_IGNORE: gcc 12 takes MPICH's (MPI_Status *)1 for an empty array */
+	MPI_Waitall(2, req, sts);
 	note(C_WAITALL, 0);
 	expect(nb_in[499] == prev + 499 * 0.25, "Isend/Irecv data", it);
 
 	/* Allgather: 16 ints per rank (in place: the rank's block is already in the receive buffer). */
-	static int ag[MAX_RANKS * 16];
+	static int ag[MAX_RANKS * 16], ag_out[16];
 	for (int i = 0; i < 16; i++)
-		ag[rank * 16 + i] = rank * 100 + i + it;
+		ag[rank * 16 + i] = ag_out[i] = rank * 100 + i + it;
 	if (in_place)
 		MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, ag, 16, MPI_INT, MPI_COMM_WORLD);
 	else
-		MPI_Allgather(&ag[rank * 16], 16, MPI_INT, ag, 16, MPI_INT, MPI_COMM_WORLD);
+		MPI_Allgather(ag_out, 16, MPI_INT, ag, 16, MPI_INT, MPI_COMM_WORLD);
 	note(C_ALLGATHER, 16 * sizeof(int));
 	expect(ag[prev * 16 + 15] == prev * 100 + 15 + it, "Allgather result", it);
 
@@ -244,20 +245,20 @@ static void iteration(int it, int slow_rank, long delay_ms)
 	expect(rank != 0 || rd_out[127] == (float)size, "Reduce result", it);
 
 	/* Allgatherv: rank i contributes i + 1 ints. */
-	static int agv[MAX_RANKS * (MAX_RANKS + 1) / 2], agv_counts[MAX_RANKS], agv_displs[MAX_RANKS];
+	static int agv[MAX_RANKS * (MAX_RANKS + 1) / 2], agv_out[MAX_RANKS], agv_counts[MAX_RANKS],
+		agv_displs[MAX_RANKS];
 	for (int j = 0, d = 0; j < size; j++) {
 		agv_counts[j] = j + 1;
 		agv_displs[j] = d;
 		d += j + 1;
 	}
 	for (int i = 0; i <= rank; i++)
-		agv[agv_displs[rank] + i] = rank * 10 + i + it;
+		agv[agv_displs[rank] + i] = agv_out[i] = rank * 10 + i + it;
 	if (in_place)
 		MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, agv, agv_counts, agv_displs, MPI_INT,
 			       MPI_COMM_WORLD);
 	else
-		MPI_Allgatherv(&agv[agv_displs[rank]], rank + 1, MPI_INT, agv, agv_counts, agv_displs, MPI_INT,
-			       MPI_COMM_WORLD);
+		MPI_Allgatherv(agv_out, rank + 1, MPI_INT, agv, agv_counts, agv_displs, MPI_INT, MPI_COMM_WORLD);
 	note(C_ALLGATHERV, (rank + 1) * (long long)sizeof(int));
 	expect(agv[agv_displs[prev] + prev] == prev * 10 + prev + it, "Allgatherv result", it);
 
