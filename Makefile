@@ -124,9 +124,11 @@ $(BUILD)/workloads/%: tests/workloads/%.c
 	@mkdir -p $(dir $@)
 	$(call say,CC,$@)$(CC) $(ALL_CFLAGS) -o $@ $< -lpthread
 
+# Without -fPIC, as MPI programs are built: the program then has its own copy of OpenMPI's predefined objects
+# (MPI_COMM_WORLD is &ompi_mpi_comm_world), made by a copy relocation, which the preload must use.
 $(BUILD)/workloads/mpi_%: tests/workloads/mpi_%.c
 	@mkdir -p $(dir $@)
-	$(call say,MPICC,$@)OMPI_CC=$(CC) MPICH_CC=$(CC) $(MPICC) $(ALL_CFLAGS) -o $@ $<
+	$(call say,MPICC,$@)OMPI_CC=$(CC) MPICH_CC=$(CC) $(MPICC) $(filter-out -fPIC,$(ALL_CFLAGS)) -o $@ $<
 
 $(BUILD)/bench/%: bench/%.c $(COLLECTOR_LIB_OBJ) $(COMMON_OBJ)
 	@mkdir -p $(dir $@)
