@@ -26,6 +26,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "pw_gpu.h"
 
@@ -47,7 +48,8 @@ typedef struct pw_mpi_opaque *pw_mpi_h;
  *     int count_hi_and_cancelled; int MPI_SOURCE; int MPI_TAG; int MPI_ERROR;} (MPICH2: count, cancelled).
  * MPI_UNDEFINED and MPI_SUCCESS (0) are the same in both. */
 struct mpi_abi {
-	pw_mpi_h world;         /* MPI_COMM_WORLD */
+	int known;              /* 0: neither ABI; MPI is then asked nothing */
+	pw_mpi_h world;         /* MPI_COMM_WORLD (OpenMPI's: ompi_world) */
 	const void *in_place;   /* MPI_IN_PLACE */
 	const void *status_ignore; /* MPI_STATUS_IGNORE, MPI_STATUSES_IGNORE */
 	int any_source;         /* MPI_ANY_SOURCE */
@@ -78,45 +80,66 @@ PW_MPI_REAL(Get_count, (const void *, pw_mpi_h, int *), NULL);
 PW_REAL(void *, dlopen, (const char *, int));
 PW_REAL(int, dlclose, (void *));
 
-static const struct mpi_abi abi_ompi = {NULL, (const void *)1, NULL, -1, -2, 0};
-static const struct mpi_abi abi_mpich = {(pw_mpi_h)(uintptr_t)0x44000000, (const void *)-1, (const void *)1,
+static const struct mpi_abi abi_ompi = {1, NULL, (const void *)1, NULL, -1, -2, 0};
+static const struct mpi_abi abi_mpich = {1, (pw_mpi_h)(uintptr_t)0x44000000, (const void *)-1, (const void *)1,
 					 -2, -1, 2};
-static struct mpi_abi abi_open; /* abi_ompi with world filled in */
+static const struct mpi_abi abi_unknown = {0, NULL, NULL, NULL, 0, 0, 0};
+static void *ompi_world;          /* OpenMPI's MPI_COMM_WORLD, stored before abi */
 static const struct mpi_abi *abi; /* NULL until detected */
 
+/* sym in the global scope, else in the library that holds fn (NULL: neither defines it). The global scope
+ * comes first: a program that names MPI_COMM_WORLD has its own copy of ompi_mpi_comm_world (a copy
+ * relocation), which is the one MPI uses, and the library's is then never initialised. A library loaded
+ * privately (mpi4py) is not in that scope, and no program has a copy of its symbols. */
+static void *mpi_symbol(const char *sym, const char *lib_path)
+{
+	void *p = dlsym(RTLD_DEFAULT, sym);
+	if (!p && lib_path) {
+		void *h = real_dlopen(lib_path[0] ? lib_path : NULL, RTLD_LAZY | RTLD_NOLOAD);
+		if (h) {
+			p = dlsym(h, sym);
+			real_dlclose(h);
+		}
+	}
+	if (!p)
+		dlerror(); /* our failed lookup is not the program's error */
+	return p;
+}
+
 /* Detects the implementation once, from the library that holds fn (a real MPI function the program called):
- * OpenMPI when that library defines ompi_mpi_comm_world, else the MPICH ABI. Guard held. */
+ * OpenMPI when ompi_mpi_comm_world is defined, the MPICH ABI when MPIR_Dup_fn is (every MPICH-derived mpi.h
+ * names it in MPI_DUP_FN, so every library of that ABI defines it). Anything else, and the MPI 5 standard ABI
+ * (libmpi_abi.so, whose handles are neither), is unknown: its calls are timed, and MPI is asked nothing.
+ * Threads that detect at the same time store the same values. Guard held. */
 static const struct mpi_abi *mpi_abi_of(void *fn)
 {
 	const struct mpi_abi *a = __atomic_load_n(&abi, __ATOMIC_ACQUIRE);
 	if (PW_LIKELY(a))
 		return a;
-	void *world = NULL;
-	Dl_info info;
 	PW_RESOLVE(dlopen);
 	PW_RESOLVE(dlclose);
-	/* The global scope first: a program that names MPI_COMM_WORLD has a copy of ompi_mpi_comm_world (a copy
-	 * relocation), which is the one MPI uses; the library's own is then never initialised. A library loaded
-	 * privately (mpi4py) is not in that scope, and no program has a copy of its symbol. */
-	world = dlsym(RTLD_DEFAULT, "ompi_mpi_comm_world");
-	if (!world && fn && dladdr(fn, &info) && info.dli_fname) {
-		void *h = real_dlopen(info.dli_fname[0] ? info.dli_fname : NULL, RTLD_LAZY | RTLD_NOLOAD);
-		if (h) {
-			world = dlsym(h, "ompi_mpi_comm_world");
-			real_dlclose(h);
-		}
-	}
-	if (!world)
-		dlerror(); /* our failed lookup is not the program's error */
-	if (world) {
-		abi_open = abi_ompi;
-		abi_open.world = (pw_mpi_h)world;
-		a = &abi_open;
-	} else {
+	Dl_info info;
+	const char *lib = fn && dladdr(fn, &info) ? info.dli_fname : NULL;
+	const char *base = lib ? strrchr(lib, '/') : NULL;
+	base = base ? base + 1 : lib;
+	void *world = NULL;
+	if (base && strncmp(base, "libmpi_abi.", 11) == 0)
+		a = &abi_unknown;
+	else if ((world = mpi_symbol("ompi_mpi_comm_world", lib)) != NULL)
+		a = &abi_ompi;
+	else if (mpi_symbol("MPIR_Dup_fn", lib))
 		a = &abi_mpich;
-	}
-	__atomic_store_n(&abi, a, __ATOMIC_RELEASE);
+	else
+		a = &abi_unknown;
+	if (world)
+		__atomic_store_n(&ompi_world, world, __ATOMIC_RELAXED);
+	__atomic_store_n(&abi, a, __ATOMIC_RELEASE); /* publishes ompi_world too */
 	return a;
+}
+
+static pw_mpi_h comm_world(const struct mpi_abi *mpi)
+{
+	return mpi->world ? mpi->world : (pw_mpi_h)__atomic_load_n(&ompi_world, __ATOMIC_RELAXED);
 }
 
 /* ---- what the fill statements ask MPI (guard held, the call succeeded) ---- */
@@ -168,7 +191,8 @@ static void coll(struct pw_rec_call *r, int ret, uint64_t bytes, int size, int r
 
 /* The wrapper of MPI_<name>, recording event ev: the variadic part is the statements that fill `r` (struct
  * pw_rec_call: arg0, arg1) from the parameters, `ret` and `mpi` (struct mpi_abi), run with the internal guard
- * held. unrecorded is a statement run after the call when it is not recorded (`ret` is its result). */
+ * held, and only when the ABI is known (MPI_Init's always: it says -1 itself). unrecorded is a statement run
+ * after the call when it is not recorded (`ret` is its result). */
 #define PW_MPI_WRAP_UNRECORDED(unrecorded, ev, name, params, args, ...)                                   \
 	PW_EXPORT int MPI_##name params;                                                                  \
 	PW_MPI_REAL(name, params, (void *)MPI_##name);                                                    \
@@ -197,8 +221,9 @@ static void coll(struct pw_rec_call *r, int ret, uint64_t bytes, int size, int r
 		r.arg0 = 0;                                                                               \
 		r.arg1 = 0;                                                                               \
 		const struct mpi_abi *mpi = mpi_abi_of((void *)fn_);                                      \
-		(void)mpi;                                                                                \
-		__VA_ARGS__;                                                                              \
+		if (mpi->known || (int)PW_EVKIND_##ev == (int)PW_K_MPI_INIT) {                            \
+			__VA_ARGS__;                                                                      \
+		}                                                                                         \
 		pw_self.guard = PW_GUARD_RECORDING;                                                       \
 		if (PW_UNLIKELY(pw_stacks_on) && (int64_t)(r.t1 - r.t0) >= pw_stack_min_ticks)            \
 			pw_emit_with_stack(&r, sizeof r);                                                 \
@@ -214,14 +239,14 @@ static void coll(struct pw_rec_call *r, int ret, uint64_t bytes, int size, int r
 /* ---- initialisation ---- */
 
 /* After a successful MPI_Init/MPI_Init_thread: the rank and size of MPI_COMM_WORLD, which become the
- * process's (pw_process_set_rank). Guard held. */
+ * process's (pw_process_set_rank); -1 and 0 when the call failed or the ABI is unknown. Guard held. */
 static void init_fields(struct pw_rec_call *r, int ret, void *fn)
 {
 	int rank = -1, size = 0;
-	if (ret == 0) {
-		const struct mpi_abi *mpi = mpi_abi_of(fn);
-		rank = comm_rank(mpi->world);
-		size = comm_size(mpi->world);
+	const struct mpi_abi *mpi = mpi_abi_of(fn);
+	if (ret == 0 && mpi->known) {
+		rank = comm_rank(comm_world(mpi));
+		size = comm_size(comm_world(mpi));
 		pw_process_set_rank(rank, size);
 	}
 	r->arg0 = (uint64_t)(int64_t)rank;

@@ -12,7 +12,8 @@ less than half what the fastest of them does. Also: the program's lines are the 
 it, and with --trace=io (which records no MPI call but still the file reads); --trace=mpi with
 MPI_Init_thread records only MPI calls. Late and private: a program that loads the MPI library only through
 dlopen(RTLD_LOCAL) of a library linked with it (as Python loads mpi4py), and calls MPI_Barrier through dlsym on
-that handle (as ctypes does), has its MPI calls recorded with their bytes and the ranks MPI gave.
+that handle (as ctypes does), has its MPI calls recorded with their bytes and the ranks MPI gave. An MPI of
+neither ABI (a stub libmpi.so whose helpers abort) has its calls counted and is asked nothing.
 
 Nothing is asserted about processes without a rank (mpirun itself) or files other than rank<R>.*.
 
@@ -248,6 +249,45 @@ def test_late(mpirun, mpicc):
                                      "MPI_Barrier": (1, 0), "MPI_Finalize": (1, 0)}, "late: rank %d MPI calls" % rank)
 
 
+STUB_LIB = r"""
+#include <stdlib.h>
+/* An MPI of neither ABI: no ompi_mpi_comm_world, no MPIR_Dup_fn. What profwrap might ask aborts. */
+int PMPI_Init(int *argc, char ***argv) { (void)argc; (void)argv; return 0; }
+int PMPI_Send(const void *b, int n, void *t, int d, int tag, void *c)
+{ (void)b; (void)n; (void)t; (void)d; (void)tag; (void)c; return 0; }
+int PMPI_Finalize(void) { return 0; }
+int MPI_Init(int *argc, char ***argv) { return PMPI_Init(argc, argv); }
+int MPI_Send(const void *b, int n, void *t, int d, int tag, void *c) { return PMPI_Send(b, n, t, d, tag, c); }
+int MPI_Finalize(void) { return PMPI_Finalize(); }
+int PMPI_Comm_rank(void *c, int *r) { (void)c; (void)r; abort(); }
+int PMPI_Comm_size(void *c, int *r) { (void)c; (void)r; abort(); }
+int PMPI_Type_size(void *t, int *r) { (void)t; (void)r; abort(); }
+int PMPI_Get_count(const void *s, void *t, int *r) { (void)s; (void)t; (void)r; abort(); }
+"""
+
+STUB_MAIN = r"""
+int MPI_Init(int *, char ***);
+int MPI_Send(const void *, int, void *, int, int, void *);
+int MPI_Finalize(void);
+int main(int argc, char **argv)
+{
+	char buf[64] = {0};
+	return MPI_Init(&argc, &argv) || MPI_Send(buf, 64, (void *)8, 1, 0, (void *)16) || MPI_Finalize();
+}
+"""
+
+
+def test_unknown_abi():
+    """An MPI of neither ABI: calls counted and timed, MPI asked nothing (the stub's helpers abort)."""
+    d = os.path.abspath("stub")
+    build_c("libmpi.so", STUB_LIB, shared=True, directory=d)
+    prog = build_c("stub_main", STUB_MAIN, ldflags=["-L" + d, "-l:libmpi.so", "-Wl,-rpath," + d], directory=d)
+    r, rep = profile([prog], "STUB", opts=["--trace=mpi"])
+    check_eq(r.rc, 0, "profwrap stub_main exit status\n" + r.describe())
+    check_calls(mpi_calls(rep), {"MPI_Init": (1, 0), "MPI_Send": (1, 0), "MPI_Finalize": (1, 0)},
+                "stub MPI calls")
+
+
 # ---- the test ----
 
 def test():
@@ -339,6 +379,7 @@ def test():
         test_late(mpirun, mpicc)
     else:
         note("PROFWRAP_MPIRUN without PROFWRAP_MPICC: late loading not checked")
+    test_unknown_abi()
 
 
 main(test)
