@@ -1,4 +1,4 @@
-/* profwrap [options] [--] COMMAND [ARGS...] | profwrap report DIR */
+/* profwrap [options] [--] COMMAND [ARGS...] | profwrap report DIR | profwrap merge DIR */
 #define _GNU_SOURCE
 #include <getopt.h>
 #include <limits.h>
@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../collector/merge.h"
 #include "../common/pw_capture.h"
 #include "../common/pw_record.h"
 #include "cli.h"
@@ -17,6 +18,7 @@ static void usage(FILE *f)
 {
 	fputs("usage: profwrap [options] [--] COMMAND [ARGS...]\n"
 	      "       profwrap report DIR\n"
+	      "       profwrap merge DIR\n"
 	      "       profwrap start|stop PID\n"
 	      "\n"
 	      "Profiles COMMAND and every process it starts, with no change to them; writes per-rank reports\n"
@@ -55,6 +57,8 @@ static void usage(FILE *f)
 	      "\n"
 	      "profwrap exits with COMMAND's exit status (128+N when signal N ended it).\n"
 	      "report DIR: write the reports of DIR again from DIR/raw.\n"
+	      "merge DIR: write DIR/summary.txt and .json, the cross-rank summary, from DIR/rank<R>.json (and\n"
+	      "launcher-*.json), e.g. after the ranks of several nodes wrote into one shared DIR.\n"
 	      "start|stop PID: turn recording on or off in a running profiled process (and the children it\n"
 	      "forked); `kill -USR2 PID` toggles it.\n",
 	      f);
@@ -153,6 +157,14 @@ int main(int argc, char **argv)
 		if (argc != 3)
 			return fail("%s", "usage: profwrap report DIR");
 		return pw_cli_report(argv[2]);
+	}
+	if (argc >= 2 && strcmp(argv[1], "merge") == 0) {
+		if (argc != 3)
+			return fail("%s", "usage: profwrap merge DIR");
+		char msg[1024];
+		int rc = pw_merge(argv[2], 0, msg, sizeof msg);
+		fprintf(stderr, "profwrap: %s\n", msg);
+		return rc == 0 ? 0 : 1;
 	}
 	if (argc >= 2 && (strcmp(argv[1], "start") == 0 || strcmp(argv[1], "stop") == 0)) {
 		if (argc != 3)
