@@ -1,7 +1,7 @@
 #!/bin/sh
 # profwrap benchmarks: per-call overhead against plain runs and other tracers, ring throughput, report time
-# and memory on a 10-million-event trace, start-up cost. Prints aligned plain-text tables and writes the same
-# text to bench/results/latest.txt. Figures are reported, never judged: nothing here passes or fails on a
+# and memory on a 10-million-event trace, the cross-rank merge of 1,024 rank reports, start-up cost. Prints
+# aligned plain-text tables and writes the same text to bench/results/latest.txt. Figures are reported, never judged: nothing here passes or fails on a
 # timing; the exit status is non-zero only when the bench itself could not run.
 #
 # Run by `make bench`, which sets
@@ -485,6 +485,38 @@ rule
 out "wall s = best run; RSS MB = peak resident set (ru_maxrss: counts the pages of the raw trace the reader has"
 out "mapped); anon MB = peak RssAnon (heap and stacks; sampled every 2 ms); trace MB = rank0.trace.json."
 out "The raw trace is in the page cache (it was just written)."
+
+# ---------------------------------------------------------------------------------------------------------
+# 3b. Cross-rank summary: profwrap merge over a synthetic job's rank reports (bench/mkranks.py).
+
+MERGE_RANKS=1024
+section "3b. Cross-rank summary: profwrap merge DIR on $MERGE_RANKS rank reports (goal: < 30 s)"
+merge_fmt='%-33s %6s %8s %7s %8s %7s %7s  %s\n'
+rule
+outf "$merge_fmt" "input" "ranks" "input MB" "wall s" "median s" "RSS MB" "anon MB" "notes"
+rule
+if command -v python3 >/dev/null 2>&1 &&
+	python3 "$HERE/mkranks.py" "$TMP/ranks" "$MERGE_RANKS" 1000 256 >"$TMP/mkranks.out" 2>&1; then
+	in_mb=$(du -k "$TMP/ranks" | awk '{ printf "%.0f", $1 / 1024 }')
+	if "$BB/timeit" -n 3 -q -m -- "$PROFWRAP" merge "$TMP/ranks" >"$TMP/timeit.out" 2>&1 &&
+		[ "$(kv "$TMP/timeit.out" status)" = 0 ]; then
+		outf "$merge_fmt" "merge 1,024 ranks" "$MERGE_RANKS" "$in_mb" "$(fmt %.2f "$(kv "$TMP/timeit.out" min_s)")" \
+			"$(fmt %.2f "$(kv "$TMP/timeit.out" median_s)")" \
+			"$(fmt %.1f "$(calc "$(kv "$TMP/timeit.out" maxrss_kb) / 1024")")" \
+			"$(fmt %.1f "$(calc "$(kv "$TMP/timeit.out" maxanon_kb) / 1024")")" \
+			"1,000 mpi collectives, 8 phases, 256 kB of other keys per rank; 3 runs"
+	else
+		outf "$merge_fmt" "merge 1,024 ranks" "$MERGE_RANKS" "$in_mb" "-" "-" "-" "-" \
+			"failed: $(tail -n 1 "$TMP/timeit.out")"
+	fi
+else
+	outf "$merge_fmt" "merge 1,024 ranks" "-" "-" "-" "-" "-" "-" \
+		"not measured: no python3, or bench/mkranks.py failed: $(tail -n 1 "$TMP/mkranks.out" 2>/dev/null)"
+fi
+rm -rf "$TMP/ranks"
+rule
+out "Synthetic rank<R>.json files from bench/mkranks.py, in the page cache (just written); merge reads each one"
+out "up to the end of its summary object, and the straggler's phases in a second pass."
 
 # ---------------------------------------------------------------------------------------------------------
 # 4. Start-up.
