@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "../collector/analysis.h"
+#include "../collector/merge.h"
 #include "../collector/serve.h"
 #include "../common/pw_clock.h"
 #include "../common/pw_capture.h"
@@ -522,6 +523,8 @@ int pw_cli_report(const char *dir)
 	if (pw_analyze(dir, &a, err, sizeof err) < 0)
 		return say("%s", err);
 	int rc = pw_write_reports(&a, err, sizeof err);
+	if (rc > 0) /* ranks without a report: summarise those there are */
+		rc = pw_merge(dir, 0, err, sizeof err) < 0 ? -1 : 0;
 	if (rc < 0)
 		say("%s", err);
 	else

@@ -3,6 +3,7 @@
 
 #include "../common/pw_session.h"
 #include "findings.h"
+#include "merge.h"
 #include "gpu_activity.h"
 #include "ranges.h"
 #include "stacks.h"
@@ -116,6 +117,7 @@ static char *dup_bytes(const char *s, size_t len)
 
 struct rank_state {
 	struct pw_rank_report r;
+	int min_world; /* the smallest world size its processes were given */
 	size_t procs_cap, files_cap, libs_cap;
 	struct name_index files_ix, libs_ix;
 };
@@ -329,6 +331,8 @@ static void on_proc(void *ctx, const struct pw_raw_proc_view *v)
 	c->last_ns = v->start_ns;
 	if (v->proc->world_size > rs->r.world_size)
 		rs->r.world_size = v->proc->world_size;
+	if (rs->r.nprocs == 1 || v->proc->world_size < rs->min_world)
+		rs->min_world = v->proc->world_size;
 	if (!rs->r.host && v->proc->host_len)
 		rs->r.host = strndup(v->host, v->proc->host_len);
 	if (v->start_ns < rs->r.start_ns) {
@@ -872,13 +876,13 @@ int pw_analyze(const char *out_dir, struct pw_analysis *a, char *err, size_t err
 	return rc;
 }
 
-/* Launcher processes are rank 0 when no process of the run has a rank (a plain `profwrap CMD`), unless they
+/* Launcher processes are rank 0 when no process of the run has a rank (a plain `profwrap CMD`), unless all
  * say they belong to a job of several ranks (srun's SLURM_NTASKS, say): then this collector saw only a
  * node's launchers, and rank 0 is another node's. */
 static void rank_the_rankless(struct analysis_state *as)
 {
 	for (size_t i = 0; i < as->nranks; i++)
-		if (as->ranks[i].r.rank != PW_RANK_LAUNCHER || as->ranks[i].r.world_size > 1)
+		if (as->ranks[i].r.rank != PW_RANK_LAUNCHER || as->ranks[i].min_world > 1)
 			return;
 	if (as->nranks) {
 		struct pw_rank_report *r = &as->ranks[0].r;
@@ -1013,8 +1017,10 @@ int pw_write_reports(const struct pw_analysis *a, char *err, size_t errlen)
 		if (pw_stacks_write_folded(r, path, err, errlen) < 0)
 			return -1;
 	}
-	char json[4352];
-	snprintf(path, sizeof path, "%s/summary.txt", a->out_dir);
-	snprintf(json, sizeof json, "%s/summary.json", a->out_dir);
-	return pw_write_summary(a, path, json, err, errlen);
+	/* the last collector of a job to finish (several may share OUT) finds every rank there; a node's
+	 * collector that saw only launchers has no rank to add */
+	for (size_t i = 0; i < a->nranks; i++)
+		if (a->ranks[i].rank != PW_RANK_LAUNCHER)
+			return pw_merge(a->out_dir, 1, err, errlen);
+	return 0;
 }

@@ -156,19 +156,19 @@ void pw_rank_file_base(const struct pw_rank_report *r, char *buf, size_t size);
 int pw_analyze(const char *out_dir, struct pw_analysis *a, char *err, size_t errlen);
 void pw_analysis_free(struct pw_analysis *a);
 
-/* Writes OUT/rank<R>.txt, .json, .trace.json (and .folded when the rank has stacks) for every rank and
- * OUT/summary.txt/.json. Returns 0 or -1 with
- * the reason in err. */
+/* Writes OUT/rank<R>.txt, .json, .trace.json (and .folded when the rank has stacks) for every rank (and
+ * launcher-<host>.* for launchers), then the cross-rank summary (merge.h) when every rank of the job has its
+ * report in OUT. Returns 0; 1 when the summary waits for other ranks' reports (err says which); -1 with the
+ * reason in err. */
 int pw_write_reports(const struct pw_analysis *a, char *err, size_t errlen);
 
-/* Individual writers (report_text.c, report_json.c, report_trace.c, summary.c). Each returns 0 or -1 with err. */
+/* Individual writers (report_text.c, report_json.c, report_trace.c). Each returns 0 or -1 with err. */
 int pw_write_rank_text(const struct pw_analysis *a, const struct pw_rank_report *r, const char *path, char *err,
 		       size_t errlen);
 int pw_write_rank_json(const struct pw_analysis *a, const struct pw_rank_report *r, const char *path, char *err,
 		       size_t errlen);
 int pw_write_rank_trace(const struct pw_analysis *a, const struct pw_rank_report *r, const char *path, char *err,
 			size_t errlen);
-int pw_write_summary(const struct pw_analysis *a, const char *txt_path, const char *json_path, char *err,
-		     size_t errlen);
+
 
 #endif

@@ -527,6 +527,14 @@ static uint64_t drain_producer(struct server *s, struct producer *p)
 	return moved;
 }
 
+static size_t ranks_seen(const struct pw_analysis *a)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < a->nranks; i++)
+		n += a->ranks[i].rank != PW_RANK_LAUNCHER;
+	return n;
+}
+
 /* MPI_Init told the process its rank (the launcher's environment may have said none or another): the PROC
  * chunk, first in the file, gets it in place, and the file the name of that rank, so the analysis puts the
  * whole process, records from before MPI_Init included, under the rank MPI gave it. */
@@ -812,9 +820,15 @@ int pw_serve(const struct pw_serve_opts *o)
 	} else if (pw_analyze_files(o->output, s->raw_names, s->nraw, &a, err, sizeof err) < 0) {
 		fprintf(stderr, "profwrap-collector: %s\n", err);
 	} else {
-		rc = pw_write_reports(&a, err, sizeof err) < 0 ? 1 : 0;
-		if (rc)
+		int wr = pw_write_reports(&a, err, sizeof err);
+		rc = wr < 0 ? 1 : 0;
+		if (wr < 0)
 			fprintf(stderr, "profwrap-collector: %s\n", err);
+		else if (wr > 0 && ranks_seen(&a) > 1 && !o->quiet)
+			/* one collector for the job, and some of its ranks made no report (one per rank: the last
+			 * rank's collector writes the summary; they are silent) */
+			fprintf(stderr, "profwrap: no summary.txt: %s; `profwrap merge %s` writes it from the reports there\n",
+				err, o->output);
 		pw_analysis_free(&a);
 	}
 	for (size_t i = 0; i < s->nraw; i++)

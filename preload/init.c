@@ -327,8 +327,6 @@ static void describe_process(struct pw_seg_header *h, enum pw_clock_kind clock)
 	}
 }
 
-/* Creates, sizes and maps this process's segment; its descriptor stays open in seg_fd, for passing to the
- * collector and backing lanes later. */
 void pw_process_set_rank(int rank, int world_size)
 {
 	struct pw_seg_header *h = pw_seg;
@@ -338,6 +336,8 @@ void pw_process_set_rank(int rank, int world_size)
 	__atomic_store_n(&h->world_size, world_size, __ATOMIC_RELAXED);
 }
 
+/* Creates, sizes and maps this process's segment; its descriptor stays open in seg_fd, for passing to the
+ * collector and backing lanes later. */
 static struct pw_seg_header *segment_create(char *name, size_t name_size)
 {
 	uint32_t header_size;
