@@ -130,8 +130,16 @@ struct reaped {
 	const char *host;
 };
 
+#define BLOCKED_DEPTH 64
+struct blocked_span {
+	uint64_t start;
+	uint64_t ns[3]; /* counted per category of note_main_blocked */
+};
+
 /* State while one raw file is read. */
 struct file_ctx {
+	struct blocked_span blocked[BLOCKED_DEPTH]; /* the main thread's blocked calls (note_main_blocked) */
+	size_t nblocked;
 	struct analysis_state *as;
 	struct rank_state *rs;
 	struct pw_proc *proc; /* re-fetched through proc_index: the array may move */
@@ -370,6 +378,38 @@ static int stack_event(struct file_ctx *c, const struct pw_proc *p, const struct
 	return pw_stacks_event(c->stacks, e);
 }
 
+/* The main thread's blocked time, each moment once: a thread's records come in the order its calls ended, so
+ * an outer call (MPI_Allreduce) comes after the calls nested in it (its polls), whose time it then takes over.
+ * The stack holds the intervals counted so far that a later outer call may contain; past its depth the two
+ * oldest are merged (an outer call that holds only the second of them then counts a little twice). */
+static void note_main_blocked(struct file_ctx *c, struct pw_proc *p, const struct pw_raw_event *e,
+			      enum pw_event_kind kind, int mpi)
+{
+	enum { WAIT, CHILD, MPI };
+	int cat = mpi ? MPI : kind == PW_K_WAIT ? CHILD : (kind == PW_K_SLEEP || kind == PW_K_GPU_SYNC) ? WAIT : -1;
+	if (cat < 0 || e->t1_ns < e->t0_ns)
+		return;
+	uint64_t *total[3] = {&p->main_wait_ns, &p->main_child_wait_ns, &p->main_mpi_ns};
+	struct blocked_span *st = c->blocked;
+	while (c->nblocked && st[c->nblocked - 1].start >= e->t0_ns) {
+		c->nblocked--;
+		for (int k = 0; k < 3; k++)
+			*total[k] -= st[c->nblocked].ns[k];
+	}
+	if (c->nblocked == BLOCKED_DEPTH) {
+		for (int k = 0; k < 3; k++)
+			st[1].ns[k] += st[0].ns[k];
+		st[1].start = st[0].start;
+		memmove(st, st + 1, (BLOCKED_DEPTH - 1) * sizeof *st);
+		c->nblocked--;
+	}
+	struct blocked_span *top = &st[c->nblocked++];
+	memset(top, 0, sizeof *top);
+	top->start = e->t0_ns;
+	top->ns[cat] = e->t1_ns - e->t0_ns;
+	*total[cat] += top->ns[cat];
+}
+
 /* Whether a call is a collective over the whole world (every rank makes it, in the same order): an MPI or
  * NCCL collective whose communicator has the world's size (any size when the world's is unknown). */
 static int is_world_collective(const struct file_ctx *c, const struct pw_raw_event *e)
@@ -462,9 +502,8 @@ static void on_event(void *ctx, const struct pw_raw_event *e)
 		cs->errors++;
 	if (e->stack_ref && stack_event(c, p, e))
 		c->oom = 1;
-	if (rec->h.tid == (uint32_t)p->pid &&
-	    (kind == PW_K_SLEEP || kind == PW_K_WAIT || kind == PW_K_GPU_SYNC || pw_events[ev].domain == PW_DOM_MPI))
-		p->main_blocked_ns += dur;
+	if (rec->h.tid == (uint32_t)p->pid)
+		note_main_blocked(c, p, e, kind, pw_events[ev].domain == PW_DOM_MPI);
 	if (is_world_collective(c, e) && note_collective(&c->rs->r.coll[kind == PW_K_COLL ? PW_COLL_NCCL : PW_COLL_MPI],
 							 e->t0_ns))
 		c->oom = 1;

@@ -69,9 +69,10 @@ struct pw_proc {
 	int io_uncertain;     /* a child ended whose share of io_rchar/io_wchar is unknown */
 	uint64_t seen_read_bytes; /* what the wrappers accounted for */
 	uint64_t seen_write_bytes;
-	/* time its main thread (tid = pid) spent blocked: sleeps, polls, condition waits, joins, waits for
-	 * children, GPU synchronisation and MPI calls; the rank's busy time is the rest of its first process */
-	uint64_t main_blocked_ns;
+	/* time its main thread (tid = pid) spent blocked, each moment counted once (a poll inside MPI_Allreduce
+	 * is MPI's): in waits (sleeps, polls, condition waits, joins, GPU synchronisation), in waits for its
+	 * children, in MPI calls. The rank's busy time is the rest of its main process's life. */
+	uint64_t main_wait_ns, main_child_wait_ns, main_mpi_ns;
 };
 
 /* Entry times (CLOCK_MONOTONIC ns) of a rank's collectives over the whole world communicator, in entry order

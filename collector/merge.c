@@ -90,6 +90,7 @@ struct row {
 	int rank;
 	uint64_t v[NCOLS];
 	uint64_t last_arrivals; /* collectives (all domains) this rank entered last */
+	uint64_t late_ns;       /* the spreads of those: how long the first rank in waited for it */
 	char host[HOST_MAX];
 	char top[TOP_MAX];
 };
@@ -146,6 +147,7 @@ struct merge {
 	size_t nmissing;
 	struct stat_col stats[NCOLS];
 	size_t compared; /* collectives compared, all domains */
+	uint64_t spread_total; /* their spreads summed: the time the first rank in waited for the last */
 	int straggler;   /* rank, or -1 */
 	const char *reason; /* "collectives", "busy", NULL */
 	size_t best_row;    /* the straggler's row, or the candidate that fell short */
@@ -733,8 +735,11 @@ static int compute_skew(struct merge *m)
 			}
 			spreads[d->compared++] = spread;
 			size_t row = row_of(m, d->last[k]);
-			if (row != SIZE_MAX)
+			if (row != SIZE_MAX) {
 				count[row]++;
+				m->rows[row].late_ns += spread;
+			}
+			m->spread_total += spread;
 		}
 		d->median_spread = d->compared ? median(spreads, d->compared) : 0;
 		free(spreads);
@@ -784,13 +789,15 @@ static void find_straggler(struct merge *m)
 		return;
 	size_t best = 0;
 	if (m->compared) {
+		/* the rank the others waited for longest: entering last once by a second outweighs entering last
+		 * by microseconds in every collective that follows it in lockstep */
 		for (size_t i = 1; i < m->nrows; i++)
-			if (m->rows[i].last_arrivals > m->rows[best].last_arrivals)
+			if (m->rows[i].late_ns > m->rows[best].late_ns)
 				best = i;
 		m->best_row = best;
 		m->has_candidate = m->rows[best].last_arrivals > 0;
-		if (m->compared >= PW_MERGE_MIN_COMPARED &&
-		    (double)m->rows[best].last_arrivals >= last_share_needed(m->nrows) * (double)m->compared) {
+		if (m->compared >= PW_MERGE_MIN_COMPARED && m->spread_total &&
+		    (double)m->rows[best].late_ns >= last_share_needed(m->nrows) * (double)m->spread_total) {
 			m->straggler = m->rows[best].rank;
 			m->reason = "collectives";
 		}
@@ -1075,8 +1082,10 @@ static void print_straggler(FILE *f, const struct merge *m)
 		free(v);
 		dur_nb(a, sizeof a, others);
 		dur_nb(b, sizeof b, best->v[C_COLL]);
-		ADD("Straggler: rank %d entered last in %s %% of %zu collectives", m->straggler,
-		    pct(p, sizeof p, best->last_arrivals, m->compared), m->compared);
+		dur_nb(c, sizeof c, best->late_ns);
+		ADD("Straggler: rank %d: the others waited %s for it to enter collectives, %s %% of all such waiting; it "
+		    "entered last in ", m->straggler, c, pct(p, sizeof p, best->late_ns, m->spread_total));
+		ADD("%s %% of %zu collectives", pct(p, sizeof p, best->last_arrivals, m->compared), m->compared);
 		if (best->v[C_COLL] <= shortest) {
 			ADD("; the others waited for it (their collective time median %s, its own %s).", a, b);
 		} else {
@@ -1102,9 +1111,9 @@ static void print_straggler(FILE *f, const struct merge *m)
 		    m->compared == 1 ? " was" : "s were", PW_MERGE_MIN_COMPARED);
 	} else if (m->compared) {
 		if (best)
-			ADD("No straggler: the rank entering collectives last most often, rank %d, did so in %s %% of "
-			    "%zu (%.0f %% needed to name it).",
-			    best->rank, pct(p, sizeof p, best->last_arrivals, m->compared), m->compared,
+			ADD("No straggler: the rank the others waited for longest, rank %d, accounts for %s %% of the "
+			    "time the ranks waited for the last one in %zu collectives (%.0f %% needed to name it).",
+			    best->rank, pct(p, sizeof p, best->late_ns, m->spread_total), m->compared,
 			    last_share_needed(m->nrows) * 100.0);
 		else
 			ADD("No straggler: no rank entered the %zu collectives compared last.", m->compared);
@@ -1252,6 +1261,7 @@ static void write_json(FILE *f, const struct merge *m)
 		pw_json_kv_uint(&j, "processes", r->v[C_PROCS]);
 		pw_json_kv_uint(&j, "events", r->v[C_EVENTS]);
 		pw_json_kv_uint(&j, "last_arrivals", r->last_arrivals);
+		pw_json_kv_uint(&j, "late_ns", r->late_ns);
 		pw_json_kv_string(&j, "top_calls", r->top);
 		pw_json_end_object(&j);
 	}
@@ -1362,7 +1372,9 @@ static int rank_file(const char *name)
 static int is_launcher_file(const char *name)
 {
 	size_t n = strlen(name);
-	return n > strlen("launcher-.json") && strncmp(name, "launcher-", 9) == 0 && strcmp(name + n - 5, ".json") == 0;
+	/* launcher-<host>.json, not its launcher-<host>.trace.json */
+	return n > strlen("launcher-.json") && strncmp(name, "launcher-", 9) == 0 && strcmp(name + n - 5, ".json") == 0 &&
+	       !(n > strlen(".trace.json") && strcmp(name + n - 11, ".trace.json") == 0);
 }
 
 static int compare_str(const void *a, const void *b)

@@ -18,9 +18,12 @@
 #define PW_MERGE_MAX_WORLD (1 << 20)     /* a larger world_size is taken for damage and ignored */
 
 /* Straggler rules (see docs/ARCHITECTURE.md, "Cross-rank summary"):
- * - collectives: the rank that entered last most often, when it did so in at least
+ * - collectives: the rank the others waited for longest (the spread of each compared collective, latest
+ *   minus earliest entry, is the last rank's lateness), when that is at least
  *   max(PW_MERGE_LAST_SHARE_MIN, min(PW_MERGE_LAST_SHARE_MAX, PW_MERGE_LAST_SHARE_RANKS / ranks)) of the
- *   collectives compared (all domains together), and at least PW_MERGE_MIN_COMPARED were compared;
+ *   spreads of all collectives compared (all domains together), and at least PW_MERGE_MIN_COMPARED were
+ *   compared. (Counting last entries alone names noise: after one rank's late Allreduce the collectives
+ *   that follow in lockstep are entered last by whichever rank is microseconds behind.)
  * - when no collective could be compared: the rank whose main thread was busy longest, when that is at
  *   least PW_MERGE_BUSY_EXCESS above the median. */
 #define PW_MERGE_LAST_SHARE_MIN 0.5

@@ -15,8 +15,8 @@ struct pw_rank_figures {
 	uint64_t kernel_ns;     /* compute kernels' GPU time (NCCL's excluded) */
 	uint64_t collective_ns; /* MPI collective calls, and NCCL's kernels (or its calls, without GPU activity) */
 	uint64_t io_ns;         /* calls of the io and stdio domains */
-	uint64_t wait_ns;       /* calls of the wait domain and GPU synchronisation */
-	uint64_t busy_ns;       /* the first process's main thread, not blocked (analysis.h: main_blocked_ns) */
+	uint64_t wait_ns;       /* the main process's main thread in waits and GPU synchronisation (not inside MPI) */
+	uint64_t busy_ns;       /* the main process's life minus its main thread's blocked time (analysis.h) */
 };
 
 void pw_rank_figures(const struct pw_rank_report *r, struct pw_rank_figures *f);

@@ -397,10 +397,43 @@ static void test_straggler_by_collectives(void **state)
 	assert_int_equal(jr_u64(jr_get(skew, "median_spread_ns")), 10000);
 	assert_int_equal(jr_u64(jr_get(skew, "max_spread_ns")), 10000);
 	assert_int_equal(jr_u64(jr_get(skew, "max_spread_index")), 0);
-	expect_text(fx, "Straggler: rank 2 entered last in 90 % of 20 collectives; the others waited for it (their");
+	assert_int_equal(jr_u64(jr_get(row(fx, 2), "late_ns")), 180000);
+	expect_text(fx, "Straggler: rank 2: the others waited 180 us for it to enter collectives, 90 % of all such waiting;");
+	expect_text(fx, "it entered last in 90 % of 20 collectives; the others waited for it (their");
 	expect_text(fx, "collective time median 2.00 s, its own 200 ms)");
 	expect_text(fx, "mpi: 20 compared, spread median 10.0 us, max 10.0 us (collective #0)");
 	expect_text(fx, "entered last most often: rank 2 (18), rank 3 (2)");
+}
+
+/* One rank late by 10 ms in 2 of 20 collectives, another late by 10 us in the 18 others: the others waited
+ * for the first, although it entered last less often. */
+static void test_straggler_by_waiting_time(void **state)
+{
+	struct mfx *fx = *state;
+	int n = 4;
+	char a[65536], arr[65600];
+	for (int r = 0; r < n; r++) {
+		char *p = a;
+		size_t left = sizeof a;
+		for (int k = 0; k < 20; k++) {
+			uint64_t at = (uint64_t)k * 100 * 1000000 + (uint64_t)r * 10;
+			if (k % 10 == 0 && r == 1)
+				at += 10 * 1000000;
+			else if (k % 10 != 0 && r == 3)
+				at += 10 * 1000;
+			int w = snprintf(p, left, "%s%llu", k ? "," : "", (unsigned long long)(at - (uint64_t)r * 7));
+			p += w;
+			left -= (size_t)w;
+		}
+		snprintf(arr, sizeof arr, "[{\"domain\":\"mpi\",\"entries_ns\":[%s],\"truncated\":false}]", a);
+		struct rk k = {.rank = r, .world = 4, .start = START + (uint64_t)r * 7, .wall = 10 * S, .coll = S,
+			       .busy = S, .colls = arr, .phases = "[]"};
+		write_rank(fx, &k);
+	}
+	assert_int_equal(merge(fx, 0), 0);
+	assert_int_equal(jr_u64(top(fx, "straggler")), 1);
+	assert_int_equal(jr_u64(jr_get(row(fx, 1), "last_arrivals")), 2);
+	assert_int_equal(jr_u64(jr_get(row(fx, 3), "last_arrivals")), 18);
 }
 
 static void test_straggler_threshold(void **state)
@@ -415,15 +448,16 @@ static void test_straggler_threshold(void **state)
 	assert_int_equal(merge(fx, 0), 0);
 	assert_true(is_null(top(fx, "straggler")));
 	assert_true(is_null(top(fx, "straggler_reason")));
-	expect_text(fx, "No straggler: the rank entering collectives last most often, rank 1, did so in 45 % of 20 "
-			"(50 %");
+	expect_text(fx, "No straggler: the rank the others waited for longest, rank 1, accounts for 45.0 % of the time the "
+			"ranks waited for the last one in 20 collectives (50 %");
 }
 
 static void test_straggler_threshold_two_ranks(void **state)
 {
 	struct mfx *fx = *state;
-	/* 2 ranks: three quarters are needed */
-	write_collective_job(fx, 2, 20, 0, 15);
+	/* 2 ranks: three quarters are needed (of the waiting time: 15 of 20 equal spreads, less the 10 ns rank 1
+	 * enters after rank 0, fall just short) */
+	write_collective_job(fx, 2, 20, 0, 16);
 	assert_int_equal(merge(fx, 0), 0);
 	assert_int_equal(jr_u64(top(fx, "straggler")), 0);
 	drop_results(fx);
@@ -507,7 +541,7 @@ static void test_none_when_balanced(void **state)
 	assert_int_equal(last->n, 3);
 	assert_int_equal(jr_u64(jr_get(jr_at(last, 0), "rank")), 0);
 	assert_int_equal(jr_u64(jr_get(jr_at(last, 2), "rank")), 2);
-	expect_text(fx, "No straggler: the rank entering collectives last most often, rank 0, did so in 25 % of 100");
+	expect_text(fx, "No straggler: the rank the others waited for longest, rank 1, accounts for 25.0 % of the time");
 }
 
 static void test_straggler_by_busy(void **state)
@@ -950,6 +984,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_median_odd_values, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_median_even, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_straggler_by_collectives, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_straggler_by_waiting_time, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_straggler_threshold, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_straggler_threshold_two_ranks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_straggler_needs_three_collectives, setup, teardown),
