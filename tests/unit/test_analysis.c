@@ -3,7 +3,8 @@
  * private output directory (monotonic clock: ticks are ns, so every time below is exact), runs pw_analyze and
  * checks the model field by field: call figures, the fd -> path map (open, dup, close, inherited fds), how
  * processes ended (their own END, a parent's wait, session.txt), ranks, drops, the coverage self-check and
- * libraries; then the errors pw_analyze documents and the files pw_write_reports leaves. */
+ * libraries; then the errors pw_analyze documents and the files pw_write_reports leaves; then processes without
+ * a rank (launcher groups per host, or rank 0 when nothing has a rank) and pw_analyze_files's own list. */
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -1229,6 +1230,344 @@ static void test_write_reports_error(void **state)
 	pw_analysis_free(an);
 }
 
+/* ---- processes without a rank (launchers) ---- */
+
+static void analyze_files_ok(const struct fx *fx, char *const *names, size_t n, struct pw_analysis *a)
+{
+	char err[512] = "";
+	if (pw_analyze_files(fx->dir, names, n, a, err, sizeof err) != 0)
+		fail_msg("pw_analyze_files failed: %s", err);
+}
+
+static const struct pw_rank_report *launcher_of(const struct pw_analysis *a, const char *host)
+{
+	for (size_t i = 0; i < a->nranks; i++)
+		if (a->ranks[i].rank == PW_RANK_LAUNCHER && a->ranks[i].host && strcmp(a->ranks[i].host, host) == 0)
+			return &a->ranks[i];
+	fail_msg("no launcher group for host %s", host);
+	return NULL;
+}
+
+static void assert_file_base(const struct pw_rank_report *r, const char *want)
+{
+	char buf[128];
+	memset(buf, 'z', sizeof buf);
+	pw_rank_file_base(r, buf, sizeof buf);
+	assert_string_equal(buf, want);
+}
+
+static int out_exists(const struct fx *fx, const char *name)
+{
+	char path[256];
+	snprintf(path, sizeof path, "%s/%s", fx->dir, name);
+	return access(path, F_OK) == 0;
+}
+
+/* mpirun (no rank, world 1) and two ranks it started (world 2), all on node0: the ranks come first, in order,
+ * then the launcher group (rank PW_RANK_LAUNCHER, host node0) with mpirun and its child before the exec; a
+ * rankless process is never mixed into a rank, whatever order the files are read in; the launcher's report
+ * files are launcher-node0.*. */
+static void test_launcher_apart(void **state)
+{
+	struct fx *fx = *state;
+	/* read in name order: the launcher first, then rank 1, then rank 0 */
+	struct procspec mpirun = {100, 1, -1, 1, 1000, "mpirun\0-n\0" "2\0prog", 16, "/usr/bin/orterun", "node0", 0, 0};
+	int fd = pwt_open_spec(fx, "a-launcher-node0-100.pwt", &mpirun);
+	put_string(fd, 8, "/etc/hosts");
+	struct pw_rec_call lr[] = {mkrec(PW_EV_OPEN, 100, 1100, 1110, 3, 3, 8, 0),
+				   mkrec(PW_EV_READ, 100, 1200, 1210, 77, 3, 77, 0)};
+	put_records(fd, lr, NREC(lr));
+	pwt_end(fd, PW_END_EXITED, 0, 9000, 0);
+	struct procspec child = {101, 100, -1, 1, 1500, "mpirun\0-n\0" "2\0prog", 16, "/usr/bin/orterun", "node0", 0, 0};
+	fd = pwt_open_spec(fx, "b-launcher-node0-101.pwt", &child);
+	pwt_end(fd, PW_END_EXECED, 0, 1600, 0);
+	struct procspec r1 = {102, 100, 1, 2, 1700, "prog", 4, "/bin/prog", "node0", 0, 0};
+	fd = pwt_open_spec(fx, "c-1-node0-102.pwt", &r1);
+	struct pw_rec_call rr[] = {mkrec(PW_EV_WRITE, 102, 1800, 1900, 5, 1, 5, 0)};
+	put_records(fd, rr, NREC(rr));
+	pwt_end(fd, PW_END_EXITED, 0, 8000, 0);
+	struct procspec r0 = {101, 100, 0, 2, 1650, "prog", 4, "/bin/prog", "node0", 1, 0};
+	fd = pwt_open_spec(fx, "d-0-node0-101.1.pwt", &r0);
+	pwt_end(fd, PW_END_EXITED, 0, 8500, 0);
+
+	struct pw_analysis *an = &fx->an;
+	analyze_ok(fx, an);
+	assert_int_equal(an->nranks, 3);
+	assert_int_equal(an->ranks[0].rank, 0);
+	assert_int_equal(an->ranks[1].rank, 1);
+	assert_int_equal(an->ranks[2].rank, PW_RANK_LAUNCHER);
+
+	const struct pw_rank_report *r = &an->ranks[0];
+	assert_int_equal(r->nprocs, 1);
+	assert_int_equal(r->procs[0].pid, 101);
+	assert_int_equal(r->procs[0].image, 1);
+	assert_int_equal(r->world_size, 2);
+	r = &an->ranks[1];
+	assert_int_equal(r->nprocs, 1);
+	assert_int_equal(r->procs[0].pid, 102);
+	assert_call(&r->calls[PW_EV_WRITE], 1, 100, 100, 100, 5, 0);
+	assert_int_equal(r->calls[PW_EV_READ].count, 0);
+
+	const struct pw_rank_report *l = &an->ranks[2];
+	assert_ptr_equal(l, launcher_of(an, "node0"));
+	assert_string_equal(l->host, "node0");
+	assert_int_equal(l->nprocs, 2);
+	for (size_t i = 0; i < l->nprocs; i++) {
+		assert_int_equal(l->procs[i].rank, PW_RANK_LAUNCHER);
+		assert_true(l->procs[i].pid == 100 || l->procs[i].pid == 101);
+		assert_int_equal(l->procs[i].image, 0);
+	}
+	assert_call(&l->calls[PW_EV_READ], 1, 10, 10, 10, 77, 0);
+	assert_int_equal(l->calls[PW_EV_WRITE].count, 0);
+	assert_file(file_of(l, "/etc/hosts"), 1, 1, 77, 0, 0, 20);
+	assert_string_equal(l->command, "mpirun -n 2 prog");
+
+	assert_file_base(&an->ranks[0], "rank0");
+	assert_file_base(&an->ranks[1], "rank1");
+	assert_file_base(l, "launcher-node0");
+
+	char err[512] = "";
+	if (pw_write_reports(an, err, sizeof err) != 0)
+		fail_msg("pw_write_reports: %s", err);
+	static const char *const files[] = {"rank0.json", "rank0.txt", "rank0.trace.json", "rank1.json", "rank1.txt",
+					    "rank1.trace.json", "launcher-node0.json", "launcher-node0.txt",
+					    "launcher-node0.trace.json"};
+	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
+		if (!out_exists(fx, files[i]))
+			fail_msg("%s was not written", files[i]);
+	assert_false(out_exists(fx, "rank-1.json"));
+	assert_json_file(fx, "launcher-node0.json");
+	size_t n;
+	char *t = slurp_out(fx, "launcher-node0.json", &n);
+	assert_non_null(strstr(t, "\"rank\":-1,"));
+	assert_non_null(strstr(t, "/etc/hosts"));
+	assert_null(strstr(t, "\"rank\":0,"));
+	free(t);
+	t = slurp_out(fx, "rank0.json", &n);
+	assert_null(strstr(t, "/etc/hosts"));
+	assert_null(strstr(t, "orterun"));
+	free(t);
+	/* ranks 0 and 1 of 2: the summary, with the launcher apart from the ranks */
+	assert_json_file(fx, "summary.json");
+	t = slurp_out(fx, "summary.json", &n);
+	assert_non_null(strstr(t, "launcher-node0.json"));
+	assert_null(strstr(t, "\"rank\":-1"));
+	free(t);
+	pw_analysis_free(an);
+}
+
+/* The base name of a launcher group's files: "launcher-" and the host, with anything but letters, digits, '.',
+ * '-' and '_' replaced by '_', at most 64 characters of it, "unknown" without a host; never past the buffer. */
+static void test_launcher_file_base(void **state)
+{
+	struct pw_rank_report r;
+	memset(&r, 0, sizeof r);
+	r.rank = 7;
+	assert_file_base(&r, "rank7");
+	r.rank = 0;
+	r.host = "node/0";
+	assert_file_base(&r, "rank0"); /* a rank's name has no host */
+	r.rank = PW_RANK_LAUNCHER;
+	r.host = "node-1.example_net";
+	assert_file_base(&r, "launcher-node-1.example_net");
+	r.host = "../x/y z*\xc3\xa9";
+	assert_file_base(&r, "launcher-.._x_y_z___");
+	r.host = "";
+	assert_file_base(&r, "launcher-unknown");
+	r.host = NULL;
+	assert_file_base(&r, "launcher-unknown");
+	char longhost[200], want[128];
+	memset(longhost, 'h', sizeof longhost - 1);
+	longhost[sizeof longhost - 1] = 0;
+	r.host = longhost;
+	snprintf(want, sizeof want, "launcher-%.64s", longhost);
+	assert_file_base(&r, want);
+	/* a small buffer: truncated and terminated, nothing written past it */
+	char small[16];
+	memset(small, 'z', sizeof small);
+	r.host = "abcdefghijklmnop";
+	pw_rank_file_base(&r, small, 12);
+	assert_string_equal(small, "launcher-ab");
+	assert_int_equal(small[12], 'z');
+	memset(small, 'z', sizeof small);
+	pw_rank_file_base(&r, small, 5);
+	assert_string_equal(small, "laun");
+	assert_int_equal(small[5], 'z');
+}
+
+/* Nothing has a rank (a plain `profwrap CMD`): the processes are rank 0, as before ranks were told apart, and
+ * their files rank0.*; but rankless processes that say they belong to a job of several ranks (world > 1,
+ * srun's SLURM_NTASKS) stay a launcher group: rank 0 is another node's. */
+static void test_only_rankless_is_rank0(void **state)
+{
+	struct fx *fx = *state;
+	struct procspec a = {200, 1, -1, 1, 1000, "sh\0-c\0x", 8, "/bin/sh", "node0", 0, 0};
+	int fd = pwt_open_spec(fx, "launcher-node0-200.pwt", &a);
+	pwt_end(fd, PW_END_EXITED, 0, 3000, 0);
+	struct procspec b = {201, 200, -1, 1, 1500, "cat", 3, "/bin/cat", "node0", 0, 0};
+	fd = pwt_open_spec(fx, "launcher-node0-201.pwt", &b);
+	pwt_end(fd, PW_END_EXITED, 0, 2000, 0);
+
+	struct pw_analysis *an = &fx->an;
+	analyze_ok(fx, an);
+	assert_int_equal(an->nranks, 1);
+	const struct pw_rank_report *r = &an->ranks[0];
+	assert_int_equal(r->rank, 0);
+	assert_int_equal(r->nprocs, 2);
+	assert_int_equal(r->procs[0].rank, 0);
+	assert_int_equal(r->procs[1].rank, 0);
+	assert_string_equal(r->host, "node0");
+	assert_int_equal(r->wall_ns, 2000);
+	assert_file_base(r, "rank0");
+	pw_analysis_free(an);
+
+	/* the same processes in a job of 4 ranks (none of them seen here) */
+	char path[256];
+	snprintf(path, sizeof path, "%s/launcher-node0-200.pwt", fx->raw);
+	assert_int_equal(unlink(path), 0);
+	snprintf(path, sizeof path, "%s/launcher-node0-201.pwt", fx->raw);
+	assert_int_equal(unlink(path), 0);
+	struct procspec c = {300, 1, -1, 4, 1000, "srun", 4, "/usr/bin/srun", "node3", 0, 0};
+	fd = pwt_open_spec(fx, "launcher-node3-300.pwt", &c);
+	pwt_end(fd, PW_END_EXITED, 0, 3000, 0);
+	analyze_ok(fx, an);
+	assert_int_equal(an->nranks, 1);
+	assert_int_equal(an->ranks[0].rank, PW_RANK_LAUNCHER);
+	assert_string_equal(an->ranks[0].host, "node3");
+	assert_int_equal(an->ranks[0].procs[0].rank, PW_RANK_LAUNCHER);
+	assert_file_base(&an->ranks[0], "launcher-node3");
+	pw_analysis_free(an);
+}
+
+/* Rankless processes on two hosts (a launcher per node) with a ranked one: one launcher group per host, each
+ * with its own processes, after the ranks and in host order. */
+static void test_launchers_two_hosts(void **state)
+{
+	struct fx *fx = *state;
+	struct procspec b1 = {10, 1, -1, 1, 1000, "agent", 5, "/bin/agent", "nodeB", 0, 0};
+	int fd = pwt_open_spec(fx, "launcher-nodeB-10.pwt", &b1);
+	struct pw_rec_call w[] = {mkrec(PW_EV_WRITE, 10, 1100, 1130, 3, 1, 3, 0)};
+	put_records(fd, w, NREC(w));
+	pwt_end(fd, PW_END_EXITED, 0, 5000, 0);
+	struct procspec a1 = {10, 1, -1, 1, 1200, "agent", 5, "/bin/agent", "nodeA", 0, 0}; /* same pid, other host */
+	fd = pwt_open_spec(fx, "launcher-nodeA-10.pwt", &a1);
+	pwt_end(fd, PW_END_EXITED, 0, 6000, 0);
+	struct procspec b2 = {11, 10, -1, 1, 1300, "agent", 5, "/bin/agent", "nodeB", 0, 0};
+	fd = pwt_open_spec(fx, "launcher-nodeB-11.pwt", &b2);
+	pwt_end(fd, PW_END_EXECED, 0, 1400, 0);
+	struct procspec r2 = {11, 10, 2, 4, 1450, "worker", 6, "/bin/worker", "nodeB", 1, 0};
+	fd = pwt_open_spec(fx, "2-nodeB-11.1.pwt", &r2);
+	pwt_end(fd, PW_END_EXITED, 0, 4000, 0);
+
+	struct pw_analysis *an = &fx->an;
+	analyze_ok(fx, an);
+	assert_int_equal(an->nranks, 3);
+	assert_int_equal(an->ranks[0].rank, 2);
+	assert_int_equal(an->ranks[0].nprocs, 1);
+	assert_string_equal(an->ranks[0].host, "nodeB");
+	assert_int_equal(an->ranks[1].rank, PW_RANK_LAUNCHER);
+	assert_string_equal(an->ranks[1].host, "nodeA");
+	assert_int_equal(an->ranks[2].rank, PW_RANK_LAUNCHER);
+	assert_string_equal(an->ranks[2].host, "nodeB");
+
+	const struct pw_rank_report *a = launcher_of(an, "nodeA"), *b = launcher_of(an, "nodeB");
+	assert_int_equal(a->nprocs, 1);
+	assert_int_equal(a->procs[0].pid, 10);
+	assert_int_equal(a->calls[PW_EV_WRITE].count, 0);
+	assert_int_equal(b->nprocs, 2);
+	assert_int_equal(b->calls[PW_EV_WRITE].count, 1);
+	assert_int_equal(b->calls[PW_EV_WRITE].bytes, 3);
+	assert_file_base(a, "launcher-nodeA");
+	assert_file_base(b, "launcher-nodeB");
+
+	/* the reports of what was seen; no summary while ranks 0, 1 and 3 of the 4 have none (1, saying which) */
+	char err[512] = "";
+	int wr = pw_write_reports(an, err, sizeof err);
+	if (wr != 1)
+		fail_msg("pw_write_reports = %d (%s), expected 1", wr, err);
+	if (!strstr(err, "0-1, 3 of 4"))
+		fail_msg("pw_write_reports does not say which ranks are missing: \"%s\"", err);
+	assert_true(out_exists(fx, "rank2.json"));
+	assert_true(out_exists(fx, "launcher-nodeA.json"));
+	assert_true(out_exists(fx, "launcher-nodeB.json"));
+	assert_false(out_exists(fx, "rank0.json"));
+	assert_false(out_exists(fx, "summary.json"));
+	pw_analysis_free(an);
+}
+
+/* pw_analyze_files reads the files named, in any order, and no other file of OUT/raw (another collector's);
+ * the caller's list is left as it was. A named file that is missing is skipped with a message; none readable
+ * is an error. */
+static void test_analyze_files_only_named(void **state)
+{
+	struct fx *fx = *state;
+	static const char *const names[] = {"0-n0-10.pwt", "1-n0-11.pwt", "2-n1-12.pwt", "launcher-n1-13.pwt"};
+	for (int i = 0; i < 4; i++) {
+		struct procspec ps = {10 + i, 1, i < 3 ? i : -1, 3, 1000 + 100 * (uint64_t)i, "p", 1, "/p", i < 2 ? "n0" : "n1",
+				      0, 0};
+		int fd = pwt_open_spec(fx, names[i], &ps);
+		pwt_end(fd, PW_END_EXITED, 0, 5000, 0);
+	}
+	char *mine[] = {"1-n0-11.pwt", "0-n0-10.pwt"};
+	struct pw_analysis *an = &fx->an;
+	analyze_files_ok(fx, mine, 2, an);
+	assert_string_equal(mine[0], "1-n0-11.pwt");
+	assert_string_equal(mine[1], "0-n0-10.pwt");
+	assert_int_equal(an->nranks, 2);
+	assert_int_equal(an->ranks[0].rank, 0);
+	assert_int_equal(an->ranks[0].procs[0].pid, 10);
+	assert_int_equal(an->ranks[1].rank, 1);
+	assert_int_equal(an->ranks[1].procs[0].pid, 11);
+	assert_string_equal(an->out_dir, fx->dir);
+	pw_analysis_free(an);
+
+	/* the other collector's: rank 2 and the launcher of n1 */
+	char *theirs[] = {"launcher-n1-13.pwt", "2-n1-12.pwt"};
+	analyze_files_ok(fx, theirs, 2, an);
+	assert_int_equal(an->nranks, 2);
+	assert_int_equal(an->ranks[0].rank, 2);
+	assert_int_equal(an->ranks[1].rank, PW_RANK_LAUNCHER);
+	assert_string_equal(an->ranks[1].host, "n1");
+	pw_analysis_free(an);
+
+	/* and pw_analyze, all of them */
+	analyze_ok(fx, an);
+	assert_int_equal(an->nranks, 4);
+	pw_analysis_free(an);
+
+	/* a named file that is not there: skipped; only such files: an error */
+	char *gone[] = {"2-n1-12.pwt", "9-n9-99.pwt"};
+	char buf[4096] = "", err[512] = "";
+	int stderr_copy = dup(2);
+	int pfd[2];
+	assert_int_equal(pipe(pfd), 0);
+	dup2(pfd[1], 2);
+	int rc = pw_analyze_files(fx->dir, gone, 2, an, err, sizeof err);
+	dup2(stderr_copy, 2);
+	close(stderr_copy);
+	close(pfd[1]);
+	ssize_t got = read(pfd[0], buf, sizeof buf - 1);
+	close(pfd[0]);
+	buf[got > 0 ? got : 0] = 0;
+	assert_int_equal(rc, 0);
+	assert_int_equal(an->nranks, 1);
+	assert_int_equal(an->ranks[0].rank, 2);
+	if (!strstr(buf, "9-n9-99.pwt"))
+		fail_msg("the missing file is not named on stderr: \"%s\"", buf);
+	pw_analysis_free(an);
+	char *none[] = {"9-n9-99.pwt"};
+	stderr_copy = dup(2);
+	int devnull = open("/dev/null", O_WRONLY);
+	dup2(devnull, 2);
+	rc = pw_analyze_files(fx->dir, none, 1, an, err, sizeof err);
+	dup2(stderr_copy, 2);
+	close(stderr_copy);
+	close(devnull);
+	assert_int_equal(rc, -1);
+	assert_true(err[0] != 0);
+	pw_analysis_free(an);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1254,6 +1593,11 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_error_no_traces, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_reports, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_reports_error, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_launcher_apart, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_launcher_file_base, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_only_rankless_is_rank0, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_launchers_two_hosts, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_analyze_files_only_named, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

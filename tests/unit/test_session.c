@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 /* Unit tests for common/pw_session: the session base directory, session directory names (one per output
- * directory, whatever spelling of it a process was given), segment names, and the FNV-1a hash. The tests
+ * directory and host, whatever spelling of it a process was given), segment names, the FNV-1a hash, and the
+ * output directory patterns (%h %p %r %q{VAR} %%). The tests
  * change XDG_RUNTIME_DIR and the working directory; setup and teardown put both back. */
 #include <errno.h>
 #include <limits.h>
@@ -11,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -313,6 +316,267 @@ static void test_shm_name(void **state)
 	assert_int_equal(sizeof(struct pw_hello), 16 + PW_SHM_NAME_MAX);
 }
 
+/* ---- output directory patterns ---- */
+
+/* The variables the %r and %q{} tests change, saved by expand_setup and put back by expand_teardown. */
+static const char *const expand_vars[] = {"PROFWRAP_RANK", "RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK",
+					  "SLURM_PROCID", "LOCAL_RANK", "PW_T_VAR", "PW_T_UNSET", "PW_T_LONG"};
+#define N_EXPAND_VARS (sizeof expand_vars / sizeof expand_vars[0])
+
+struct expand_saved {
+	struct saved *base; /* setup's */
+	char *vals[N_EXPAND_VARS]; /* NULL: was unset */
+};
+
+static int expand_setup(void **state)
+{
+	if (setup(state))
+		return -1;
+	struct expand_saved *e = calloc(1, sizeof *e);
+	if (!e)
+		return -1;
+	e->base = *state;
+	for (size_t i = 0; i < N_EXPAND_VARS; i++) {
+		const char *v = getenv(expand_vars[i]);
+		e->vals[i] = v ? strdup(v) : NULL;
+		unsetenv(expand_vars[i]); /* every test starts with none of them */
+	}
+	*state = e;
+	return 0;
+}
+
+static int expand_teardown(void **state)
+{
+	struct expand_saved *e = *state;
+	for (size_t i = 0; i < N_EXPAND_VARS; i++) {
+		if (e->vals[i])
+			setenv(expand_vars[i], e->vals[i], 1);
+		else
+			unsetenv(expand_vars[i]);
+		free(e->vals[i]);
+	}
+	*state = e->base;
+	free(e);
+	return teardown(state);
+}
+
+/* Expands pat into a 4096-byte buffer and checks the result. */
+static void expand_is(const char *pat, const char *want)
+{
+	char buf[4096], why[512] = "";
+	memset(buf, 'z', sizeof buf);
+	int rc = pw_expand_output(pat, buf, sizeof buf, why, sizeof why);
+	if (rc != 0)
+		fail_msg("pw_expand_output(\"%s\") = %d (%s), expected \"%s\"", pat, rc, why, want);
+	if (strcmp(buf, want) != 0)
+		fail_msg("pw_expand_output(\"%s\") = \"%s\", expected \"%s\"", pat, buf, want);
+}
+
+/* Expects pat to be refused with a one-line reason that holds each of the NULL-terminated words. */
+static void expand_fails(const char *pat, size_t size, ...)
+{
+	char buf[4096], why[512];
+	memset(why, 0, sizeof why);
+	assert_true(size <= sizeof buf);
+	int rc = pw_expand_output(pat, buf, size, why, sizeof why);
+	if (rc != -1)
+		fail_msg("pw_expand_output(\"%s\", size %zu) = %d (\"%.*s\"), expected -1", pat, size, rc,
+			 (int)(rc == 0 ? strnlen(buf, size) : 0), buf);
+	if (!why[0] || strchr(why, '\n'))
+		fail_msg("pw_expand_output(\"%s\"): the reason is not one line: \"%s\"", pat, why);
+	va_list ap;
+	va_start(ap, size);
+	for (const char *w; (w = va_arg(ap, const char *));)
+		if (!strstr(why, w))
+			fail_msg("pw_expand_output(\"%s\"): the reason \"%s\" does not say \"%s\"", pat, why, w);
+	va_end(ap);
+}
+
+/* Without a %, the pattern is the path; %% is one '%' (and what follows it is not a sequence). */
+static void test_expand_plain(void **state)
+{
+	expand_is("", "");
+	expand_is("out", "out");
+	expand_is("/data/run 1/out-x", "/data/run 1/out-x");
+	expand_is("%%", "%");
+	expand_is("a%%b", "a%b");
+	expand_is("100%%", "100%");
+	expand_is("%%h%%p%%r%%q{X}", "%h%p%r%q{X}");
+	expand_is("%%%%", "%%");
+	/* a result that fits exactly (with its NUL) */
+	char buf[8], why[128];
+	assert_int_equal(pw_expand_output("abcdefg", buf, sizeof buf, why, sizeof why), 0);
+	assert_string_equal(buf, "abcdefg");
+	assert_int_equal(pw_expand_output("ab%%", buf, 4, why, sizeof why), 0);
+	assert_string_equal(buf, "ab%");
+}
+
+/* %h the host name, %p the pid, %q{NAME} the variable's value (empty when unset), in any combination. */
+static void test_expand_sequences(void **state)
+{
+	char host[256] = "", want[4096];
+	assert_int_equal(gethostname(host, sizeof host - 1), 0);
+	assert_true(host[0] != 0);
+	expand_is("%h", host);
+	snprintf(want, sizeof want, "/out/%s/x", host);
+	expand_is("/out/%h/x", want);
+
+	snprintf(want, sizeof want, "%d", (int)getpid());
+	expand_is("%p", want);
+	snprintf(want, sizeof want, "p%dp%d", (int)getpid(), (int)getpid());
+	expand_is("p%pp%p", want);
+
+	setenv("PW_T_VAR", "job42", 1);
+	expand_is("%q{PW_T_VAR}", "job42");
+	expand_is("out-%q{PW_T_VAR}-%q{PW_T_VAR}", "out-job42-job42");
+	/* the value is taken as it is: no second expansion */
+	setenv("PW_T_VAR", "a%hb%z", 1);
+	expand_is("[%q{PW_T_VAR}]", "[a%hb%z]");
+	setenv("PW_T_VAR", "", 1);
+	expand_is("x%q{PW_T_VAR}y", "xy");
+	/* unset: empty */
+	expand_is("%q{PW_T_UNSET}", "");
+	expand_is("a%q{PW_T_UNSET}b", "ab");
+	/* a } after the sequence is the path's */
+	setenv("PW_T_VAR", "v", 1);
+	expand_is("%q{PW_T_VAR}}", "v}");
+
+	snprintf(want, sizeof want, "/o/%s-v-%d-%%-end", host, (int)getpid());
+	expand_is("/o/%h-%q{PW_T_VAR}%q{PW_T_UNSET}-%p-%%-end", want);
+}
+
+/* %r: the rank from the launcher's variables, the first that holds a number; 0 when none does. */
+static void test_expand_rank(void **state)
+{
+	expand_is("r%r", "r0");
+	setenv("LOCAL_RANK", "3", 1); /* not a rank */
+	expand_is("r%r", "r0");
+	setenv("RANK", "7", 1);
+	expand_is("r%r", "r7");
+	expand_is("%r-%r", "7-7");
+	setenv("PROFWRAP_RANK", "12", 1);
+	expand_is("r%r", "r12");
+	setenv("PROFWRAP_RANK", "garbage", 1);
+	expand_is("r%r", "r7");
+	unsetenv("PROFWRAP_RANK");
+	unsetenv("RANK");
+	setenv("OMPI_COMM_WORLD_RANK", "2", 1);
+	expand_is("out-%r", "out-2");
+	unsetenv("OMPI_COMM_WORLD_RANK");
+	setenv("SLURM_PROCID", "1023", 1);
+	expand_is("out-%r", "out-1023");
+	setenv("SLURM_PROCID", "-1", 1);
+	expand_is("out-%r", "out-0");
+}
+
+/* Refused with a reason: an unknown sequence (named), a % at the end, %q without {, an unclosed %q{, an
+ * empty or too long name, a result longer than the buffer. */
+static void test_expand_errors(void **state)
+{
+	expand_fails("x%z", 4096, "%z", "x%z", NULL);
+	expand_fails("%Z", 4096, "%Z", NULL);
+	expand_fails("%H", 4096, "%H", NULL);
+	expand_fails("a/%h/%y/b", 4096, "%y", NULL);
+	expand_fails("x%", 4096, "x%", NULL);
+	expand_fails("%q", 4096, "%q", NULL);
+	expand_fails("%qX", 4096, "%q", NULL);
+	expand_fails("%q(PW_T_VAR)", 4096, "%q", NULL);
+	expand_fails("%q{PW_T_VAR", 4096, "%q{", NULL);
+	expand_fails("%q{", 4096, "%q{", NULL);
+	expand_fails("a%q{}b", 4096, "%q{", NULL);
+	/* a name longer than any variable's the expansion keeps room for */
+	char pat[600];
+	snprintf(pat, sizeof pat, "%%q{");
+	memset(pat + 3, 'N', 500);
+	snprintf(pat + 503, sizeof pat - 503, "}");
+	expand_fails(pat, 4096, "%q{", NULL);
+	/* an error after good sequences is still an error */
+	expand_fails("%h-%p-%%-%r-%w", 4096, "%w", NULL);
+
+	/* too long: the literal text, a sequence's value, a variable's value */
+	expand_fails("abcdefgh", 8, "too long", NULL);
+	expand_fails("abcdefg%%", 8, "too long", NULL);
+	char host[256] = "";
+	assert_int_equal(gethostname(host, sizeof host - 1), 0);
+	expand_fails("%h", strlen(host), "too long", NULL);
+	setenv("PW_T_LONG", "0123456789", 1);
+	expand_fails("%q{PW_T_LONG}", 10, "too long", NULL);
+	expand_fails("dir/%q{PW_T_LONG}", 14, "too long", NULL);
+	char buf[16], why[128];
+	assert_int_equal(pw_expand_output("dir/%q{PW_T_LONG}", buf, 15, why, sizeof why), 0);
+	assert_string_equal(buf, "dir/0123456789");
+	/* a reason buffer of one byte still works (truncated, NUL-terminated) */
+	char tiny[1] = {'x'};
+	assert_int_equal(pw_expand_output("x%z", buf, sizeof buf, tiny, sizeof tiny), -1);
+	assert_int_equal(tiny[0], 0);
+}
+
+/* The host name counts: two hosts (UTS namespaces, as a test simulates nodes) writing into one output
+ * directory get two session directories, each the hash of the path and its own host; %h gives each its own
+ * name. Needs CAP_SYS_ADMIN for unshare(CLONE_NEWUTS): skipped without it. */
+struct in_host {
+	int rc;        /* 0: ok; -1: unshare or sethostname failed (errno in err) */
+	int err;
+	char dir[512]; /* pw_session_dir_for_output("/data/shared-out") */
+	char expanded[512]; /* pw_expand_output("out-%h") */
+};
+
+static struct in_host as_host(const char *host)
+{
+	struct in_host res;
+	memset(&res, 0, sizeof res);
+	int pfd[2];
+	assert_int_equal(pipe(pfd), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		char why[256];
+		close(pfd[0]);
+		if (unshare(CLONE_NEWUTS) != 0 || sethostname(host, strlen(host)) != 0) {
+			res.rc = -1;
+			res.err = errno;
+		} else if (pw_session_dir_for_output("/data/shared-out", res.dir, sizeof res.dir) != 0 ||
+			   pw_expand_output("out-%h", res.expanded, sizeof res.expanded, why, sizeof why) != 0) {
+			res.rc = -2;
+		}
+		ssize_t w = write(pfd[1], &res, sizeof res);
+		_exit(w == (ssize_t)sizeof res ? 0 : 1);
+	}
+	close(pfd[1]);
+	ssize_t got = read(pfd[0], &res, sizeof res);
+	close(pfd[0]);
+	int status = 0;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_int_equal(got, (ssize_t)sizeof res);
+	return res;
+}
+
+static void test_dir_for_output_per_host(void **state)
+{
+	struct in_host a = as_host("nodeA"), b = as_host("nodeB");
+	if (a.rc == -1) {
+		print_message("unshare(CLONE_NEWUTS): %s: not root, the per-host part is skipped\n", strerror(a.err));
+		skip();
+	}
+	assert_int_equal(a.rc, 0);
+	assert_int_equal(b.rc, 0);
+	char want[512];
+	snprintf(want, sizeof want, "/run/user/4321/profwrap/o-%016llx", (unsigned long long)fnv1a("/data/shared-out\nnodeA"));
+	assert_string_equal(a.dir, want);
+	snprintf(want, sizeof want, "/run/user/4321/profwrap/o-%016llx", (unsigned long long)fnv1a("/data/shared-out\nnodeB"));
+	assert_string_equal(b.dir, want);
+	assert_string_not_equal(a.dir, b.dir);
+	assert_string_equal(a.expanded, "out-nodeA");
+	assert_string_equal(b.expanded, "out-nodeB");
+	/* and neither is this host's */
+	char here[512];
+	dir_for("/data/shared-out", here, sizeof here);
+	char host[256] = "";
+	gethostname(host, sizeof host - 1);
+	if (strcmp(host, "nodeA") != 0)
+		assert_string_not_equal(here, a.dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -328,6 +592,11 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_dir_for_cli, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_session_path, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_shm_name, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dir_for_output_per_host, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_expand_plain, expand_setup, expand_teardown),
+		cmocka_unit_test_setup_teardown(test_expand_sequences, expand_setup, expand_teardown),
+		cmocka_unit_test_setup_teardown(test_expand_rank, expand_setup, expand_teardown),
+		cmocka_unit_test_setup_teardown(test_expand_errors, expand_setup, expand_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL) ? 1 : 0;
 }
