@@ -58,7 +58,7 @@ def make_job(out_dir, nranks=1024, ncoll=1000, tail_kb=256, seed=1, late=None):
             at = T0 + 10 * MS + when[k] + rnd.randrange(50000) + (200000 if r == late and late_at[k] else 0)
             entries.append(at - start)
         fig = {
-            "wall_ns": 60 * S + rnd.randrange(S),
+            "wall_ns": 6 * S + rnd.randrange(S),
             "gpu_busy_ns": 40 * S + rnd.randrange(5 * S),
             "kernel_ns": 35 * S + rnd.randrange(5 * S),
             "collective_ns": (2 * S if r == late else 8 * S) + rnd.randrange(S),

@@ -114,9 +114,12 @@ static int clear_previous(const char *out, int rank)
 		struct dirent *de;
 		while ((de = readdir(d))) {
 			int ours = i == 0 ? is_report_output(de->d_name, rank) : is_raw_output(de->d_name, rank);
-			if (ours && unlinkat(dirfd(d), de->d_name, 0) < 0) {
+			/* ENOENT: another rank's profwrap removed it first (summary.txt) */
+			if (ours && unlinkat(dirfd(d), de->d_name, 0) < 0 && errno != ENOENT) {
+				int err = errno;
+				say("cannot remove %s/%s: %s", dirs[i], de->d_name, strerror(err));
 				closedir(d);
-				return say("cannot remove %s/%s: %s", dirs[i], de->d_name, strerror(errno));
+				return 1;
 			}
 		}
 		closedir(d);

@@ -796,8 +796,10 @@ static void find_straggler(struct merge *m)
 				best = i;
 		m->best_row = best;
 		m->has_candidate = m->rows[best].last_arrivals > 0;
+		/* and long enough to matter: start-up skew alone makes some rank the latest */
 		if (m->compared >= PW_MERGE_MIN_COMPARED && m->spread_total &&
-		    (double)m->rows[best].late_ns >= last_share_needed(m->nrows) * (double)m->spread_total) {
+		    (double)m->rows[best].late_ns >= last_share_needed(m->nrows) * (double)m->spread_total &&
+		    (double)m->rows[best].late_ns >= PW_MERGE_LATE_MIN_WALL * (double)m->stats[C_WALL].median) {
 			m->straggler = m->rows[best].rank;
 			m->reason = "collectives";
 		}
@@ -1109,6 +1111,13 @@ static void print_straggler(FILE *f, const struct merge *m)
 	} else if (m->compared && m->compared < PW_MERGE_MIN_COMPARED) {
 		ADD("No straggler: only %zu collective%s entered by every rank (%d needed to name one).", m->compared,
 		    m->compared == 1 ? " was" : "s were", PW_MERGE_MIN_COMPARED);
+	} else if (m->compared && best && m->spread_total &&
+		   (double)best->late_ns >= last_share_needed(m->nrows) * (double)m->spread_total) {
+		dur_nb(a, sizeof a, best->late_ns);
+		dur_nb(b, sizeof b, m->stats[C_WALL].median);
+		ADD("No straggler: the others waited for rank %d longest, but only %s in all, under %.0f %% of the median "
+		    "wall time %s.",
+		    best->rank, a, PW_MERGE_LATE_MIN_WALL * 100.0, b);
 	} else if (m->compared) {
 		if (best)
 			ADD("No straggler: the rank the others waited for longest, rank %d, accounts for %s %% of the "

@@ -22,7 +22,8 @@
  *   minus earliest entry, is the last rank's lateness), when that is at least
  *   max(PW_MERGE_LAST_SHARE_MIN, min(PW_MERGE_LAST_SHARE_MAX, PW_MERGE_LAST_SHARE_RANKS / ranks)) of the
  *   spreads of all collectives compared (all domains together), and at least PW_MERGE_MIN_COMPARED were
- *   compared. (Counting last entries alone names noise: after one rank's late Allreduce the collectives
+ *   compared, and that waiting is at least PW_MERGE_LATE_MIN_WALL of the median wall time (else start-up
+ *   skew alone names a rank in a balanced job). (Counting last entries alone names noise: after one rank's late Allreduce the collectives
  *   that follow in lockstep are entered last by whichever rank is microseconds behind.)
  * - when no collective could be compared: the rank whose main thread was busy longest, when that is at
  *   least PW_MERGE_BUSY_EXCESS above the median. */
@@ -30,6 +31,7 @@
 #define PW_MERGE_LAST_SHARE_MAX 0.75
 #define PW_MERGE_LAST_SHARE_RANKS 1.5
 #define PW_MERGE_MIN_COMPARED 3
+#define PW_MERGE_LATE_MIN_WALL 0.02 /* and the others waited for it at least this share of the median wall */
 #define PW_MERGE_BUSY_EXCESS 0.10
 
 /* Writes OUT/summary.txt and OUT/summary.json from OUT/rank<R>.json and OUT/launcher-*.json. Concurrent

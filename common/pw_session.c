@@ -95,8 +95,12 @@ int pw_expand_output(const char *pat, char *buf, size_t size, char *why, size_t 
 			p++;
 		} else if (p[1] == 'q' && p[2] == '{') {
 			const char *close = strchr(p + 3, '}');
-			if (!close || close == p + 3 || (size_t)(close - (p + 3)) >= sizeof piece) {
+			if (!close || close == p + 3) {
 				snprintf(why, whylen, "'%s': %%q{ needs a variable name and a closing }", pat);
+				return -1;
+			}
+			if ((size_t)(close - (p + 3)) >= sizeof piece) {
+				snprintf(why, whylen, "'%s': the variable name in %%q{} is too long", pat);
 				return -1;
 			}
 			memcpy(piece, p + 3, (size_t)(close - (p + 3)));
@@ -118,8 +122,10 @@ int pw_expand_output(const char *pat, char *buf, size_t size, char *why, size_t 
 		memcpy(buf + n, add, add_len);
 		n += add_len;
 	}
-	if (!size)
+	if (!size) {
+		snprintf(why, whylen, "'%s': no room for the path", pat);
 		return -1;
+	}
 	buf[n] = 0;
 	return 0;
 }

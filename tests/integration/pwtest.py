@@ -10,6 +10,7 @@ Both default to the build tree around this file.
 """
 import json
 import os
+import socket
 import signal
 import subprocess
 import sys
@@ -314,7 +315,8 @@ def session_base():
 def preload_session_dir(out):
     """The session directory preload-only mode uses for output directory out (common/pw_session.c)."""
     path = os.path.abspath(out).rstrip("/") or "/"
-    return os.path.join(session_base(), "o-%016x" % fnv1a64(path.encode()))
+    key = path.encode() + b"\n" + socket.gethostname().encode()
+    return os.path.join(session_base(), "o-%016x" % fnv1a64(key))
 
 
 def collectors_for(out):

@@ -283,6 +283,10 @@ static int last_mostly(size_t k, void *ctx)
 }
 
 /* nranks ranks with n mpi collectives, rank late entering last in the first `times` of them. */
+/* The ranks' wall time in write_collective_job: short enough that the late rank's 10 us per collective
+ * matter (PW_MERGE_LATE_MIN_WALL). */
+static uint64_t job_wall;
+
 static void write_collective_job(struct mfx *fx, int nranks, size_t n, int late, int times)
 {
 	int ctx[3] = {late, times, nranks};
@@ -293,7 +297,7 @@ static void write_collective_job(struct mfx *fx, int nranks, size_t n, int late,
 		coll_json(colls, 1 << 20, "mpi", r, n, last_mostly, ctx);
 		snprintf(arr, (1 << 20) + 8, "[%s]", colls);
 		struct rk k = {.rank = r, .host = r < 2 ? "node0" : "node1", .world = (uint64_t)nranks,
-			       .start = START + (uint64_t)r * 7, .wall = 10 * S, .coll = r == late ? 200 * MS : 2 * S,
+			       .start = START + (uint64_t)r * 7, .wall = job_wall ? job_wall : MS, .coll = r == late ? 200 * MS : 2 * S,
 			       .busy = 7 * S, .colls = arr};
 		write_rank(fx, &k);
 	}
@@ -426,7 +430,7 @@ static void test_straggler_by_waiting_time(void **state)
 			left -= (size_t)w;
 		}
 		snprintf(arr, sizeof arr, "[{\"domain\":\"mpi\",\"entries_ns\":[%s],\"truncated\":false}]", a);
-		struct rk k = {.rank = r, .world = 4, .start = START + (uint64_t)r * 7, .wall = 10 * S, .coll = S,
+		struct rk k = {.rank = r, .world = 4, .start = START + (uint64_t)r * 7, .wall = 100 * MS, .coll = S,
 			       .busy = S, .colls = arr, .phases = "[]"};
 		write_rank(fx, &k);
 	}
@@ -434,6 +438,18 @@ static void test_straggler_by_waiting_time(void **state)
 	assert_int_equal(jr_u64(top(fx, "straggler")), 1);
 	assert_int_equal(jr_u64(jr_get(row(fx, 1), "last_arrivals")), 2);
 	assert_int_equal(jr_u64(jr_get(row(fx, 3), "last_arrivals")), 18);
+}
+
+/* A rank the others waited for, but too briefly to matter: 180 us in a 10 s run (start-up skew does that). */
+static void test_no_straggler_when_waiting_is_short(void **state)
+{
+	struct mfx *fx = *state;
+	job_wall = 10 * S;
+	write_collective_job(fx, 4, 20, 2, 18);
+	job_wall = 0;
+	assert_int_equal(merge(fx, 0), 0);
+	assert_true(is_null(top(fx, "straggler")));
+	expect_text(fx, "No straggler: the others waited for rank 2 longest, but only 180 us in all, under 2 % of the");
 }
 
 static void test_straggler_threshold(void **state)
@@ -504,7 +520,7 @@ static void test_straggler_over_both_domains(void **state)
 		coll_json(a, sizeof a, "mpi", r, 10, last_mostly, mpi_ctx);
 		coll_json(b, sizeof b, "nccl", r, 10, last_mostly, nccl_ctx);
 		snprintf(arr, sizeof arr, "[%s,%s]", a, b);
-		struct rk k = {.rank = r, .world = 4, .start = START + (uint64_t)r * 7, .wall = S,
+		struct rk k = {.rank = r, .world = 4, .start = START + (uint64_t)r * 7, .wall = MS,
 			       .coll = r == 3 ? 2 * S : S, .colls = arr};
 		write_rank(fx, &k);
 	}
@@ -618,7 +634,7 @@ static void test_straggler_phase(void **state)
 	for (int r = 0; r < 4; r++) {
 		coll_json(a, sizeof a, "nccl", r, 10, last_mostly, ctx);
 		snprintf(arr, sizeof arr, "[%s]", a);
-		struct rk k = {.rank = r, .world = 4, .start = START + (uint64_t)r * 7, .wall = 20 * S, .coll = S,
+		struct rk k = {.rank = r, .world = 4, .start = START + (uint64_t)r * 7, .wall = MS, .coll = S,
 			       .colls = arr, .phases = phases[r]};
 		write_rank(fx, &k);
 	}
@@ -640,7 +656,7 @@ static void test_straggler_phase(void **state)
 	for (int r = 0; r < 4; r++) {
 		coll_json(a, sizeof a, "nccl", r, 10, last_mostly, ctx);
 		snprintf(arr, sizeof arr, "[%s]", a);
-		struct rk k = {.rank = r, .world = 4, .start = START + (uint64_t)r * 7, .wall = 20 * S, .coll = S,
+		struct rk k = {.rank = r, .world = 4, .start = START + (uint64_t)r * 7, .wall = MS, .coll = S,
 			       .colls = arr, .phases = phases2[r]};
 		write_rank(fx, &k);
 	}
@@ -654,7 +670,7 @@ static void test_straggler_phase(void **state)
 	for (int r = 0; r < 4; r++) {
 		coll_json(a, sizeof a, "nccl", r, 10, last_mostly, ctx);
 		snprintf(arr, sizeof arr, "[%s]", a);
-		struct rk k = {.rank = r, .world = 4, .start = START + (uint64_t)r * 7, .wall = 20 * S, .coll = S,
+		struct rk k = {.rank = r, .world = 4, .start = START + (uint64_t)r * 7, .wall = MS, .coll = S,
 			       .colls = arr, .phases = "[{\"name\":\"forward\",\"ns\":3000000000}]"};
 		write_rank(fx, &k);
 	}
@@ -818,7 +834,7 @@ static void test_unknown_keys_ignored(void **state)
 			 "[{\"future\":{\"x\":[1,2,{\"y\":null}]},\"domain\":\"gloo\",\"entries_ns\":[1,2,3]},%.*s,"
 			 "\"extra\":[true,false,null,-1.5e3,\"\\u00e9\"]}]",
 			 (int)strlen(a) - 1, a);
-		struct rk k = {.rank = r, .world = 2, .start = START + (uint64_t)r * 7, .wall = S, .coll = S,
+		struct rk k = {.rank = r, .world = 2, .start = START + (uint64_t)r * 7, .wall = MS, .coll = S,
 			       .colls = arr,
 			       .in_summary = "\"schema_2\":{\"nested\":[[[{}]]],\"n\":-3.25},\"flags\":[true,null],"
 					     "\"note\":\"\\ud83d\\ude00\",\"rank_float\":1.5,",
@@ -829,7 +845,7 @@ static void test_unknown_keys_ignored(void **state)
 	assert_int_equal(merge(fx, 0), 0);
 	assert_string_equal(fx->err, "");
 	assert_int_equal(top(fx, "ranks")->n, 2);
-	assert_int_equal(jr_u64(jr_get(row(fx, 0), "wall_ns")), S);
+	assert_int_equal(jr_u64(jr_get(row(fx, 0), "wall_ns")), MS);
 	const struct jr *skew = top(fx, "collective_skew");
 	assert_int_equal(skew->n, 2);
 	assert_int_equal(jr_u64(jr_get(jr_find(skew, "domain", "mpi"), "compared")), 5);
@@ -932,7 +948,7 @@ static void test_truncated_and_uneven_collectives(void **state)
 		if (r == 2) /* said to be cut */
 			memcpy(strstr(a, "\"truncated\":false"), "\"truncated\":true ", 17);
 		snprintf(arr, sizeof arr, "[%s]", a);
-		struct rk k = {.rank = r, .world = 3, .start = START + (uint64_t)r * 7, .wall = S, .colls = arr};
+		struct rk k = {.rank = r, .world = 3, .start = START + (uint64_t)r * 7, .wall = MS, .colls = arr};
 		write_rank(fx, &k);
 	}
 	assert_int_equal(merge(fx, 0), 0);
@@ -985,6 +1001,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_median_even, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_straggler_by_collectives, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_straggler_by_waiting_time, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_no_straggler_when_waiting_is_short, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_straggler_threshold, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_straggler_threshold_two_ranks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_straggler_needs_three_collectives, setup, teardown),
