@@ -1022,19 +1022,30 @@ void pw_analysis_free(struct pw_analysis *a)
 	memset(a, 0, sizeof *a);
 }
 
+void pw_host_file_part(char *buf, size_t size, const char *host, size_t len)
+{
+	if (!host || !len) {
+		host = "unknown";
+		len = strlen(host);
+	}
+	size_t n = 0;
+	for (size_t i = 0; i < len && n + 1 < size && n < 64; i++)
+		buf[n++] = (isalnum((unsigned char)host[i]) || host[i] == '.' || host[i] == '-' || host[i] == '_')
+				   ? host[i]
+				   : '_';
+	if (size)
+		buf[n] = 0;
+}
+
 void pw_rank_file_base(const struct pw_rank_report *r, char *buf, size_t size)
 {
 	if (r->rank != PW_RANK_LAUNCHER) {
 		snprintf(buf, size, "rank%d", r->rank);
 		return;
 	}
-	/* a host name as a file name: only what is safe in one */
-	size_t n = (size_t)snprintf(buf, size, "launcher-");
-	const char *h = r->host && *r->host ? r->host : "unknown";
-	for (; *h && n + 1 < size && n < 9 + 64; h++)
-		buf[n++] = (isalnum((unsigned char)*h) || *h == '.' || *h == '-' || *h == '_') ? *h : '_';
-	if (n < size)
-		buf[n] = 0;
+	char host[65];
+	pw_host_file_part(host, sizeof host, r->host, r->host ? strlen(r->host) : 0);
+	snprintf(buf, size, "launcher-%s", host);
 }
 
 int pw_write_reports(const struct pw_analysis *a, char *err, size_t errlen)

@@ -1,7 +1,6 @@
 #define _GNU_SOURCE
 #include "serve.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -191,19 +190,16 @@ static void write_clock(struct server *s, struct producer *p)
 static void raw_name(char *buf, size_t size, int32_t rank, const char *host, uint32_t host_len, int pid, uint32_t k)
 {
 	char safe[65];
-	size_t n = 0;
-	for (uint32_t i = 0; host && i < host_len && n + 1 < sizeof safe; i++)
-		safe[n++] = (isalnum((unsigned char)host[i]) || host[i] == '.' || host[i] == '_') ? host[i] : '_';
-	safe[n] = 0;
+	pw_host_file_part(safe, sizeof safe, host, host_len);
 	char r[16];
 	if (rank >= 0)
 		snprintf(r, sizeof r, "%d", (int)rank);
 	else
 		snprintf(r, sizeof r, "launcher");
 	if (k == 0)
-		snprintf(buf, size, "%s-%s-%d.pwt", r, n ? safe : "unknown", pid);
+		snprintf(buf, size, "%s-%s-%d.pwt", r, safe, pid);
 	else
-		snprintf(buf, size, "%s-%s-%d.%u.pwt", r, n ? safe : "unknown", pid, k);
+		snprintf(buf, size, "%s-%s-%d.%u.pwt", r, safe, pid, k);
 }
 
 static int note_raw_name(struct server *s, const char *name)

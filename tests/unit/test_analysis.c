@@ -23,6 +23,7 @@
 #include <cmocka.h>
 
 #include "../../collector/analysis.h"
+#include "../../collector/rank_summary.h"
 #include "../../collector/rawfile.h"
 #include "out_fixture.h"
 #include "raw_writer.h"
@@ -1441,6 +1442,53 @@ static void test_only_rankless_is_rank0(void **state)
 
 /* Rankless processes on two hosts (a launcher per node) with a ranked one: one launcher group per host, each
  * with its own processes, after the ranks and in host order. */
+/* The figures ranks are compared by: the main thread's blocked time counts each moment once (the polls inside
+ * an MPI_Allreduce are the Allreduce's), other threads' waits are not the main thread's, and a parent that
+ * waits for its child all along (a wrapper shell) is not the rank's main process. */
+static void test_main_thread_blocked_once(void **state)
+{
+	struct fx *fx = *state;
+	struct procspec sh = {19, 1, 0, 1, 900, "sh", 3, "/bin/sh", "n1", 0, 0};
+	int fd = pwt_open_spec(fx, "0-n1-19.pwt", &sh);
+	struct pw_rec_call w[] = {mkrec(PW_EV_WAITPID, 19, 950, 11500, 20, 20, 0, 0)};
+	put_records(fd, w, NREC(w));
+	pwt_end(fd, PW_END_EXITED, 0, 11600, 0);
+	struct procspec app = {20, 19, 0, 1, 1000, "app", 4, "/bin/app", "n1", 0, 0};
+	fd = pwt_open_spec(fx, "0-n1-20.pwt", &app);
+	struct pw_rec_call r[] = {
+		/* in the order the calls ended: two polls, then the Allreduce they were part of */
+		mkrec(PW_EV_POLL, 20, 2000, 2500, 0, 0, 0, 0),
+		mkrec(PW_EV_POLL, 20, 2600, 3000, 0, 0, 0, 0),
+		mkrec(PW_EV_MPI_ALLREDUCE, 20, 1900, 3500, 0, 64, 1, 0),
+		mkrec(PW_EV_NANOSLEEP, 20, 4000, 5000, 0, 0, 0, 0),
+		/* another thread's sleep is not the main thread's */
+		mkrec(PW_EV_NANOSLEEP, 21, 1000, 9000, 0, 0, 0, 0),
+	};
+	put_records(fd, r, NREC(r));
+	pwt_end(fd, PW_END_EXITED, 0, 11000, 0);
+
+	struct pw_analysis *an = &fx->an;
+	analyze_ok(fx, an);
+	const struct pw_proc *p = proc_of(rank_of(an, 0), 20, 0);
+	assert_int_equal(p->main_mpi_ns, 1600);
+	assert_int_equal(p->main_wait_ns, 1000);
+	assert_int_equal(p->main_child_wait_ns, 0);
+	assert_int_equal(proc_of(rank_of(an, 0), 19, 0)->main_child_wait_ns, 10550);
+	struct pw_rank_figures f;
+	pw_rank_figures(rank_of(an, 0), &f);
+	assert_int_equal(f.busy_ns, 10000 - 1600 - 1000);
+	assert_int_equal(f.wait_ns, 1000);
+	assert_int_equal(f.collective_ns, 1600);
+	char err[512] = "";
+	if (pw_write_reports(an, err, sizeof err) != 0)
+		fail_msg("pw_write_reports: %s", err);
+	size_t len;
+	char *t = slurp_out(fx, "rank0.txt", &len);
+	assert_non_null(strstr(t, "Activity:     main thread busy 7.40 us, collectives 1.60 us, waits 1.00 us\n"));
+	free(t);
+	pw_analysis_free(an);
+}
+
 static void test_launchers_two_hosts(void **state)
 {
 	struct fx *fx = *state;
@@ -1596,6 +1644,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_launcher_apart, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_launcher_file_base, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_only_rankless_is_rank0, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_main_thread_blocked_once, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_launchers_two_hosts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_analyze_files_only_named, setup, teardown),
 	};
