@@ -69,10 +69,12 @@ endif
 BENCH_SRC := $(filter-out bench/launchloop.c,$(wildcard bench/*.c))
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
-ifeq ($(SAN),1)
-OUT_PREFIX := $(BUILD)/
-else
+# The default build puts the three binaries at the top; SAN=1 or another BUILD=DIR (several trees built side
+# by side) keeps them in the build directory.
+ifeq ($(BUILD),build)
 OUT_PREFIX :=
+else
+OUT_PREFIX := $(BUILD)/
 endif
 LIB := $(OUT_PREFIX)libprofwrap.so
 COLLECTOR := $(OUT_PREFIX)profwrap-collector
@@ -142,8 +144,8 @@ unit: $(UNIT_BIN)
 	$(Q)fail=0; for t in $(UNIT_BIN); do $$t || fail=1; done; exit $$fail
 
 integration: all
-	$(Q)PROFWRAP_BIN_DIR=$(CURDIR)/$(OUT_PREFIX) PROFWRAP_WORKLOADS=$(CURDIR)/$(BUILD)/workloads \
-		PROFWRAP_FAKES=$(if $(FAKES),$(CURDIR)/$(BUILD)/fakes) CUDA_HOME=$(CUDA_HOME) tests/integration/run.sh
+	$(Q)PROFWRAP_BIN_DIR=$(abspath $(or $(OUT_PREFIX),.)) PROFWRAP_WORKLOADS=$(abspath $(BUILD)/workloads) \
+		PROFWRAP_FAKES=$(if $(FAKES),$(abspath $(BUILD)/fakes)) CUDA_HOME=$(CUDA_HOME) tests/integration/run.sh
 
 test: deps
 	$(Q)$(MAKE) --no-print-directory all $(UNIT_BIN)
@@ -151,7 +153,7 @@ test: deps
 
 # PyTorch and Lightning from PyPI in a virtual environment reused by every clone, then the e2e test.
 e2e: all
-	$(Q)PROFWRAP_BIN_DIR=$(CURDIR)/$(OUT_PREFIX) PROFWRAP_WORKLOADS=$(CURDIR)/$(BUILD)/workloads scripts/e2e.sh
+	$(Q)PROFWRAP_BIN_DIR=$(abspath $(or $(OUT_PREFIX),.)) PROFWRAP_WORKLOADS=$(abspath $(BUILD)/workloads) scripts/e2e.sh
 
 ifeq ($(HAVE_CUDA),1)
 BENCH_GPU_BIN := $(BUILD)/bench/launchloop
@@ -162,7 +164,7 @@ $(BUILD)/bench/launchloop: bench/launchloop.c $(FAKES)
 endif
 
 bench: deps all $(BENCH_BIN) $(BENCH_GPU_BIN)
-	$(Q)PROFWRAP_BIN_DIR=$(CURDIR)/$(OUT_PREFIX) PROFWRAP_BENCH_BIN=$(CURDIR)/$(BUILD)/bench bench/run.sh
+	$(Q)PROFWRAP_BIN_DIR=$(abspath $(or $(OUT_PREFIX),.)) PROFWRAP_BENCH_BIN=$(abspath $(BUILD)/bench) bench/run.sh
 
 demo: deps all
 	$(Q)scripts/demo.sh
