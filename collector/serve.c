@@ -22,6 +22,7 @@
 #include "../common/pw_ring.h"
 #include "../common/pw_session.h"
 #include "analysis.h"
+#include "lane_walk.h"
 #include "rawfile.h"
 
 #define MAX_PRODUCERS 4096
@@ -424,6 +425,23 @@ static void emit_string(struct server *s, struct producer *p, uint64_t ref)
 	raw_chunk(s, p, PW_CHUNK_STRING, &hdr, sizeof hdr, str, len);
 }
 
+struct drain_ctx {
+	struct server *s;
+	struct producer *p;
+};
+
+static void drained_records(void *ctx, const uint8_t *recs, uint64_t len)
+{
+	struct drain_ctx *c = ctx;
+	raw_chunk(c->s, c->p, PW_CHUNK_RECORDS, recs, len, NULL, 0);
+}
+
+static void drained_string(void *ctx, uint64_t ref)
+{
+	struct drain_ctx *c = ctx;
+	emit_string(c->s, c->p, ref);
+}
+
 /* Drains one lane: copies [tail, head) out of shared memory (so a misbehaving producer cannot change what
  * was validated), writes the valid records as RECORDS chunks, and frees the space. Returns bytes consumed. */
 static uint64_t drain_lane(struct server *s, struct producer *p, uint32_t lane)
@@ -444,53 +462,12 @@ static uint64_t drain_lane(struct server *s, struct producer *p, uint32_t lane)
 	memcpy(s->buf, data + off, first);
 	memcpy(s->buf + first, data, avail - first);
 
-	uint64_t pos = 0, run = 0;
-	while (pos + sizeof(struct pw_rec_hdr) <= avail) {
-		struct pw_rec_hdr rh;
-		memcpy(&rh, s->buf + pos, sizeof rh);
-		if (rh.type == PW_EV_PAD) {
-			if (pos >= first)
-				break; /* a PAD past the lane's end is corrupt */
-			if (pos > run)
-				raw_chunk(s, p, PW_CHUNK_RECORDS, s->buf + run, pos - run, NULL, 0);
-			pos = run = first;
-			continue;
-		}
-		uint64_t rsize = (uint64_t)rh.size8 * 8;
-		if (rsize < sizeof rh || pos + rsize > avail)
-			break;
-		uint16_t raw_type = rh.type;
-		rh.type = PW_REC_TYPE(rh.type);
-		if (rh.type >= PW_EV_COUNT || rsize < pw_event_min_size(rh.type) + (raw_type & PW_REC_STACK ? 8 : 0)) {
-			if (pos > run)
-				raw_chunk(s, p, PW_CHUNK_RECORDS, s->buf + run, pos - run, NULL, 0);
-			p->bad_records++;
-			pos = run = pos + rsize;
-			continue;
-		}
-		if (pw_kind_has_string(pw_events[rh.type].kind)) {
-			struct pw_rec_call rc;
-			memcpy(&rc, s->buf + pos, sizeof rc);
-			emit_string(s, p, rc.arg1);
-		}
-		if (rh.type == PW_EV_MODULE) {
-			struct pw_rec_module m;
-			memcpy(&m, s->buf + pos, sizeof m);
-			emit_string(s, p, m.build_id);
-		}
-		if (raw_type & PW_REC_STACK) {
-			uint64_t stack;
-			memcpy(&stack, s->buf + pos + rsize - 8, sizeof stack);
-			emit_string(s, p, stack & ~PW_STACK_PY_PENDING);
-		}
-		p->events++;
-		s->events++;
-		pos += rsize;
-	}
-	if (pos > run)
-		raw_chunk(s, p, PW_CHUNK_RECORDS, s->buf + run, pos - run, NULL, 0);
-	if (pos < avail && pos + sizeof(struct pw_rec_hdr) <= avail)
-		p->bad_records++;
+	struct drain_ctx ctx = {s, p};
+	struct pw_lane_visitor v = {&ctx, drained_records, drained_string};
+	struct pw_lane_walk_result r = pw_lane_walk(s->buf, avail, first, &v);
+	p->events += r.records;
+	s->events += r.records;
+	p->bad_records += r.refused;
 	if (!p->write_failed)
 		pw_lane_release(l, tail + avail);
 	return avail;
