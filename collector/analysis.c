@@ -629,7 +629,7 @@ static void on_end(void *ctx, const struct pw_raw_end *end, uint64_t end_ns, con
 static int read_one(struct analysis_state *as, const char *path, char *err, size_t errlen)
 {
 	struct file_ctx c = {.as = as};
-	static const struct pw_raw_visitor v = {on_proc, on_event, on_lost, on_end};
+	static const struct pw_raw_visitor v = {.proc = on_proc, .event = on_event, .lost = on_lost, .end = on_end};
 	uint64_t skipped = 0;
 	pw_gpu_proc_init(&c.gpu, as->files++);
 	pw_act_file_init(&c.act);

@@ -995,7 +995,7 @@ static void pass_file(struct finish *fs, const char *path, size_t gb, size_t ge)
 		uint64_t prev = first ? 0 : p.maxend[i - 1];
 		p.maxend[i] = fs->gaps[i].g1 > prev ? fs->gaps[i].g1 : prev;
 	}
-	static const struct pw_raw_visitor v = {NULL, pass_event, NULL, NULL};
+	static const struct pw_raw_visitor v = {.event = pass_event};
 	uint64_t skipped = 0;
 	char err[512];
 	if (pw_raw_read(path, &v, &p, &skipped, err, sizeof err) < 0)

@@ -325,6 +325,22 @@ int pw_raw_read(const char *path, const struct pw_raw_visitor *v, void *ctx, uin
 			}
 			break;
 		}
+		case PW_CHUNK_THREAD_LOST: {
+			struct pw_raw_thread_lost l;
+			if (c.len >= sizeof l && v->thread_lost) {
+				memcpy(&l, p, sizeof l);
+				v->thread_lost(ctx, l.tid, l.dropped_total);
+			}
+			break;
+		}
+		case PW_CHUNK_SALVAGE: {
+			struct pw_raw_salvage sv;
+			if (c.len >= sizeof sv && v->salvage) {
+				memcpy(&sv, p, sizeof sv);
+				v->salvage(ctx, &sv);
+			}
+			break;
+		}
 		case PW_CHUNK_END: {
 			struct pw_raw_end e;
 			if (c.len >= sizeof e && v->end) {

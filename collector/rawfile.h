@@ -6,8 +6,9 @@
  *   chunk  := u32 type, u32 len, len bytes, zero padding to 8
  *
  * The PROC chunk comes first; STRING chunks precede the records that reference them; CLOCK chunks hold
- * calibration pairs; LOST chunks the cumulative drop count of a lane; END says how the process ended. A
- * file cut short (the collector killed) is read up to its last whole chunk.
+ * calibration pairs; LOST chunks the cumulative drop count of a lane, THREAD_LOST that of a thread; SALVAGE
+ * marks where `profwrap salvage` took over from a dead collector; END says how the process ended. A file cut
+ * short (the collector killed) is read up to its last whole chunk.
  */
 #ifndef PW_RAWFILE_H
 #define PW_RAWFILE_H
@@ -28,6 +29,8 @@ enum pw_raw_chunk_type {
 	PW_CHUNK_CLOCK = 4,
 	PW_CHUNK_LOST = 5,
 	PW_CHUNK_END = 6,
+	PW_CHUNK_THREAD_LOST = 7,
+	PW_CHUNK_SALVAGE = 8,
 };
 
 struct pw_raw_file_header {
@@ -68,6 +71,19 @@ struct pw_raw_lost {
 	uint32_t lane;
 	uint32_t reserved;
 	uint64_t dropped_total; /* cumulative for this lane */
+};
+
+/* The drops of one thread (the segment's per-thread table), cumulative; LOST chunks hold the exact totals. */
+struct pw_raw_thread_lost {
+	uint32_t tid;
+	uint32_t reserved;
+	uint64_t dropped_total;
+};
+
+/* Written by `profwrap salvage` before the records it recovered from shared memory after the collector died:
+ * records before it were written by the collector, those after it by the salvage. */
+struct pw_raw_salvage {
+	uint64_t realtime_ns; /* when the salvage ran */
 };
 
 enum pw_end_how {
@@ -132,6 +148,8 @@ struct pw_raw_visitor {
 	void (*proc)(void *ctx, const struct pw_raw_proc_view *p);
 	void (*event)(void *ctx, const struct pw_raw_event *e);
 	void (*lost)(void *ctx, uint32_t lane, uint64_t dropped_total);
+	void (*thread_lost)(void *ctx, uint32_t tid, uint64_t dropped_total);
+	void (*salvage)(void *ctx, const struct pw_raw_salvage *s);
 	void (*end)(void *ctx, const struct pw_raw_end *end, uint64_t end_ns, const char *exec_path);
 };
 

@@ -192,7 +192,7 @@ static void got_end(void *ctx, const struct pw_raw_end *end, uint64_t end_ns, co
 		copy_bounded(g->exec_path, exec_path, (uint32_t)strlen(exec_path));
 }
 
-static const struct pw_raw_visitor visitor = {got_proc, got_event, got_lost, got_end};
+static const struct pw_raw_visitor visitor = {.proc = got_proc, .event = got_event, .lost = got_lost, .end = got_end};
 
 /* Reads path into a fresh *g; returns pw_raw_read's result. */
 static int read_into(const char *path, struct got *g, uint64_t *skipped, char *err, size_t errlen)
@@ -425,7 +425,7 @@ static void test_null_callbacks(void **state)
 	struct pw_raw_end e = {PW_END_EXITED, 0, 1300, 0, 0, 0, 0, 0, 0, 0, 0, 0};
 	put_end(fd, &e);
 	close(fd);
-	static const struct pw_raw_visitor none = {NULL, NULL, NULL, NULL};
+	static const struct pw_raw_visitor none = {0};
 	uint64_t skipped = 0;
 	char err[256] = "";
 	assert_int_equal(pw_raw_read(t->path, &none, NULL, &skipped, err, sizeof err), 0);
@@ -982,7 +982,7 @@ static void test_many_strings(void **state)
 	put_records(fd, recs, N);
 	close(fd);
 	struct many m = {0, 0};
-	static const struct pw_raw_visitor mv = {NULL, many_event, NULL, NULL};
+	static const struct pw_raw_visitor mv = {.event = many_event};
 	uint64_t skipped = 0;
 	char err[512] = "";
 	assert_int_equal(pw_raw_read(t->path, &mv, &m, &skipped, err, sizeof err), 0);
@@ -1155,7 +1155,7 @@ static void fz_end(void *ctx, const struct pw_raw_end *end, uint64_t end_ns, con
 		FZ_CHECK(f, strlen(exec_path) < 4096);
 }
 
-static const struct pw_raw_visitor fuzz_visitor = {fz_proc, fz_event, fz_lost, fz_end};
+static const struct pw_raw_visitor fuzz_visitor = {.proc = fz_proc, .event = fz_event, .lost = fz_lost, .end = fz_end};
 
 /* A valid file of exactly 4096 bytes (an unknown filler chunk at the end) so that a read past its end falls
  * off the mapping. Returns the offsets where its PROC body and each RECORDS body end, and their counts. */
