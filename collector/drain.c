@@ -1,0 +1,530 @@
+#define _GNU_SOURCE
+#include "drain.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../common/pw_clock.h"
+#include "../common/pw_session.h"
+#include "analysis.h"
+#include "lane_walk.h"
+#include "rawfile.h"
+
+#define CLOCK_EVERY_NS 1000000000ull
+
+struct pid_images {
+	pid_t pid;
+	uint32_t images;
+};
+
+/* A producer can truncate its segment under the collector's mapping; reading there raises SIGBUS. Reads
+ * of a segment run with the guard armed: the fault jumps back, and only that producer is given up. */
+static sigjmp_buf fault_jump;
+static volatile sig_atomic_t fault_armed;
+
+static void on_fault(int sig)
+{
+	if (fault_armed) {
+		fault_armed = 0;
+		siglongjmp(fault_jump, 1);
+	}
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+#define SEGMENT_READ_BEGIN(p, on_fault_stmt)          \
+	if (sigsetjmp(fault_jump, 1)) {               \
+		(p)->broken = 1;                      \
+		on_fault_stmt;                        \
+	}                                             \
+	fault_armed = 1
+#define SEGMENT_READ_END() fault_armed = 0
+
+void pw_drain_catch_faults(void)
+{
+	struct sigaction sa = {.sa_handler = on_fault};
+	sigaction(SIGBUS, &sa, NULL);
+}
+
+static uint64_t now_ns(void)
+{
+	return pw_clock_mono_ns();
+}
+
+static int refset_add(struct refset *s, uint64_t ref)
+{
+	if ((s->used + 1) * 2 > s->cap) {
+		size_t ncap = s->cap ? s->cap * 2 : 64;
+		uint64_t *n = calloc(ncap, sizeof *n);
+		if (!n)
+			return -1;
+		for (size_t i = 0; i < s->cap; i++) {
+			if (!s->slots[i])
+				continue;
+			size_t j = (size_t)(s->slots[i] * 0x9e3779b97f4a7c15ull >> 17) & (ncap - 1);
+			while (n[j])
+				j = (j + 1) & (ncap - 1);
+			n[j] = s->slots[i];
+		}
+		free(s->slots);
+		s->slots = n;
+		s->cap = ncap;
+	}
+	size_t i = (size_t)(ref * 0x9e3779b97f4a7c15ull >> 17) & (s->cap - 1);
+	while (s->slots[i]) {
+		if (s->slots[i] == ref)
+			return 0;
+		i = (i + 1) & (s->cap - 1);
+	}
+	s->slots[i] = ref;
+	s->used++;
+	return 1;
+}
+
+static void log_line(const struct pw_drain *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void log_line(const struct pw_drain *s, const char *fmt, ...)
+{
+	if (s->quiet)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("profwrap-collector: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+static void raw_chunk(struct pw_drain *s, struct pw_producer *p, uint32_t type, const void *a, size_t alen, const void *b,
+		      size_t blen)
+{
+	if (p->raw_fd < 0 || p->write_failed)
+		return;
+	int rc = pw_raw_write_chunk(p->raw_fd, type, a, alen, b, blen);
+	if (rc < 0) {
+		p->write_failed = 1;
+		log_line(s, "cannot write the raw trace of pid %d: %s; its later records are lost", (int)p->pid,
+			 strerror(-rc));
+	}
+}
+
+static void write_clock(struct pw_drain *s, struct pw_producer *p)
+{
+	struct pw_clock_pair pair = pw_clock_pair_now();
+	raw_chunk(s, p, PW_CHUNK_CLOCK, &pair, sizeof pair, NULL, 0);
+	p->last_clock_ns = pair.ns;
+}
+
+/* "<rank>-<host>-<pid>[.<image>].pwt", "launcher-..." for a process without a rank: several nodes' collectors
+ * may write into one directory, where pids repeat. */
+static void raw_name(char *buf, size_t size, int32_t rank, const char *host, uint32_t host_len, int pid, uint32_t k)
+{
+	char safe[65];
+	pw_host_file_part(safe, sizeof safe, host, host_len);
+	char r[16];
+	if (rank >= 0)
+		snprintf(r, sizeof r, "%d", (int)rank);
+	else
+		snprintf(r, sizeof r, "launcher");
+	if (k == 0)
+		snprintf(buf, size, "%s-%s-%d.pwt", r, safe, pid);
+	else
+		snprintf(buf, size, "%s-%s-%d.%u.pwt", r, safe, pid, k);
+}
+
+static int note_raw_name(struct pw_drain *s, const char *name)
+{
+	if (s->nraw == s->raw_cap) {
+		size_t cap = s->raw_cap ? s->raw_cap * 2 : 64;
+		char **n = realloc(s->raw_names, cap * sizeof *n);
+		if (!n)
+			return -1;
+		s->raw_names = n;
+		s->raw_cap = cap;
+	}
+	return (s->raw_names[s->nraw] = strdup(name)) ? (int)s->nraw++ : -1;
+}
+
+/* The image number of a process that connects: 0, or n after its n-th exec (the images of a pid connect in
+ * order; the most recent pids are looked at first). */
+static uint32_t next_image(struct pw_drain *s, pid_t pid)
+{
+	for (size_t i = s->npids; i-- > 0;)
+		if (s->pids[i].pid == pid)
+			return s->pids[i].images++;
+	if (s->npids == s->pids_cap) {
+		size_t cap = s->pids_cap ? s->pids_cap * 2 : 64;
+		struct pid_images *n = realloc(s->pids, cap * sizeof *n);
+		if (!n)
+			return 0;
+		s->pids = n;
+		s->pids_cap = cap;
+	}
+	s->pids[s->npids++] = (struct pid_images){pid, 1};
+	return 0;
+}
+
+/* Opens OUT/raw/<name>, never reusing a name (a file of an earlier run, or of another node's collector, stays). */
+static int open_raw(struct pw_drain *s, struct pw_producer *p, uint32_t *image)
+{
+	char path[4352];
+	uint32_t host_len = 0;
+	const char *host = pw_arena_get_in(p->h, &p->geo, p->h->host_ref, &host_len);
+	*image = next_image(s, p->pid);
+	for (uint32_t k = *image; k < *image + 10000; k++) {
+		raw_name(p->raw_name, sizeof p->raw_name, p->rank, host, host_len, (int)p->pid, k);
+		snprintf(path, sizeof path, "%s/%s", s->raw_dir, p->raw_name);
+		int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_APPEND, 0600);
+		if (fd >= 0) {
+			if (note_raw_name(s, p->raw_name) < 0)
+				log_line(s, "out of memory: %s will only be in `profwrap report`", path);
+			return fd;
+		}
+		if (errno != EEXIST) {
+			log_line(s, "cannot create %s: %s", path, strerror(errno));
+			return -1;
+		}
+	}
+	return -1;
+}
+
+static void producer_free(struct pw_producer *p)
+{
+	if (p->sock >= 0)
+		close(p->sock);
+	if (p->raw_fd >= 0)
+		close(p->raw_fd);
+	if (p->h)
+		munmap(p->h, p->geo.mapped_size);
+	free(p->lost_seen);
+	free(p->strings.slots);
+	free(p);
+}
+
+/* Receives a hello: the message and the segment's descriptor. Returns the descriptor, or -1. */
+static int receive_hello(int sock, struct pw_hello *hello)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} ctl;
+	struct iovec iov = {hello, sizeof *hello};
+	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf, .msg_controllen = sizeof ctl.buf};
+	ssize_t n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+	int fd = -1;
+	for (struct cmsghdr *cm = n > 0 ? CMSG_FIRSTHDR(&msg) : NULL; cm; cm = CMSG_NXTHDR(&msg, cm))
+		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS && cm->cmsg_len == CMSG_LEN(sizeof(int)))
+			memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+	if (fd >= 0 && (n != (ssize_t)sizeof *hello || hello->magic != PW_HELLO_MAGIC ||
+			hello->version != PW_FORMAT_VERSION)) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+/* The PROC chunk: what describes the process, from its header and arena (read under the fault guard). */
+static void write_proc(struct pw_drain *s, struct pw_producer *p, uint32_t image)
+{
+	struct pw_seg_header *h = p->h;
+	struct pw_raw_proc proc = {h->pid, h->ppid, p->rank, p->world, h->clock_kind, h->domain_mask,
+				   h->clock0, h->start_realtime_ns, 0, 0, 0, image};
+	const char *strs[3];
+	uint32_t lens[3] = {0, 0, 0};
+	pw_strref refs[3] = {h->argv_ref, h->exe_ref, h->host_ref};
+	size_t total = 0;
+	for (int i = 0; i < 3; i++) {
+		strs[i] = pw_arena_get_in(h, &p->geo, refs[i], &lens[i]);
+		if (!strs[i])
+			lens[i] = 0;
+		total += lens[i];
+	}
+	proc.argv_len = lens[0];
+	proc.exe_len = lens[1];
+	proc.host_len = lens[2];
+	char *buf = malloc(total + 1);
+	if (!buf)
+		return;
+	for (int i = 0, at = 0; i < 3; at += (int)lens[i], i++)
+		memcpy(buf + at, strs[i] ? strs[i] : "", lens[i]);
+	raw_chunk(s, p, PW_CHUNK_PROC, &proc, sizeof proc, buf, total);
+	free(buf);
+}
+
+/* Checks the segment's layout (keeping the copy) and starts the raw trace with the process's description.
+ * Reads of the segment run under the fault guard. Returns 0, or -1 after logging why. */
+static int producer_load(struct pw_drain *s, struct pw_producer *p)
+{
+	SEGMENT_READ_BEGIN(p, return -1);
+	if (pw_seg_geometry_read(p->h, p->geo.mapped_size, &p->geo) < 0 || p->h->pid != p->pid) {
+		SEGMENT_READ_END();
+		log_line(s, "refused pid %d: its shared memory header is inconsistent", (int)p->pid);
+		return -1;
+	}
+	if (p->geo.lane_size > s->buf_size) {
+		uint8_t *nb = realloc(s->buf, p->geo.lane_size);
+		if (!nb) {
+			SEGMENT_READ_END();
+			return -1;
+		}
+		s->buf = nb;
+		s->buf_size = p->geo.lane_size;
+	}
+	uint32_t image = 0;
+	p->rank = p->h->rank < 0 ? -1 : p->h->rank;
+	p->world = p->h->world_size < 1 ? 1 : p->h->world_size;
+	p->lost_seen = calloc(p->geo.lane_count, sizeof *p->lost_seen);
+	if (!p->lost_seen || (p->raw_fd = open_raw(s, p, &image)) < 0 || pw_raw_write_header(p->raw_fd) < 0) {
+		SEGMENT_READ_END();
+		return -1;
+	}
+	write_proc(s, p, image);
+	SEGMENT_READ_END();
+	return 0;
+}
+
+/* Takes a producer from its hello: same user (SO_PEERCRED), the pid it claims, a segment it owns, private,
+ * and self-consistent. The segment's name is removed at once: the mappings keep it alive, and nothing is
+ * left in /dev/shm whatever happens to either side. Returns NULL after logging why it was refused. */
+struct pw_producer *pw_producer_open(struct pw_drain *s, int sock)
+{
+	struct pw_hello hello;
+	struct ucred cred;
+	socklen_t clen = sizeof cred;
+	struct stat st;
+	struct pw_producer *p = NULL;
+	int shm_fd = receive_hello(sock, &hello);
+	if (shm_fd < 0) {
+		log_line(s, "refused a connection: not a profwrap %u producer", PW_FORMAT_VERSION);
+		goto fail;
+	}
+	hello.shm_name[sizeof hello.shm_name - 1] = 0;
+	if (getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &cred, &clen) < 0 || cred.uid != getuid() ||
+	    cred.pid != hello.pid) {
+		log_line(s, "refused pid %d: not the same user, or not the process it claims to be", hello.pid);
+		goto fail;
+	}
+	if (fstat(shm_fd, &st) < 0 || st.st_uid != getuid() || (st.st_mode & 077) ||
+	    (size_t)st.st_size < sizeof(struct pw_seg_header)) {
+		log_line(s, "refused pid %d: its shared memory is not private to this user", hello.pid);
+		goto fail;
+	}
+	if (strncmp(hello.shm_name, "/profwrap.", 10) == 0)
+		shm_unlink(hello.shm_name);
+	p = calloc(1, sizeof *p);
+	if (!p)
+		goto fail;
+	p->sock = -1;
+	p->raw_fd = -1;
+	p->pid = hello.pid;
+	void *m = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, shm_fd, 0);
+	if (m == MAP_FAILED) {
+		log_line(s, "refused pid %d: cannot map its shared memory: %s", hello.pid, strerror(errno));
+		goto fail;
+	}
+	p->h = m;
+	p->geo.mapped_size = (uint64_t)st.st_size;
+	if (producer_load(s, p) < 0)
+		goto fail;
+	close(shm_fd);
+	p->sock = sock;
+	raw_chunk(s, p, PW_CHUNK_CLOCK, &s->start_pair, sizeof s->start_pair, NULL, 0);
+	write_clock(s, p);
+	s->processes++;
+	return p;
+fail:
+	if (p)
+		producer_free(p);
+	if (shm_fd >= 0)
+		close(shm_fd);
+	close(sock);
+	return NULL;
+}
+
+/* Writes one string chunk for ref unless this file already has it. */
+static void emit_string(struct pw_drain *s, struct pw_producer *p, uint64_t ref)
+{
+	if (!ref || refset_add(&p->strings, ref) != 1)
+		return;
+	uint32_t len;
+	const char *str = pw_arena_get_in(p->h, &p->geo, ref, &len);
+	if (!str)
+		return;
+	struct pw_raw_string hdr = {ref, len, 0};
+	raw_chunk(s, p, PW_CHUNK_STRING, &hdr, sizeof hdr, str, len);
+}
+
+struct drain_ctx {
+	struct pw_drain *s;
+	struct pw_producer *p;
+};
+
+static void drained_records(void *ctx, const uint8_t *recs, uint64_t len)
+{
+	struct drain_ctx *c = ctx;
+	raw_chunk(c->s, c->p, PW_CHUNK_RECORDS, recs, len, NULL, 0);
+}
+
+static void drained_string(void *ctx, uint64_t ref)
+{
+	struct drain_ctx *c = ctx;
+	emit_string(c->s, c->p, ref);
+}
+
+/* Drains one lane: copies [tail, head) out of shared memory (so a misbehaving producer cannot change what
+ * was validated), writes the valid records as RECORDS chunks, and frees the space. Returns bytes consumed. */
+static uint64_t drain_lane(struct pw_drain *s, struct pw_producer *p, uint32_t lane)
+{
+	struct pw_lane *l = &pw_seg_lanes(p->h)[lane];
+	uint64_t size = p->geo.lane_size, tail;
+	uint64_t avail = pw_lane_readable(l, &tail);
+	if (!avail)
+		return 0;
+	if (avail > size) {
+		p->bad_records++;
+		pw_lane_release(l, tail + avail);
+		return 0;
+	}
+	const uint8_t *data = pw_seg_lane_data_in(p->h, &p->geo, lane);
+	uint64_t off = tail & (size - 1);
+	uint64_t first = size - off < avail ? size - off : avail;
+	memcpy(s->buf, data + off, first);
+	memcpy(s->buf + first, data, avail - first);
+
+	struct drain_ctx ctx = {s, p};
+	struct pw_lane_visitor v = {&ctx, drained_records, drained_string};
+	struct pw_lane_walk_result r = pw_lane_walk(s->buf, avail, first, &v);
+	p->events += r.records;
+	s->events += r.records;
+	p->bad_records += r.refused;
+	if (!p->write_failed)
+		pw_lane_release(l, tail + avail);
+	return avail;
+}
+
+uint64_t pw_producer_drain(struct pw_drain *s, struct pw_producer *p)
+{
+	if (p->write_failed || p->broken)
+		return 0;
+	volatile uint64_t moved = 0;
+	SEGMENT_READ_BEGIN(p, {
+		log_line(s, "pid %d truncated its shared memory; its later records are lost", (int)p->pid);
+		return moved;
+	});
+	struct pw_lane *lanes = pw_seg_lanes(p->h);
+	for (uint32_t i = 0; i < p->geo.lane_count; i++) {
+		moved += drain_lane(s, p, i);
+		uint64_t d = atomic_load_explicit(&lanes[i].dropped, memory_order_relaxed);
+		if (d != p->lost_seen[i]) {
+			struct pw_raw_lost lost = {i, 0, d};
+			raw_chunk(s, p, PW_CHUNK_LOST, &lost, sizeof lost, NULL, 0);
+			s->dropped += d - p->lost_seen[i];
+			p->dropped += d - p->lost_seen[i];
+			p->lost_seen[i] = d;
+		}
+	}
+	SEGMENT_READ_END();
+	if (now_ns() - p->last_clock_ns > CLOCK_EVERY_NS)
+		write_clock(s, p);
+	return moved;
+}
+
+/* MPI_Init told the process its rank (the launcher's environment may have said none or another): the PROC
+ * chunk, first in the file, gets it in place, and the file the name of that rank, so the analysis puts the
+ * whole process, records from before MPI_Init included, under the rank MPI gave it. */
+static void set_rank(struct pw_drain *s, struct pw_producer *p, int32_t rank, int32_t world)
+{
+	char path[4352], to[4352], name[sizeof p->raw_name];
+	snprintf(path, sizeof path, "%s/%s", s->raw_dir, p->raw_name);
+	int fd = open(path, O_WRONLY | O_CLOEXEC); /* not the O_APPEND descriptor: pwrite would append */
+	int32_t v[2] = {rank, world};
+	off_t at = (off_t)(sizeof(struct pw_raw_file_header) + sizeof(struct pw_raw_chunk) +
+			   offsetof(struct pw_raw_proc, rank));
+	_Static_assert(offsetof(struct pw_raw_proc, world_size) == offsetof(struct pw_raw_proc, rank) + 4,
+		       "rank and world_size are written together");
+	if (fd < 0 || pwrite(fd, v, sizeof v, at) != (ssize_t)sizeof v) {
+		log_line(s, "cannot set the MPI rank %d of pid %d in %s", (int)rank, (int)p->pid, path);
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	close(fd);
+	/* "<rank>-<rest>" -> "<new rank>-<rest>", never over another file */
+	const char *rest = strchr(p->raw_name, '-');
+	snprintf(name, sizeof name, "%d%s", (int)rank, rest ? rest : "");
+	snprintf(to, sizeof to, "%s/%s", s->raw_dir, name);
+	if (renameat2(AT_FDCWD, path, AT_FDCWD, to, RENAME_NOREPLACE) < 0)
+		return; /* the file keeps its name; the rank inside it is what counts */
+	for (size_t i = 0; i < s->nraw; i++)
+		if (strcmp(s->raw_names[i], p->raw_name) == 0) {
+			char *n = strdup(name);
+			if (n) {
+				free(s->raw_names[i]);
+				s->raw_names[i] = n;
+			}
+		}
+}
+
+/* The process is gone (or the session is over): last drain, END chunk, and the segment is removed unless
+ * its records could not be written (then it stays for salvage). */
+void pw_producer_finish(struct pw_drain *s, struct pw_producer *p, int still_running)
+{
+	volatile int32_t rank = -1, world = 0; /* set under the fault guard (setjmp) */
+	pw_producer_drain(s, p);
+	struct pw_raw_end end = {0};
+	end.how = PW_END_VANISHED;
+	end.bad_records = p->bad_records;
+	if (!p->broken) {
+		SEGMENT_READ_BEGIN(p, goto write_end);
+		struct pw_seg_header *h = p->h;
+		uint32_t state = atomic_load_explicit(&h->state, memory_order_acquire);
+		end.how = still_running		      ? PW_END_RUNNING
+			  : state == PW_STATE_EXITED  ? PW_END_EXITED
+			  : state == PW_STATE_EXECING ? PW_END_EXECED
+			  : state == PW_STATE_EXITING ? PW_END_DIED_IN_EXIT
+						      : PW_END_VANISHED;
+		end.exit_status = h->exit_status;
+		end.end_ticks = end.how == PW_END_EXITED || end.how == PW_END_EXECED ? h->end_ticks : 0;
+		if (end.how == PW_END_EXECED) {
+			end.exec_ref = h->exec_ref;
+			emit_string(s, p, h->exec_ref);
+		}
+		end.io_rchar = h->io_rchar;
+		end.io_wchar = h->io_wchar;
+		end.io_valid = h->io_valid;
+		end.arena_dropped = atomic_load(&h->arena_dropped);
+		end.guard_skipped = atomic_load(&h->guard_skipped);
+		end.stacks_dropped = atomic_load(&h->stacks_dropped);
+		end.samples_skipped = atomic_load(&h->samples_skipped);
+		rank = __atomic_load_n(&h->rank, __ATOMIC_RELAXED);
+		world = __atomic_load_n(&h->world_size, __ATOMIC_RELAXED);
+		SEGMENT_READ_END();
+	}
+write_end:
+	write_clock(s, p);
+	raw_chunk(s, p, PW_CHUNK_END, &end, sizeof end, NULL, 0);
+	if (rank >= 0 && world >= 1 && (rank != p->rank || world != p->world))
+		set_rank(s, p, rank, world);
+	producer_free(p);
+}
+
+void pw_drain_free(struct pw_drain *s)
+{
+	for (size_t i = 0; i < s->nraw; i++)
+		free(s->raw_names[i]);
+	free(s->raw_names);
+	free(s->pids);
+	free(s->buf);
+	*s = (struct pw_drain){0};
+}
