@@ -12,9 +12,24 @@
 
 PW_WRAP(WAIT, NANOSLEEP, int, nanosleep, (const struct timespec *req, struct timespec *rem), (req, rem), 0, 0,
 	ret < 0)
-PW_WRAP(WAIT, CLOCK_NANOSLEEP, int, clock_nanosleep,
-	(clockid_t clk, int flags, const struct timespec *req, struct timespec *rem), (clk, flags, req, rem), clk, 0,
-	ret != 0)
+
+/* clock_nanosleep returns its error (EINTR) and leaves errno alone: the record takes the returned error,
+ * and the caller's errno is given back untouched. */
+PW_REAL(int, clock_nanosleep, (clockid_t, int, const struct timespec *, struct timespec *));
+PW_EXPORT int clock_nanosleep(clockid_t clk, int flags, const struct timespec *req, struct timespec *rem)
+{
+	PW_RESOLVE(clock_nanosleep);
+	if (!pw_should_record(PW_DOM_WAIT))
+		return real_clock_nanosleep(clk, flags, req, rem);
+	PW_BEGIN();
+	int ret = real_clock_nanosleep(clk, flags, req, rem);
+	int saved = errno;
+	errno = ret;
+	PW_END(CLOCK_NANOSLEEP, ret, clk, 0, ret != 0);
+	errno = saved;
+	return ret;
+}
+
 PW_WRAP(WAIT, USLEEP, int, usleep, (useconds_t us), (us), us, 0, ret < 0)
 PW_WRAP(WAIT, SLEEP, unsigned int, sleep, (unsigned int s), (s), s, 0, 0)
 PW_WRAP(WAIT, POLL, int, poll, (struct pollfd *fds, nfds_t n, int timeout), (fds, n, timeout), n, ret, ret < 0)
