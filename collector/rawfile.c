@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -148,12 +149,18 @@ static void strtab_free(struct strtab *t)
 
 #define ERR(...) (snprintf(err, errlen, __VA_ARGS__), -1)
 
+/* A chunk's payload with its padding (in size_t: a length near 2^32 must not wrap). */
+static size_t padded(uint32_t len)
+{
+	return ((size_t)len + 7) & ~(size_t)7;
+}
+
 /* Drops the pages before off from the resident set once a window's worth has been read (a 10-million-event
  * trace is ~0.5 GB). Pointers into them stay valid: an unwritten private file mapping reads them back from
- * the file when they are touched again. */
-static void release_behind(const uint8_t *base, size_t *released, size_t off)
+ * the file when they are touched again. Only for a file mapping: on other memory it would discard the bytes. */
+static void release_behind(const uint8_t *base, int mapped, size_t *released, size_t off)
 {
-	if (off - *released < PW_RAW_WINDOW)
+	if (!mapped || off - *released < PW_RAW_WINDOW)
 		return;
 	size_t upto = off & ~(size_t)(PW_RAW_WINDOW - 1);
 	madvise((void *)(base + *released), upto - *released, MADV_DONTNEED);
@@ -161,13 +168,13 @@ static void release_behind(const uint8_t *base, size_t *released, size_t off)
 }
 
 /* The line through the earliest and the latest calibration pair of the file. */
-static struct pw_clock_line fit_clock(const uint8_t *base, size_t size, size_t off, uint32_t kind,
+static struct pw_clock_line fit_clock(const uint8_t *base, int mapped, size_t size, size_t off, uint32_t kind,
 				      struct pw_clock_pair first)
 {
 	struct pw_clock_pair lo = first, hi = first;
 	size_t released = 0;
 	while (off + sizeof(struct pw_raw_chunk) <= size) {
-		release_behind(base, &released, off);
+		release_behind(base, mapped, &released, off);
 		struct pw_raw_chunk c;
 		memcpy(&c, base + off, sizeof c);
 		size_t body = off + sizeof c;
@@ -181,188 +188,314 @@ static struct pw_clock_line fit_clock(const uint8_t *base, size_t size, size_t o
 			if (p.ticks > hi.ticks)
 				hi = p;
 		}
-		off = body + ((c.len + 7u) & ~7u);
+		off = body + padded(c.len);
 	}
 	return pw_clock_line_fit((enum pw_clock_kind)kind, lo, hi);
 }
 
-int pw_raw_read(const char *path, const struct pw_raw_visitor *v, void *ctx, uint64_t *skipped, char *err,
-		size_t errlen)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return ERR("cannot open %s: %s", path, strerror(errno));
-	struct stat st;
-	if (fstat(fd, &st) < 0) {
-		close(fd);
-		return ERR("cannot stat %s: %s", path, strerror(errno));
-	}
-	size_t size = (size_t)st.st_size;
-	if (size < sizeof(struct pw_raw_file_header)) {
-		close(fd);
-		return ERR("%s: not a profwrap raw trace (too short)", path);
-	}
-	const uint8_t *base = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (base == MAP_FAILED)
-		return ERR("cannot map %s: %s", path, strerror(errno));
-	madvise((void *)base, size, MADV_SEQUENTIAL);
+/* What was wrong with a file that is delivered anyway: the first damage found, how much more followed, and
+ * where the file was cut short. It becomes the one line the reader hands back with a 0. */
+struct damage {
+	char first[192];
+	uint64_t more;
+	size_t cut_at; /* offset of the chunk that runs past the end of the file; SIZE_MAX: none */
+};
 
-	int rc = 0;
-	struct strtab strings = {0};
+static void damaged(struct damage *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void damaged(struct damage *d, const char *fmt, ...)
+{
+	if (d->first[0]) {
+		d->more++;
+		return;
+	}
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(d->first, sizeof d->first, fmt, ap);
+	va_end(ap);
+}
+
+static void damage_line(const struct damage *d, const char *name, char *err, size_t errlen)
+{
+	if (!d->first[0] && d->cut_at == SIZE_MAX)
+		return;
+	char more[80] = "", cut[128] = "";
+	if (d->more)
+		snprintf(more, sizeof more, " (and %llu more damaged record%s or chunk%s)", (unsigned long long)d->more,
+			 d->more == 1 ? "" : "s", d->more == 1 ? "" : "s");
+	if (d->cut_at != SIZE_MAX)
+		snprintf(cut, sizeof cut, "%schunk at offset %zu overruns the file (cut short): read up to there",
+			 d->first[0] ? "; " : "", d->cut_at);
+	snprintf(err, errlen, "%s: %s%s%s", name, d->first, more, cut);
+}
+
+static const char *chunk_name(uint32_t type)
+{
+	switch (type) {
+	case PW_CHUNK_STRING:
+		return "STRING";
+	case PW_CHUNK_CLOCK:
+		return "CLOCK";
+	case PW_CHUNK_LOST:
+		return "LOST";
+	case PW_CHUNK_THREAD_LOST:
+		return "THREAD_LOST";
+	case PW_CHUNK_SALVAGE:
+		return "SALVAGE";
+	case PW_CHUNK_END:
+		return "END";
+	default:
+		return "?";
+	}
+}
+
+/* The smallest payload of a chunk type this reader delivers, 0 for the others. */
+static size_t chunk_min(uint32_t type)
+{
+	switch (type) {
+	case PW_CHUNK_STRING:
+		return sizeof(struct pw_raw_string);
+	case PW_CHUNK_CLOCK:
+		return sizeof(struct pw_clock_pair);
+	case PW_CHUNK_LOST:
+		return sizeof(struct pw_raw_lost);
+	case PW_CHUNK_THREAD_LOST:
+		return sizeof(struct pw_raw_thread_lost);
+	case PW_CHUNK_SALVAGE:
+		return sizeof(struct pw_raw_salvage);
+	case PW_CHUNK_END:
+		return sizeof(struct pw_raw_end);
+	default:
+		return 0;
+	}
+}
+
+/* The records of one RECORDS chunk (len bytes at p, the chunk's payload at offset at of the file). */
+static void read_records(const uint8_t *p, uint32_t len, size_t at, const struct strtab *strings,
+			 const struct pw_clock_line *line, const struct pw_raw_visitor *v, void *ctx, uint64_t *skipped,
+			 struct damage *d)
+{
+	uint64_t flagged[255]; /* the largest record: size8 is a byte */
+	size_t r = 0;
+	while (r + sizeof(struct pw_rec_hdr) <= len) {
+		struct pw_rec_hdr h;
+		memcpy(&h, p + r, sizeof h);
+		size_t rsize = (size_t)h.size8 * 8;
+		if (rsize < sizeof h || rsize > len - r) {
+			(*skipped)++;
+			damaged(d, "record at offset %zu has a bad size (%zu bytes): the rest of its chunk skipped", at + r,
+				rsize);
+			break;
+		}
+		int outside = (h.type & PW_REC_OUTSIDE) != 0;
+		int stacked = (h.type & PW_REC_STACK) != 0;
+		h.type = PW_REC_TYPE(h.type);
+		if (h.type == PW_EV_PAD || h.type >= PW_EV_COUNT ||
+		    rsize < pw_event_min_size(h.type) + (stacked ? 8 : 0) || ((uintptr_t)(p + r) & 7)) {
+			(*skipped)++;
+			damaged(d, "record at offset %zu is not valid (type %u, %zu bytes%s): skipped", at + r, h.type,
+				rsize, (uintptr_t)(p + r) & 7 ? ", not 8-byte aligned" : "");
+			r += rsize;
+			continue;
+		}
+		const struct pw_rec_call *rec = (const struct pw_rec_call *)(p + r);
+		if (outside || stacked) { /* readers see the plain type, on a copy; the flags travel in e */
+			memcpy(flagged, p + r, rsize);
+			memcpy(flagged, &h, sizeof h);
+			rec = (const struct pw_rec_call *)flagged;
+		}
+		struct pw_raw_event e = {rec, rec->t0, rec->t1, NULL, 0, outside, 0, NULL, 0, NULL, 0};
+		if (stacked) {
+			memcpy(&e.stack_ref, p + r + rsize - 8, 8);
+			e.stack = strtab_get(strings, e.stack_ref & ~PW_STACK_PY_PENDING, &e.stack_len);
+		}
+		if (h.type == PW_EV_MODULE) {
+			const struct pw_rec_module *m = (const struct pw_rec_module *)rec;
+			e.build_id = strtab_get(strings, m->build_id, &e.build_id_len);
+		}
+		if (!pw_kind_is_activity(pw_events[h.type].kind)) { /* those are in ns already */
+			e.t0_ns = pw_clock_to_ns(line, rec->t0);
+			e.t1_ns = pw_clock_to_ns(line, rec->t1);
+		}
+		if (pw_kind_has_string(pw_events[h.type].kind))
+			e.str = strtab_get(strings, rec->arg1, &e.str_len);
+		if (v->event)
+			v->event(ctx, &e);
+		r += rsize;
+	}
+}
+
+/* Reads the size bytes at base (a mapping of the file when mapped) as a raw trace named name. */
+static int read_bytes(const char *name, const uint8_t *base, size_t size, int mapped, const struct pw_raw_visitor *v,
+		      void *ctx, uint64_t *skipped, char *err, size_t errlen)
+{
 	struct pw_raw_file_header fh;
+	if (size == 0)
+		return ERR("%s: empty file: skipped", name);
+	if (size < sizeof fh)
+		return ERR("%s: cut short at offset %zu, inside the %zu-byte file header: skipped", name, size, sizeof fh);
 	memcpy(&fh, base, sizeof fh);
-	if (memcmp(fh.magic, PW_RAW_MAGIC, sizeof fh.magic) != 0) {
-		rc = ERR("%s: not a profwrap raw trace (bad magic at offset 0)", path);
-		goto out;
-	}
-	if (fh.version != PW_RAW_VERSION) {
-		rc = ERR("%s: raw trace version %u, this profwrap reads version %u", path, fh.version, PW_RAW_VERSION);
-		goto out;
-	}
-	if (fh.header_size < sizeof fh || fh.header_size > size) {
-		rc = ERR("%s: bad header size at offset 8", path);
-		goto out;
-	}
+	if (memcmp(fh.magic, PW_RAW_MAGIC, sizeof fh.magic) != 0)
+		return ERR("%s: not a profwrap raw trace (bad magic at offset 0): skipped", name);
+	if (fh.version > PW_RAW_VERSION)
+		return ERR("%s: format version %u is newer than this profwrap (%u): skipped", name, fh.version,
+			   PW_RAW_VERSION);
+	if (fh.version < PW_RAW_VERSION)
+		return ERR("%s: format version %u is older than this profwrap reads (%u): skipped", name, fh.version,
+			   PW_RAW_VERSION);
+	if (fh.header_size < sizeof fh || fh.header_size > size)
+		return ERR("%s: bad header size %u at offset 12: skipped", name, fh.header_size);
 
 	size_t off = fh.header_size;
 	struct pw_raw_chunk c = {0, 0};
-	if (off + sizeof c <= size)
-		memcpy(&c, base + off, sizeof c);
-	if (off + sizeof c > size || c.type != PW_CHUNK_PROC || c.len < sizeof(struct pw_raw_proc) ||
-	    c.len > size - off - sizeof c) {
-		rc = ERR("%s: no process description at offset %zu", path, off);
-		goto out;
-	}
+	if (off + sizeof c > size)
+		return ERR("%s: cut short at offset %zu, before the process description: skipped", name, size);
+	memcpy(&c, base + off, sizeof c);
+	if (c.type != PW_CHUNK_PROC)
+		return ERR("%s: no process description at offset %zu (a chunk of type %u): skipped", name, off, c.type);
+	if (c.len > size - off - sizeof c)
+		return ERR("%s: the process description at offset %zu overruns the file (cut short): skipped", name, off);
 	struct pw_raw_proc proc;
+	if (c.len < sizeof proc)
+		return ERR("%s: the process description at offset %zu is too short (%u bytes): skipped", name, off, c.len);
 	memcpy(&proc, base + off + sizeof c, sizeof proc);
-	if ((uint64_t)proc.argv_len + proc.exe_len + proc.host_len > c.len - sizeof proc) {
-		rc = ERR("%s: process description overruns its chunk at offset %zu", path, off);
-		goto out;
-	}
-	struct pw_clock_line line = fit_clock(base, size, off, proc.clock_kind, proc.clock0);
-	madvise((void *)base, size, MADV_DONTNEED); /* the scan touched a page per chunk */
+	if ((uint64_t)proc.argv_len + proc.exe_len + proc.host_len > c.len - sizeof proc)
+		return ERR("%s: the process description at offset %zu overruns its chunk: skipped", name, off);
+
+	struct damage d = {.cut_at = SIZE_MAX};
+	struct strtab strings = {0};
+	int rc = 0;
+	struct pw_clock_line line = fit_clock(base, mapped, size, off, proc.clock_kind, proc.clock0);
+	if (mapped)
+		madvise((void *)base, size, MADV_DONTNEED); /* the scan touched a page per chunk */
 	const char *strs = (const char *)base + off + sizeof c + sizeof proc;
 	struct pw_raw_proc_view pv = {&proc, strs,
 				      strs + proc.argv_len, strs + proc.argv_len + proc.exe_len,
 				      pw_clock_to_ns(&line, proc.clock0.ticks)};
 	if (v->proc)
 		v->proc(ctx, &pv);
-	off += sizeof c + ((c.len + 7u) & ~7u);
+	off += sizeof c + padded(c.len);
 
 	size_t released = 0;
-	while (off + sizeof c <= size) {
-		release_behind(base, &released, off);
-		memcpy(&c, base + off, sizeof c);
+	while (off < size) {
+		release_behind(base, mapped, &released, off);
 		size_t body = off + sizeof c;
-		if (c.len > size - body)
-			break; /* cut short: deliver what was whole */
+		if (body > size) {
+			d.cut_at = off; /* inside a chunk header */
+			break;
+		}
+		memcpy(&c, base + off, sizeof c);
+		if (c.len > size - body) {
+			d.cut_at = off; /* cut short: deliver what was whole */
+			break;
+		}
 		const uint8_t *p = base + body;
+		size_t next = body + padded(c.len);
+		if (c.len < chunk_min(c.type)) {
+			damaged(&d, "%s chunk at offset %zu is too short (%u bytes): skipped", chunk_name(c.type), off, c.len);
+			off = next;
+			continue;
+		}
 		switch (c.type) {
 		case PW_CHUNK_STRING: {
 			struct pw_raw_string s;
-			if (c.len < sizeof s)
-				break;
 			memcpy(&s, p, sizeof s);
-			if (s.len <= c.len - sizeof s && strtab_put(&strings, s.ref, (const char *)p + sizeof s, s.len)) {
-				rc = ERR("%s: out of memory", path);
-				goto out;
-			}
+			if (!s.ref || s.len > c.len - sizeof s)
+				damaged(&d, "STRING chunk at offset %zu: %s: skipped", off,
+					s.ref ? "its string overruns the chunk" : "reference 0");
+			else if (strtab_put(&strings, s.ref, (const char *)p + sizeof s, s.len))
+				rc = ERR("%s: out of memory at offset %zu", name, off);
 			break;
 		}
-		case PW_CHUNK_RECORDS: {
-			uint64_t flagged[255]; /* the largest record: size8 is a byte */
-			size_t r = 0;
-			while (r + sizeof(struct pw_rec_hdr) <= c.len) {
-				struct pw_rec_hdr h;
-				memcpy(&h, p + r, sizeof h);
-				size_t rsize = (size_t)h.size8 * 8;
-				if (rsize < sizeof h || rsize > c.len - r) {
-					(*skipped)++;
-					break;
-				}
-				int outside = (h.type & PW_REC_OUTSIDE) != 0;
-				int stacked = (h.type & PW_REC_STACK) != 0;
-				h.type = PW_REC_TYPE(h.type);
-				if (h.type == PW_EV_PAD || h.type >= PW_EV_COUNT ||
-				    rsize < pw_event_min_size(h.type) + (stacked ? 8 : 0) || ((uintptr_t)(p + r) & 7)) {
-					(*skipped)++;
-					r += rsize;
-					continue;
-				}
-				const struct pw_rec_call *rec = (const struct pw_rec_call *)(p + r);
-				if (outside || stacked) { /* readers see the plain type, on a copy; the flags travel in e */
-					memcpy(flagged, p + r, rsize);
-					memcpy(flagged, &h, sizeof h);
-					rec = (const struct pw_rec_call *)flagged;
-				}
-				struct pw_raw_event e = {rec, rec->t0, rec->t1, NULL, 0, outside, 0, NULL, 0, NULL, 0};
-				if (stacked) {
-					memcpy(&e.stack_ref, p + r + rsize - 8, 8);
-					e.stack = strtab_get(&strings, e.stack_ref & ~PW_STACK_PY_PENDING, &e.stack_len);
-				}
-				if (h.type == PW_EV_MODULE) {
-					const struct pw_rec_module *m = (const struct pw_rec_module *)rec;
-					e.build_id = strtab_get(&strings, m->build_id, &e.build_id_len);
-				}
-				if (!pw_kind_is_activity(pw_events[h.type].kind)) { /* those are in ns already */
-					e.t0_ns = pw_clock_to_ns(&line, rec->t0);
-					e.t1_ns = pw_clock_to_ns(&line, rec->t1);
-				}
-				if (pw_kind_has_string(pw_events[h.type].kind))
-					e.str = strtab_get(&strings, rec->arg1, &e.str_len);
-				if (v->event)
-					v->event(ctx, &e);
-				r += rsize;
-			}
+		case PW_CHUNK_RECORDS:
+			read_records(p, c.len, body, &strings, &line, v, ctx, skipped, &d);
 			break;
-		}
 		case PW_CHUNK_LOST: {
 			struct pw_raw_lost l;
-			if (c.len >= sizeof l && v->lost) {
-				memcpy(&l, p, sizeof l);
+			memcpy(&l, p, sizeof l);
+			if (v->lost)
 				v->lost(ctx, l.lane, l.dropped_total);
-			}
 			break;
 		}
 		case PW_CHUNK_THREAD_LOST: {
 			struct pw_raw_thread_lost l;
-			if (c.len >= sizeof l && v->thread_lost) {
-				memcpy(&l, p, sizeof l);
+			memcpy(&l, p, sizeof l);
+			if (v->thread_lost)
 				v->thread_lost(ctx, l.tid, l.dropped_total);
-			}
 			break;
 		}
 		case PW_CHUNK_SALVAGE: {
 			struct pw_raw_salvage sv;
-			if (c.len >= sizeof sv && v->salvage) {
-				memcpy(&sv, p, sizeof sv);
+			memcpy(&sv, p, sizeof sv);
+			if (v->salvage)
 				v->salvage(ctx, &sv);
-			}
 			break;
 		}
 		case PW_CHUNK_END: {
 			struct pw_raw_end e;
-			if (c.len >= sizeof e && v->end) {
-				memcpy(&e, p, sizeof e);
-				uint32_t len = 0;
-				const char *exec_path = strtab_get(&strings, e.exec_ref, &len);
-				char buf[4096];
-				if (exec_path) {
-					snprintf(buf, sizeof buf, "%.*s", (int)len, exec_path);
-					exec_path = buf;
-				}
-				v->end(ctx, &e, e.end_ticks ? pw_clock_to_ns(&line, e.end_ticks) : 0, exec_path);
+			memcpy(&e, p, sizeof e);
+			uint32_t len = 0;
+			const char *exec_path = strtab_get(&strings, e.exec_ref, &len);
+			char buf[4096];
+			if (exec_path) {
+				snprintf(buf, sizeof buf, "%.*s", (int)len, exec_path);
+				exec_path = buf;
 			}
+			if (v->end)
+				v->end(ctx, &e, e.end_ticks ? pw_clock_to_ns(&line, e.end_ticks) : 0, exec_path);
 			break;
 		}
 		default:
 			break; /* CLOCK was used above; unknown chunk types are for newer readers */
 		}
-		off = body + ((c.len + 7u) & ~7u);
+		if (rc)
+			break;
+		off = next;
 	}
-out:
 	strtab_free(&strings);
+	if (!rc)
+		damage_line(&d, name, err, errlen);
+	return rc;
+}
+
+int pw_raw_read_mem(const char *name, const void *buf, size_t len, const struct pw_raw_visitor *v, void *ctx,
+		    uint64_t *skipped, char *err, size_t errlen)
+{
+	if (errlen)
+		err[0] = 0;
+	return read_bytes(name, buf, len, 0, v, ctx, skipped, err, errlen);
+}
+
+int pw_raw_read(const char *path, const struct pw_raw_visitor *v, void *ctx, uint64_t *skipped, char *err,
+		size_t errlen)
+{
+	if (errlen)
+		err[0] = 0;
+	/* O_NONBLOCK: a FIFO named like a trace must not hang the report; it is refused below */
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return ERR("%s: %s: skipped", path, strerror(errno));
+	struct stat st;
+	if (fstat(fd, &st) < 0) {
+		int e = errno;
+		close(fd);
+		return ERR("%s: %s: skipped", path, strerror(e));
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return ERR("%s: %s: skipped", path, S_ISDIR(st.st_mode) ? "a directory" : "not a regular file");
+	}
+	size_t size = (size_t)st.st_size;
+	if (size < sizeof(struct pw_raw_file_header)) {
+		close(fd);
+		return read_bytes(path, NULL, size, 0, v, ctx, skipped, err, errlen);
+	}
+	const uint8_t *base = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+	int e = errno;
+	close(fd);
+	if (base == MAP_FAILED)
+		return ERR("%s: cannot map: %s: skipped", path, strerror(e));
+	madvise((void *)base, size, MADV_SEQUENTIAL);
+	int rc = read_bytes(path, base, size, 1, v, ctx, skipped, err, errlen);
 	munmap((void *)base, size);
 	return rc;
 }

@@ -153,11 +153,21 @@ struct pw_raw_visitor {
 	void (*end)(void *ctx, const struct pw_raw_end *end, uint64_t end_ns, const char *exec_path);
 };
 
-/* Reads path, calling the visitor for each item in file order. Records with unknown types or bad sizes are
- * skipped and counted in *skipped. Returns 0, or -1 with a one-line reason naming the file and offset in err
- * (a truncated tail is not an error: what precedes it is delivered). */
+/* Reads path, calling the visitor for each item in file order. The file is untrusted: every length is checked
+ * against what is left. Returns
+ *   0: the file was read, whole or as far as it is whole; err is "" when nothing was wrong, else one line
+ *      naming the file, the offset of the first damage and what was done ("PATH: record at offset 4160 is not
+ *      valid (type 999, 48 bytes): skipped", "PATH: chunk at offset 4096 overruns the file (cut short): read up
+ *      to there"). Records of unknown type or bad size are skipped and counted in *skipped; chunks too short
+ *      for their type are skipped; chunks of unknown type are stepped over (they are for newer readers);
+ *  -1: nothing was delivered (out of memory aside), with one line naming the file and why in err ("PATH: format
+ *      version 9 is newer than this profwrap (2): skipped"): not a regular file, too short, bad magic, another
+ *      version, no whole process description. */
 int pw_raw_read(const char *path, const struct pw_raw_visitor *v, void *ctx, uint64_t *skipped, char *err,
 		size_t errlen);
+/* The same over len bytes at buf (8-byte aligned: records are handed out in place), named name in messages. */
+int pw_raw_read_mem(const char *name, const void *buf, size_t len, const struct pw_raw_visitor *v, void *ctx,
+		    uint64_t *skipped, char *err, size_t errlen);
 
 /* Whether records of this kind carry a string reference in arg1. */
 int pw_kind_has_string(enum pw_event_kind k);
