@@ -1561,7 +1561,7 @@ static int merge_locked(struct merge *m, int only_if_complete, char *msg, size_t
 	 * is newer, even with coarse file times or a file server's clock a little off ours */
 	listed.tv_sec -= FRESH_MARGIN_S;
 	struct timespec times[2] = {{0, UTIME_OMIT}, listed};
-	utimensat(AT_FDCWD, json_path, times, 0);
+	utimensat(AT_FDCWD, json_path, times, AT_SYMLINK_NOFOLLOW);
 	snprintf(msg, msglen, "summary of %zu rank%s in %s", m->nrows, m->nrows == 1 ? "" : "s", path);
 	return 0;
 }
@@ -1583,9 +1583,14 @@ int pw_merge(const char *out_dir, int only_if_complete, char *msg, size_t msglen
 		return -1;
 	}
 	snprintf(lock_path, sizeof lock_path, "%s/.profwrap-merge.lock", out_dir);
-	int lock = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	/* Never through a link planted there: with O_NOFOLLOW it is refused. (It is not replaced: removing the
+	 * name while another merge holds the lock on the file it names would let a third run beside that one.) */
+	int lock = open(lock_path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (lock < 0) {
-		snprintf(msg, msglen, "cannot open %s: %s", lock_path, strerror(errno));
+		if (errno == ELOOP)
+			snprintf(msg, msglen, "%s is a symbolic link; remove it", lock_path);
+		else
+			snprintf(msg, msglen, "cannot open %s: %s", lock_path, strerror(errno));
 		return -1;
 	}
 	while (flock(lock, LOCK_EX) != 0) {

@@ -10,8 +10,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../common/pw_session.h"
+
 /* Reports are written to PATH.tmp and renamed into place when whole, so a reader polling for PATH (a job
- * script waiting for rank0.json) never sees half a file. */
+ * script waiting for rank0.json) never sees half a file. PATH.tmp is made anew (pw_create_file), never
+ * through a link planted there, and the rename replaces whatever has the name PATH, a link included, without
+ * following it. Reports are 0600: a profile shows what a program did, to its user only. */
 static void tmp_path(char *buf, size_t size, const char *path)
 {
 	snprintf(buf, size, "%s.tmp", path);
@@ -21,9 +25,15 @@ FILE *pw_report_open(const char *path, char *err, size_t errlen)
 {
 	char tmp[4400];
 	tmp_path(tmp, sizeof tmp, path);
-	FILE *f = fopen(tmp, "w");
-	if (!f)
+	int fd = pw_create_file(tmp);
+	FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
+	if (!f) {
 		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+		if (fd >= 0) {
+			close(fd);
+			unlink(tmp);
+		}
+	}
 	return f;
 }
 

@@ -1,7 +1,8 @@
 #define _GNU_SOURCE
 /* Unit tests for common/pw_session: the session base directory, session directory names (one per output
- * directory and host, whatever spelling of it a process was given), segment names, the FNV-1a hash, and the
- * output directory patterns (%h %p %r %q{VAR} %%). The tests
+ * directory and host, whatever spelling of it a process was given), segment names and their nonces, the
+ * FNV-1a hash, the output directory patterns (%h %p %r %q{VAR} %%), files created without following links,
+ * the output directories, and the settings read from the environment. The tests
  * change XDG_RUNTIME_DIR and the working directory; setup and teardown put both back. */
 #include <errno.h>
 #include <limits.h>
@@ -12,12 +13,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sched.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
+#include "../../common/pw_record.h"
 #include "../../common/pw_session.h"
 
 struct saved {
@@ -277,9 +281,9 @@ static void test_dir_for_cli(void **state)
 {
 	char buf[256];
 	assert_int_equal(pw_session_dir_for_cli(4242, 0xabcdef0123ull, buf, sizeof buf), 0);
-	assert_string_equal(buf, "/run/user/4321/profwrap/s-4242-abcdef0123");
+	assert_string_equal(buf, "/run/user/4321/profwrap/s-4242-000000abcdef0123");
 	assert_int_equal(pw_session_dir_for_cli(1, 0, buf, sizeof buf), 0);
-	assert_string_equal(buf, "/run/user/4321/profwrap/s-1-0");
+	assert_string_equal(buf, "/run/user/4321/profwrap/s-1-0000000000000000");
 	size_t n = strlen(buf);
 	assert_int_equal(pw_session_dir_for_cli(1, 0, buf, n), -ENAMETOOLONG);
 	assert_int_equal(pw_session_dir_for_cli(1, 0, buf, n + 1), 0);
@@ -299,21 +303,342 @@ static void test_shm_name(void **state)
 {
 	char buf[PW_SHM_NAME_MAX];
 	assert_int_equal(pw_shm_name(1000, 4242, 0xdeadbeefull, buf, sizeof buf), 0);
-	assert_string_equal(buf, "/profwrap.1000.4242.deadbeef");
+	assert_string_equal(buf, "/profwrap.1000.4242.00000000deadbeef");
 	assert_int_equal(pw_shm_name(0, 1, 0, buf, sizeof buf), 0);
-	assert_string_equal(buf, "/profwrap.0.1.0");
+	assert_string_equal(buf, "/profwrap.0.1.0000000000000000");
 	/* the longest: still fits the hello's field, and one leading slash only (shm_open) */
 	assert_int_equal(pw_shm_name(INT32_MAX, INT32_MAX, UINT64_MAX, buf, sizeof buf), 0);
 	assert_string_equal(buf, "/profwrap.2147483647.2147483647.ffffffffffffffff");
 	assert_true(strlen(buf) < PW_SHM_NAME_MAX);
 	assert_null(strchr(buf + 1, '/'));
-	size_t n = strlen("/profwrap.0.1.0");
+	size_t n = strlen("/profwrap.0.1.0000000000000000");
 	assert_int_equal(pw_shm_name(0, 1, 0, buf, n), -ENAMETOOLONG);
 	assert_int_equal(pw_shm_name(0, 1, 0, buf, n + 1), 0);
-	assert_string_equal(buf, "/profwrap.0.1.0");
+	assert_string_equal(buf, "/profwrap.0.1.0000000000000000");
 	/* hello carries the name at a fixed size */
 	assert_int_equal(sizeof(((struct pw_hello *)0)->shm_name), PW_SHM_NAME_MAX);
 	assert_int_equal(sizeof(struct pw_hello), 16 + PW_SHM_NAME_MAX);
+}
+
+static void test_shm_name_is_of(void **state)
+{
+	char buf[PW_SHM_NAME_MAX];
+	pw_shm_name(1000, 4242, 0x0123456789abcdefull, buf, sizeof buf);
+	assert_true(pw_shm_name_is_of(buf, 1000, 4242));
+	assert_false(pw_shm_name_is_of(buf, 1000, 424));
+	assert_false(pw_shm_name_is_of(buf, 1000, 42420));
+	assert_false(pw_shm_name_is_of(buf, 0, 4242));
+	assert_false(pw_shm_name_is_of(buf, 100, 4242));
+	assert_true(pw_shm_name_is_of("/profwrap.0.1.ffffffffffffffff", 0, 1));
+	/* another process's name, a nonce of the wrong length or case, a path, the old unpadded form */
+	assert_false(pw_shm_name_is_of("/profwrap.0.2.ffffffffffffffff", 0, 1));
+	assert_false(pw_shm_name_is_of("/profwrap.0.1.fffffffffffffff", 0, 1));
+	assert_false(pw_shm_name_is_of("/profwrap.0.1.ffffffffffffffff0", 0, 1));
+	assert_false(pw_shm_name_is_of("/profwrap.0.1.FFFFFFFFFFFFFFFF", 0, 1));
+	assert_false(pw_shm_name_is_of("/profwrap.0.1.ffffffffffffff/f", 0, 1));
+	assert_false(pw_shm_name_is_of("/profwrap.0.1.0", 0, 1));
+	assert_false(pw_shm_name_is_of("", 0, 1));
+}
+
+/* ---- nonces ---- */
+
+/* 256 draws: all different, and every bit both set and clear in some of them. A clock-derived value fails
+ * this (its high bits hardly change), and so does a counter. */
+static void test_random_u64(void **state)
+{
+	uint64_t v[256], ones = 0, zeros = 0;
+	for (int i = 0; i < 256; i++) {
+		v[i] = pw_random_u64();
+		ones |= v[i];
+		zeros |= ~v[i];
+		for (int j = 0; j < i; j++)
+			assert_true(v[i] != v[j]);
+	}
+	assert_int_equal(ones, UINT64_MAX);
+	assert_int_equal(zeros, UINT64_MAX);
+	/* a fork child draws anew, not its parent's next value */
+	int pfd[2];
+	assert_int_equal(pipe(pfd), 0);
+	pid_t pid = fork();
+	if (pid == 0) {
+		uint64_t c = pw_random_u64();
+		_exit(write(pfd[1], &c, sizeof c) == (ssize_t)sizeof c ? 0 : 1);
+	}
+	uint64_t child = 0, mine = pw_random_u64();
+	assert_int_equal(read(pfd[0], &child, sizeof child), sizeof child);
+	waitpid(pid, NULL, 0);
+	close(pfd[0]);
+	close(pfd[1]);
+	assert_true(child != mine);
+}
+
+/* ---- files and directories ---- */
+
+static char *slurp(const char *path)
+{
+	static char buf[256];
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return NULL;
+	size_t n = fread(buf, 1, sizeof buf - 1, f);
+	buf[n] = 0;
+	fclose(f);
+	return buf;
+}
+
+static void test_create_file(void **state)
+{
+	struct stat st;
+	FILE *f = fopen("victim", "w");
+	assert_non_null(f);
+	fputs("keep", f);
+	fclose(f);
+	/* a link planted at the name: replaced, what it points to untouched */
+	assert_int_equal(symlink("victim", "new.tmp"), 0);
+	int fd = pw_create_file("new.tmp");
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "report", 6), 6);
+	assert_int_equal(fstat(fd, &st), 0);
+	close(fd);
+	assert_string_equal(slurp("victim"), "keep");
+	assert_string_equal(slurp("new.tmp"), "report");
+	assert_int_equal(lstat("new.tmp", &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+	assert_int_equal(st.st_mode & 07777, 0600);
+	assert_true(fcntl(fd = pw_create_file("new.tmp"), F_GETFD) & FD_CLOEXEC);
+	close(fd);
+	/* a file of an earlier run: replaced by an empty one, even under a permissive umask */
+	mode_t old = umask(0);
+	assert_string_equal(slurp("new.tmp"), "");
+	assert_int_equal(write(fd = pw_create_file("victim"), "x", 1), 1);
+	close(fd);
+	umask(old);
+	assert_string_equal(slurp("victim"), "x");
+	assert_int_equal(stat("victim", &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
+	/* a dangling link, and one to a directory */
+	assert_int_equal(symlink("nowhere/at/all", "dangling"), 0);
+	assert_true((fd = pw_create_file("dangling")) >= 0);
+	close(fd);
+	assert_int_equal(lstat("dangling", &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+	/* what cannot be removed, or a directory that is missing: -1 and the reason */
+	assert_int_equal(mkdir("adir", 0700), 0);
+	assert_int_equal(pw_create_file("adir"), -1);
+	assert_int_equal(errno, EISDIR);
+	assert_int_equal(pw_create_file("missing/x"), -1);
+	assert_int_equal(errno, ENOENT);
+	assert_int_equal(pw_create_file("victim/x"), -1);
+	assert_int_equal(errno, ENOTDIR);
+	unlink("victim");
+	unlink("new.tmp");
+	unlink("dangling");
+	rmdir("adir");
+}
+
+static void test_output_dirs(void **state)
+{
+	char why[512];
+	struct stat st;
+	mode_t old = umask(0);
+	/* made 0700, both */
+	assert_int_equal(pw_output_dirs("out", why, sizeof why), 0);
+	assert_int_equal(stat("out", &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0700);
+	assert_int_equal(stat("out/raw", &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0700);
+	/* again: fine */
+	assert_int_equal(pw_output_dirs("out", why, sizeof why), 0);
+	/* a directory that exists keeps its mode; a link to one may be the output directory */
+	assert_int_equal(mkdir("shared", 0755), 0);
+	assert_int_equal(symlink("shared", "link"), 0);
+	assert_int_equal(pw_output_dirs("link", why, sizeof why), 0);
+	assert_int_equal(stat("shared", &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0755);
+	assert_int_equal(stat("shared/raw", &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0700);
+	umask(old);
+	/* raw as a link (to a directory or a file) or a file: refused, and nothing written through it */
+	assert_int_equal(mkdir("elsewhere", 0700), 0);
+	assert_int_equal(mkdir("o2", 0700), 0);
+	assert_int_equal(symlink("../elsewhere", "o2/raw"), 0);
+	assert_int_equal(pw_output_dirs("o2", why, sizeof why), -1);
+	assert_string_equal(why, "o2/raw is not a directory (a symbolic link); remove it");
+	assert_int_equal(unlink("o2/raw"), 0);
+	FILE *f = fopen("o2/raw", "w");
+	fclose(f);
+	assert_int_equal(pw_output_dirs("o2", why, sizeof why), -1);
+	assert_string_equal(why, "o2/raw is not a directory (a file); remove it");
+	/* the output itself a file, under a file, missing parents */
+	assert_int_equal(pw_output_dirs("o2/raw", why, sizeof why), -1);
+	assert_string_equal(why, "output o2/raw is not a directory");
+	assert_int_equal(pw_output_dirs("o2/raw/x", why, sizeof why), -1);
+	assert_string_equal(why, "cannot create output directory o2/raw/x: Not a directory");
+	assert_int_equal(pw_output_dirs("no/such", why, sizeof why), -1);
+	assert_string_equal(why, "cannot create output directory no/such: No such file or directory");
+	unlink("o2/raw");
+	rmdir("o2");
+	rmdir("elsewhere");
+	rmdir("out/raw");
+	rmdir("out");
+	rmdir("shared/raw");
+	rmdir("shared");
+	unlink("link");
+}
+
+/* ---- settings ---- */
+
+static void parse_ok(enum pw_setting s, const char *v, uint64_t want)
+{
+	char why[400] = "";
+	uint64_t got = 0x5a5a;
+	if (pw_setting_parse(s, v, &got, why, sizeof why) != 0)
+		fail_msg("%s='%s' refused: %s", pw_setting_env(s), v, why);
+	if (got != want)
+		fail_msg("%s='%s' = %llu, not %llu", pw_setting_env(s), v, (unsigned long long)got,
+			 (unsigned long long)want);
+}
+
+static void parse_bad(enum pw_setting s, const char *v, const char *want_why)
+{
+	char why[400] = "";
+	uint64_t got = 0x5a5a;
+	if (pw_setting_parse(s, v, &got, why, sizeof why) != -1)
+		fail_msg("%s='%s' taken as %llu", pw_setting_env(s), v, (unsigned long long)got);
+	assert_string_equal(why, want_why);
+}
+
+static void test_setting_sizes(void **state)
+{
+	parse_ok(PW_SET_RING_SIZE, "4096", 4096);
+	parse_ok(PW_SET_RING_SIZE, "64K", 65536);
+	parse_ok(PW_SET_RING_SIZE, "8m", 8u << 20);
+	parse_ok(PW_SET_RING_SIZE, "1G", 1u << 30);
+	parse_ok(PW_SET_RING_SIZE, "1073741824", 1u << 30);
+	static const char *const bad_ring[] = {"-1",  "0",  "-4096", "4095", "4097", "2G",	"99999999999999999999",
+					       "abc", "",   "12K",   "4x",   "1T",   " 4096", "4096 ", "+4096",
+					       "0x1000", "4K4", "18446744073709551616", "17179869184G"};
+	for (size_t i = 0; i < sizeof bad_ring / sizeof bad_ring[0]; i++) {
+		char want[200];
+		snprintf(want, sizeof want, "'%s' is not a power of two from 4K to 1G (bytes; K, M, G suffixes)",
+			 bad_ring[i]);
+		parse_bad(PW_SET_RING_SIZE, bad_ring[i], want);
+	}
+	parse_ok(PW_SET_ARENA_SIZE, "4096", 4096);
+	parse_ok(PW_SET_ARENA_SIZE, "12345678", 12345678);
+	parse_ok(PW_SET_ARENA_SIZE, "4G", 4ull << 30);
+	parse_bad(PW_SET_ARENA_SIZE, "4097M", "'4097M' is not a whole number from 4K to 4G (bytes; K, M, G suffixes)");
+	parse_bad(PW_SET_ARENA_SIZE, "1", "'1' is not a whole number from 4K to 4G (bytes; K, M, G suffixes)");
+	parse_ok(PW_SET_CUPTI_BUFFER_SIZE, "8K", 8192);
+	parse_bad(PW_SET_CUPTI_BUFFER_SIZE, "0", "'0' is not a whole number from 4K to 1G (bytes; K, M, G suffixes)");
+}
+
+static void test_setting_numbers(void **state)
+{
+	parse_ok(PW_SET_LANES, "1", 1);
+	parse_ok(PW_SET_LANES, "1023", 1023);
+	parse_ok(PW_SET_LANES, "007", 7);
+	parse_bad(PW_SET_LANES, "0", "'0' is not a whole number from 1 to 1023");
+	parse_bad(PW_SET_LANES, "1024", "'1024' is not a whole number from 1 to 1023");
+	parse_bad(PW_SET_LANES, "-1", "'-1' is not a whole number from 1 to 1023");
+	parse_bad(PW_SET_LANES, "4294967297", "'4294967297' is not a whole number from 1 to 1023");
+	parse_bad(PW_SET_LANES, "16K", "'16K' is not a whole number from 1 to 1023");
+	parse_ok(PW_SET_CUPTI_BUFFERS, "4096", 4096);
+	parse_bad(PW_SET_CUPTI_BUFFERS, "4097", "'4097' is not a whole number from 1 to 4096");
+	parse_ok(PW_SET_CUPTI_FLUSH_MS, "3600000", 3600000);
+	parse_bad(PW_SET_CUPTI_FLUSH_MS, "0", "'0' is not a whole number from 1 to 3600000");
+	parse_ok(PW_SET_RANK, "0", 0);
+	parse_ok(PW_SET_RANK, "2147483647", 2147483647);
+	parse_bad(PW_SET_RANK, "2147483648", "'2147483648' is not a whole number from 0 to 2147483647");
+	parse_bad(PW_SET_RANK, "-1", "'-1' is not a whole number from 0 to 2147483647");
+	parse_bad(PW_SET_WORLD_SIZE, "0", "'0' is not a whole number from 1 to 2147483647");
+	parse_ok(PW_SET_QUIET, "1", 1);
+	parse_ok(PW_SET_FOLLOW_FORK, "0", 0);
+	parse_bad(PW_SET_QUIET, "yes", "'yes' is neither 0 nor 1");
+	parse_bad(PW_SET_FOLLOW_FORK, "2", "'2' is neither 0 nor 1");
+	parse_ok(PW_SET_CLOCK, "tsc", PW_CLOCK_SETTING_TSC);
+	parse_ok(PW_SET_CLOCK, "monotonic", PW_CLOCK_SETTING_MONOTONIC);
+	parse_bad(PW_SET_CLOCK, "TSC", "'TSC' is neither tsc nor monotonic");
+	/* what a message quotes stays one line and short */
+	parse_bad(PW_SET_LANES, "1\n2", "'1?2' is not a whole number from 1 to 1023");
+	parse_bad(PW_SET_LANES, "0123456789012345678901234567890123456789012345678901234567890123456789",
+		  "'012345678901234567890123456789012345678901234567...' is not a whole number from 1 to 1023");
+}
+
+static void test_setting_trace(void **state)
+{
+	uint64_t all = (1u << PW_DOM_COUNT) - 1;
+	parse_ok(PW_SET_TRACE, "all", all);
+	parse_ok(PW_SET_TRACE, "io", 1u << pw_domain_from_name("io", 2));
+	parse_ok(PW_SET_TRACE, "io,wait", (1u << pw_domain_from_name("io", 2)) | (1u << pw_domain_from_name("wait", 4)));
+	parse_ok(PW_SET_TRACE, "io,all", all);
+	char known[300] = "(known: all";
+	for (int d = 0; d < PW_DOM_COUNT; d++)
+		snprintf(known + strlen(known), sizeof known - strlen(known), ", %s", pw_domain_names[d]);
+	strcat(known, ")");
+	char want[512];
+	snprintf(want, sizeof want, "'io,bogus' holds the unknown domain 'bogus' %s", known);
+	parse_bad(PW_SET_TRACE, "io,bogus", want);
+	snprintf(want, sizeof want, "'IO' holds the unknown domain 'IO' %s", known);
+	parse_bad(PW_SET_TRACE, "IO", want);
+	static const char *const empty[] = {"", ",", "io,", ",io", "io,,wait"};
+	for (size_t i = 0; i < sizeof empty / sizeof empty[0]; i++) {
+		snprintf(want, sizeof want, "'%s' holds an empty domain name %s", empty[i], known);
+		parse_bad(PW_SET_TRACE, empty[i], want);
+	}
+}
+
+/* A fake environment for pw_settings_from_env. */
+static const char *fake_env_vars[16][2];
+
+static char *fake_env(const char *name)
+{
+	for (size_t i = 0; i < 16 && fake_env_vars[i][0]; i++)
+		if (strcmp(fake_env_vars[i][0], name) == 0)
+			return (char *)fake_env_vars[i][1];
+	return NULL;
+}
+
+static void test_settings_from_env(void **state)
+{
+	struct pw_settings st;
+	char why[400] = "";
+	memset(fake_env_vars, 0, sizeof fake_env_vars);
+	/* nothing set: the defaults */
+	assert_int_equal(pw_settings_from_env(&st, fake_env, 0, why, sizeof why), 0);
+	assert_int_equal(st.value[PW_SET_RING_SIZE], 2u << 20);
+	assert_int_equal(st.value[PW_SET_LANES], 16);
+	assert_int_equal(st.value[PW_SET_ARENA_SIZE], 16u << 20);
+	assert_int_equal(st.value[PW_SET_CUPTI_BUFFER_SIZE], 2u << 20);
+	assert_int_equal(st.value[PW_SET_CUPTI_BUFFERS], 32);
+	assert_int_equal(st.value[PW_SET_CUPTI_FLUSH_MS], 1000);
+	assert_int_equal(st.value[PW_SET_TRACE], (1u << PW_DOM_COUNT) - 1);
+	assert_int_equal(st.value[PW_SET_FOLLOW_FORK], 1);
+	assert_int_equal(st.value[PW_SET_QUIET], 0);
+	assert_int_equal(st.value[PW_SET_CLOCK], PW_CLOCK_SETTING_AUTO);
+	assert_string_equal(why, "");
+	/* good values taken, empty ones are unset, bad ones refused (the first described) with their default */
+	const char *vars[][2] = {{"PROFWRAP_LANES", "-1"},	   {"PROFWRAP_RING_SIZE", "64K"},
+				 {"PROFWRAP_ARENA_SIZE", ""},	   {"PROFWRAP_TRACE", "io,nope"},
+				 {"PROFWRAP_CLOCK", "monotonic"}, {"PROFWRAP_QUIET", "1"},
+				 {"PROFWRAP_WORLD_SIZE", "0"},	   {NULL, NULL}};
+	memcpy(fake_env_vars, vars, sizeof vars);
+	assert_int_equal(pw_settings_from_env(&st, fake_env, 0, why, sizeof why), 3);
+	assert_string_equal(why, "PROFWRAP_LANES='-1' is not a whole number from 1 to 1023");
+	assert_int_equal(st.value[PW_SET_LANES], 16);
+	assert_int_equal(st.value[PW_SET_RING_SIZE], 65536);
+	assert_int_equal(st.value[PW_SET_ARENA_SIZE], 16u << 20);
+	assert_int_equal(st.value[PW_SET_TRACE], (1u << PW_DOM_COUNT) - 1);
+	assert_int_equal(st.value[PW_SET_CLOCK], PW_CLOCK_SETTING_MONOTONIC);
+	assert_int_equal(st.value[PW_SET_QUIET], 1);
+	/* skipped: what the caller sets itself is neither read nor refused */
+	strcpy(why, "");
+	unsigned skip = 1u << PW_SET_LANES | 1u << PW_SET_TRACE | 1u << PW_SET_RING_SIZE;
+	assert_int_equal(pw_settings_from_env(&st, fake_env, skip, why, sizeof why), 1);
+	assert_string_equal(why, "PROFWRAP_WORLD_SIZE='0' is not a whole number from 1 to 2147483647");
+	assert_int_equal(st.value[PW_SET_RING_SIZE], 2u << 20);
+	assert_int_equal(st.value[PW_SET_CLOCK], PW_CLOCK_SETTING_MONOTONIC);
+	memset(fake_env_vars, 0, sizeof fake_env_vars);
 }
 
 /* ---- output directory patterns ---- */
@@ -592,6 +917,14 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_dir_for_cli, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_session_path, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_shm_name, setup, teardown),
+		cmocka_unit_test(test_shm_name_is_of),
+		cmocka_unit_test(test_random_u64),
+		cmocka_unit_test_setup_teardown(test_create_file, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_output_dirs, setup, teardown),
+		cmocka_unit_test(test_setting_sizes),
+		cmocka_unit_test(test_setting_numbers),
+		cmocka_unit_test(test_setting_trace),
+		cmocka_unit_test(test_settings_from_env),
 		cmocka_unit_test_setup_teardown(test_dir_for_output_per_host, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_expand_plain, expand_setup, expand_teardown),
 		cmocka_unit_test_setup_teardown(test_expand_sequences, expand_setup, expand_teardown),
