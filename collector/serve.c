@@ -97,20 +97,12 @@ static int listen_on(struct server *s, const char *path)
 	return fd;
 }
 
-static int make_dir(const char *path, mode_t mode)
-{
-	struct stat st;
-	if (mkdir(path, mode) == 0 || (errno == EEXIST && stat(path, &st) == 0 && S_ISDIR(st.st_mode)))
-		return 0;
-	return -1;
-}
-
 static void map_live_status(struct server *s)
 {
 	char path[3200];
 	if (pw_session_path(s->o->session_dir, "status", path, sizeof path))
 		return;
-	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return;
 	if (ftruncate(fd, sizeof *s->live) == 0) {
@@ -163,9 +155,13 @@ int pw_serve(const struct pw_serve_opts *o)
 	pw_clock_init(getenv(PW_ENV_CLOCK));
 	s->d.start_pair = pw_clock_pair_now();
 
-	if (snprintf(s->d.raw_dir, sizeof s->d.raw_dir, "%s/raw", o->output) >= (int)sizeof s->d.raw_dir ||
-	    make_dir(o->output, 0777) < 0 || make_dir(s->d.raw_dir, 0700) < 0) {
-		fprintf(stderr, "profwrap-collector: cannot create %s: %s\n", s->d.raw_dir, strerror(errno));
+	char why[4600];
+	if (snprintf(s->d.raw_dir, sizeof s->d.raw_dir, "%s/raw", o->output) >= (int)sizeof s->d.raw_dir) {
+		fprintf(stderr, "profwrap-collector: output directory name too long: %.100s...\n", o->output);
+		return 1;
+	}
+	if (pw_output_dirs(o->output, why, sizeof why) < 0) {
+		fprintf(stderr, "profwrap-collector: %s\n", why);
 		return 1;
 	}
 	if (pw_session_path(o->session_dir, "sock", sock_path, sizeof sock_path) ||
