@@ -28,4 +28,11 @@ int pw_cli_capture_signal(const char *pid, int start);
 /* Re-renders the reports of an output directory from its raw traces. Returns 0, or 1 after a message. */
 int pw_cli_report(const char *dir);
 
+/* profwrap salvage DIR: recovers what a dead collector left in shared memory for DIR, then renders DIR's
+ * reports. Returns 0, or 1 after a message. */
+int pw_cli_salvage(const char *dir);
+
+/* profwrap clean: removes this user's stale shared memory and session directories. Returns 0, or 1. */
+int pw_cli_clean(void);
+
 #endif

@@ -1,4 +1,4 @@
-/* profwrap [options] [--] COMMAND [ARGS...] | profwrap report DIR | profwrap merge DIR */
+/* profwrap [options] [--] COMMAND [ARGS...] | profwrap report|merge|salvage DIR | profwrap clean */
 #define _GNU_SOURCE
 #include <getopt.h>
 #include <limits.h>
@@ -19,6 +19,8 @@ static void usage(FILE *f)
 	fputs("usage: profwrap [options] [--] COMMAND [ARGS...]\n"
 	      "       profwrap report DIR\n"
 	      "       profwrap merge DIR\n"
+	      "       profwrap salvage DIR\n"
+	      "       profwrap clean\n"
 	      "       profwrap start|stop PID\n"
 	      "\n"
 	      "Profiles COMMAND and every process it starts, with no change to them; writes per-rank reports\n"
@@ -58,6 +60,10 @@ static void usage(FILE *f)
 	      "\n"
 	      "profwrap exits with COMMAND's exit status (128+N when signal N ended it).\n"
 	      "report DIR: write the reports of DIR again from DIR/raw.\n"
+	      "salvage DIR: write into DIR/raw the records a collector that died (killed, disk full) left in\n"
+	      "shared memory, then the reports of DIR again. profwrap does this itself when its collector dies.\n"
+	      "clean: remove shared memory and session files of runs that are gone (salvaging first what\n"
+	      "belongs to an output directory). Each run does this for what it finds.\n"
 	      "merge DIR: write DIR/summary.txt and .json, the cross-rank summary, from DIR/rank<R>.json (and\n"
 	      "launcher-*.json), e.g. after the ranks of several nodes wrote into one shared DIR.\n"
 	      "start|stop PID: turn recording on or off in a running profiled process (and the children it\n"
@@ -166,6 +172,16 @@ int main(int argc, char **argv)
 		int rc = pw_merge(argv[2], 0, msg, sizeof msg);
 		fprintf(stderr, "profwrap: %s\n", msg);
 		return rc == 0 ? 0 : 1;
+	}
+	if (argc >= 2 && strcmp(argv[1], "salvage") == 0) {
+		if (argc != 3)
+			return fail("%s", "usage: profwrap salvage DIR");
+		return pw_cli_salvage(argv[2]);
+	}
+	if (argc >= 2 && strcmp(argv[1], "clean") == 0) {
+		if (argc != 2)
+			return fail("%s", "usage: profwrap clean");
+		return pw_cli_clean();
 	}
 	if (argc >= 2 && (strcmp(argv[1], "start") == 0 || strcmp(argv[1], "stop") == 0)) {
 		if (argc != 3)

@@ -18,6 +18,7 @@
 
 #include "../collector/analysis.h"
 #include "../collector/merge.h"
+#include "../collector/salvage.h"
 #include "../collector/serve.h"
 #include "../common/pw_clock.h"
 #include "../common/pw_capture.h"
@@ -190,7 +191,7 @@ static int private_dir(const char *path)
 static void remove_session_dir(const char *sdir)
 {
 	char path[3200];
-	static const char *const leaves[] = {"sock", "status", "lock"};
+	static const char *const leaves[] = {"sock", "status", "lock", PW_SESSION_ALIVE};
 	for (size_t i = 0; i < sizeof leaves / sizeof leaves[0]; i++)
 		if (pw_session_path(sdir, leaves[i], path, sizeof path) == 0)
 			unlink(path);
@@ -391,6 +392,50 @@ static int wait_target(pid_t pid, const char *sdir)
 	return st;
 }
 
+/* Renders dir's reports from its raw traces. Returns 0, or 1 after a message. */
+static int report_dir(const char *dir, int quiet)
+{
+	struct pw_analysis a;
+	char err[1024];
+	if (pw_analyze(dir, &a, err, sizeof err) < 0)
+		return say("%s", err);
+	int rc = pw_write_reports(&a, err, sizeof err);
+	if (rc > 0) /* ranks without a report: summarise those there are */
+		rc = pw_merge(dir, 0, err, sizeof err) < 0 ? -1 : 0;
+	if (rc < 0)
+		say("%s", err);
+	else if (!quiet)
+		say("wrote reports for %zu rank%s in %s", a.nranks, a.nranks == 1 ? "" : "s", dir);
+	pw_analysis_free(&a);
+	return rc < 0 ? 1 : 0;
+}
+
+/* The collector died by a signal: what the processes recorded since is in their segments; it goes into the
+ * raw traces, and the reports are written from them. */
+static void salvage_after(const char *out, int sig, int quiet)
+{
+	struct pw_salvage_result r;
+	char err[1024];
+	if (pw_salvage(out, quiet, &r, err, sizeof err) < 0) {
+		say("the collector died (%s) and its records could not be salvaged: %s", strsignal(sig), err);
+		return;
+	}
+	say("the collector died (%s); salvaged %llu records of %llu processes from shared memory (%llu dropped "
+	    "while none was collecting)", strsignal(sig), (unsigned long long)r.events, (unsigned long long)r.processes,
+	    (unsigned long long)r.dropped);
+	report_dir(out, quiet);
+}
+
+/* Stale state of earlier runs (killed CLIs and collectors): salvaged into its output directory, or removed. */
+static void clean_stale(int quiet)
+{
+	struct pw_clean_result r;
+	char err[512];
+	if (pw_clean(1, &r, err, sizeof err) == 0 && r.segments_salvaged && !quiet)
+		say("salvaged %llu processes of an earlier run whose collector died into %s (its reports are rewritten)",
+		    (unsigned long long)r.segments_salvaged, r.salvaged_into);
+}
+
 int pw_cli_run(const struct pw_cli_opts *o, const char *self_dir)
 {
 	char lib[4352], collector[4352], out[4096], sdir[3072], base[3072], output[4096], why[4300];
@@ -406,6 +451,7 @@ int pw_cli_run(const struct pw_cli_opts *o, const char *self_dir)
 	    private_dir(sdir))
 		return 1;
 
+	clean_stale(o->quiet);
 	int control = -1;
 	pid_t cpid = start_collector(collector, sdir, out, o->quiet, &control);
 	if (cpid < 0) {
@@ -510,6 +556,8 @@ int pw_cli_run(const struct pw_cli_opts *o, const char *self_dir)
 		if (!exec_err)
 			say("nothing was recorded: %s never loaded libprofwrap.so (statically linked or setuid?)",
 			    o->command[0]);
+	} else if (WIFSIGNALED(cst)) {
+		salvage_after(out, WTERMSIG(cst), o->quiet);
 	} else if (!WIFEXITED(cst) || WEXITSTATUS(cst) != 0) {
 		if (!exec_err)
 			say("the collector failed; raw traces in %s/raw (profwrap report %s renders what they hold)", out, out);
@@ -519,21 +567,35 @@ int pw_cli_run(const struct pw_cli_opts *o, const char *self_dir)
 	return rc;
 }
 
+int pw_cli_salvage(const char *dir)
+{
+	struct pw_salvage_result r;
+	char err[1024];
+	if (pw_salvage(dir, 0, &r, err, sizeof err) < 0)
+		return say("%s", err);
+	say("salvaged %llu records of %llu processes (%llu dropped while none was collecting%s)",
+	    (unsigned long long)r.events, (unsigned long long)r.processes, (unsigned long long)r.dropped,
+	    r.busy ? "; some are still being written by a live collector" : "");
+	return report_dir(dir, 0);
+}
+
+int pw_cli_clean(void)
+{
+	struct pw_clean_result r;
+	char err[512];
+	if (pw_clean(0, &r, err, sizeof err) < 0)
+		return say("%s", err);
+	say("removed %llu shared-memory segments (%llu KiB) and %llu session directories; salvaged %llu processes%s%s; "
+	    "%llu segments in use left alone",
+	    (unsigned long long)r.segments_removed, (unsigned long long)(r.bytes_removed >> 10),
+	    (unsigned long long)r.sessions_removed, (unsigned long long)r.segments_salvaged,
+	    r.salvaged_into[0] ? " into " : "", r.salvaged_into, (unsigned long long)r.in_use);
+	return 0;
+}
+
 int pw_cli_report(const char *dir)
 {
-	struct pw_analysis a;
-	char err[1024];
-	if (pw_analyze(dir, &a, err, sizeof err) < 0)
-		return say("%s", err);
-	int rc = pw_write_reports(&a, err, sizeof err);
-	if (rc > 0) /* ranks without a report: summarise those there are */
-		rc = pw_merge(dir, 0, err, sizeof err) < 0 ? -1 : 0;
-	if (rc < 0)
-		say("%s", err);
-	else
-		say("wrote reports for %zu rank%s in %s", a.nranks, a.nranks == 1 ? "" : "s", dir);
-	pw_analysis_free(&a);
-	return rc < 0 ? 1 : 0;
+	return report_dir(dir, 0);
 }
 
 int pw_cli_capture_signal(const char *arg, int start)

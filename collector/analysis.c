@@ -149,6 +149,7 @@ struct file_ctx {
 	uint32_t *tids;
 	size_t ntids, tids_cap;
 	uint64_t lost[1024];
+	int salvaged; /* past the SALVAGE chunk: the records are salvage's */
 	uint64_t last_ns;
 	struct pw_gpu_proc gpu; /* this image's GPU allocations */
 	struct pw_act_file act; /* this image's correlation tables (GPU activity) */
@@ -490,6 +491,7 @@ static void on_event(void *ctx, const struct pw_raw_event *e)
 		return;
 	}
 	p->events++;
+	p->salvaged_events += c->salvaged;
 	c->rs->r.durations[pw_duration_bucket(dur)]++;
 	struct pw_call_stat *cs = &c->rs->r.calls[ev];
 	cs->count++;
@@ -603,6 +605,42 @@ static void on_lost(void *ctx, uint32_t lane, uint64_t total)
 		c->lost[lane] = total;
 }
 
+static void on_thread_lost(void *ctx, uint32_t tid, uint64_t total)
+{
+	struct file_ctx *c = ctx;
+	if (!c->rs)
+		return;
+	struct pw_proc *p = &c->rs->r.procs[c->proc_index];
+	for (size_t i = 0; i < p->nthread_drops; i++)
+		if (p->thread_drops[i].tid == tid) {
+			p->thread_drops[i].dropped += total; /* a tid reused after its thread ended: a second slot */
+			return;
+		}
+	struct pw_thread_drop *n = realloc(p->thread_drops, (p->nthread_drops + 1) * sizeof *n);
+	if (!n) {
+		c->oom = 1;
+		return;
+	}
+	p->thread_drops = n;
+	p->thread_drops[p->nthread_drops++] = (struct pw_thread_drop){tid, total};
+}
+
+static void on_salvage(void *ctx, const struct pw_raw_salvage *sv)
+{
+	struct file_ctx *c = ctx;
+	c->salvaged = 1;
+	if (c->rs)
+		c->rs->r.procs[c->proc_index].salvaged_at = sv->realtime_ns;
+}
+
+static int cmp_thread_drop(const void *a, const void *b)
+{
+	const struct pw_thread_drop *x = a, *y = b;
+	if (x->dropped != y->dropped)
+		return x->dropped < y->dropped ? 1 : -1;
+	return (x->tid > y->tid) - (x->tid < y->tid);
+}
+
 static void on_end(void *ctx, const struct pw_raw_end *end, uint64_t end_ns, const char *exec_path)
 {
 	struct file_ctx *c = ctx;
@@ -629,7 +667,8 @@ static void on_end(void *ctx, const struct pw_raw_end *end, uint64_t end_ns, con
 static int read_one(struct analysis_state *as, const char *path, char *err, size_t errlen)
 {
 	struct file_ctx c = {.as = as};
-	static const struct pw_raw_visitor v = {.proc = on_proc, .event = on_event, .lost = on_lost, .end = on_end};
+	static const struct pw_raw_visitor v = {.proc = on_proc, .event = on_event, .lost = on_lost, .end = on_end,
+						.thread_lost = on_thread_lost, .salvage = on_salvage};
 	uint64_t skipped = 0;
 	pw_gpu_proc_init(&c.gpu, as->files++);
 	pw_act_file_init(&c.act);
@@ -665,6 +704,8 @@ static int read_one(struct analysis_state *as, const char *path, char *err, size
 		p->skipped += skipped;
 		for (size_t i = 0; i < sizeof c.lost / sizeof c.lost[0]; i++)
 			p->dropped += c.lost[i];
+		if (p->nthread_drops > 1)
+			qsort(p->thread_drops, p->nthread_drops, sizeof *p->thread_drops, cmp_thread_drop);
 		if (!p->end_ns)
 			p->end_ns = c.last_ns;
 		p->threads = c.ntids;
@@ -997,6 +1038,7 @@ void pw_analysis_free(struct pw_analysis *a)
 			free(rr->procs[i].exe);
 			free(rr->procs[i].raw_path);
 			free(rr->procs[i].exec_path);
+			free(rr->procs[i].thread_drops);
 		}
 		for (size_t i = 0; i < rr->nfiles; i++)
 			free(rr->files[i].path);

@@ -43,6 +43,11 @@ struct pw_lib_stat {
 	uint64_t failures;
 };
 
+struct pw_thread_drop {
+	uint32_t tid;
+	uint64_t dropped;
+};
+
 /* One process image (a pid that exec'd has one per image). */
 struct pw_proc {
 	int pid;
@@ -73,6 +78,11 @@ struct pw_proc {
 	 * is MPI's): in waits (sleeps, polls, condition waits, joins, GPU synchronisation), in waits for its
 	 * children, in MPI calls. The rank's busy time is the rest of its main process's life. */
 	uint64_t main_wait_ns, main_child_wait_ns, main_mpi_ns;
+	/* Its collector died: `profwrap salvage` wrote the records after salvaged_at (CLOCK_REALTIME ns). */
+	uint64_t salvaged_at;
+	uint64_t salvaged_events;
+	struct pw_thread_drop *thread_drops; /* threads that dropped records, by tid, most first */
+	size_t nthread_drops;
 };
 
 /* Entry times (CLOCK_MONOTONIC ns) of a rank's collectives over the whole world communicator, in entry order

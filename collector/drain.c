@@ -14,6 +14,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../common/pw_clock.h"
@@ -113,10 +114,16 @@ static void raw_chunk(struct pw_drain *s, struct pw_producer *p, uint32_t type, 
 		return;
 	int rc = pw_raw_write_chunk(p->raw_fd, type, a, alen, b, blen);
 	if (rc < 0) {
+		/* Disk full, say: the file is cut back to its last whole chunk, and the lanes keep what was not
+		 * written (their tails stay), so `profwrap salvage` can finish the file once there is room. */
 		p->write_failed = 1;
-		log_line(s, "cannot write the raw trace of pid %d: %s; its later records are lost", (int)p->pid,
-			 strerror(-rc));
+		if (ftruncate(p->raw_fd, (off_t)p->raw_size) < 0)
+			p->raw_size = 0;
+		log_line(s, "cannot write the raw trace of pid %d: %s; its records stay in shared memory for "
+			 "`profwrap salvage`", (int)p->pid, strerror(-rc));
+		return;
 	}
+	p->raw_size += sizeof(struct pw_raw_chunk) + ((alen + blen + 7) & ~(size_t)7);
 }
 
 static void write_clock(struct pw_drain *s, struct pw_producer *p)
@@ -187,6 +194,8 @@ static int open_raw(struct pw_drain *s, struct pw_producer *p, uint32_t *image)
 		snprintf(path, sizeof path, "%s/%s", s->raw_dir, p->raw_name);
 		int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_APPEND, 0600);
 		if (fd >= 0) {
+			/* held while this collector writes it: salvage leaves a locked file alone */
+			flock(fd, LOCK_EX | LOCK_NB);
 			if (note_raw_name(s, p->raw_name) < 0)
 				log_line(s, "out of memory: %s will only be in `profwrap report`", path);
 			return fd;
@@ -262,36 +271,57 @@ static void write_proc(struct pw_drain *s, struct pw_producer *p, uint32_t image
 	free(buf);
 }
 
-/* Checks the segment's layout (keeping the copy) and starts the raw trace with the process's description.
- * Reads of the segment run under the fault guard. Returns 0, or -1 after logging why. */
-static int producer_load(struct pw_drain *s, struct pw_producer *p)
+/* Checks the segment's layout (keeping the copy) and sizes the copy buffer for its lanes. Returns 0, or -1
+ * after logging why. Called under the fault guard. */
+static int producer_check(struct pw_drain *s, struct pw_producer *p)
 {
-	SEGMENT_READ_BEGIN(p, return -1);
 	if (pw_seg_geometry_read(p->h, p->geo.mapped_size, &p->geo) < 0 || p->h->pid != p->pid) {
-		SEGMENT_READ_END();
 		log_line(s, "refused pid %d: its shared memory header is inconsistent", (int)p->pid);
 		return -1;
 	}
 	if (p->geo.lane_size > s->buf_size) {
 		uint8_t *nb = realloc(s->buf, p->geo.lane_size);
-		if (!nb) {
-			SEGMENT_READ_END();
+		if (!nb)
 			return -1;
-		}
 		s->buf = nb;
 		s->buf_size = p->geo.lane_size;
 	}
+	p->lost_seen = calloc(p->geo.lane_count, sizeof *p->lost_seen);
+	return p->lost_seen ? 0 : -1;
+}
+
+/* Starts the producer's raw trace: a new file with the header and the PROC chunk. A file that could not be
+ * started is removed (the records stay in shared memory). Returns 0 or -1. Called under the fault guard. */
+static int producer_start_raw(struct pw_drain *s, struct pw_producer *p)
+{
 	uint32_t image = 0;
 	p->rank = p->h->rank < 0 ? -1 : p->h->rank;
 	p->world = p->h->world_size < 1 ? 1 : p->h->world_size;
-	p->lost_seen = calloc(p->geo.lane_count, sizeof *p->lost_seen);
-	if (!p->lost_seen || (p->raw_fd = open_raw(s, p, &image)) < 0 || pw_raw_write_header(p->raw_fd) < 0) {
-		SEGMENT_READ_END();
+	if ((p->raw_fd = open_raw(s, p, &image)) < 0)
 		return -1;
+	if (pw_raw_write_header(p->raw_fd) == 0) {
+		p->raw_size = sizeof(struct pw_raw_file_header);
+		write_proc(s, p, image);
+		if (!p->write_failed)
+			return 0;
 	}
-	write_proc(s, p, image);
+	char path[4352];
+	snprintf(path, sizeof path, "%s/%s", s->raw_dir, p->raw_name);
+	log_line(s, "cannot start %s: %s", path, strerror(errno));
+	unlink(path);
+	if (s->nraw && strcmp(s->raw_names[s->nraw - 1], p->raw_name) == 0)
+		free(s->raw_names[--s->nraw]);
+	close(p->raw_fd);
+	p->raw_fd = -1;
+	return -1;
+}
+
+static int producer_load(struct pw_drain *s, struct pw_producer *p)
+{
+	SEGMENT_READ_BEGIN(p, return -1);
+	int rc = producer_check(s, p) < 0 || producer_start_raw(s, p) < 0 ? -1 : 0;
 	SEGMENT_READ_END();
-	return 0;
+	return rc;
 }
 
 /* Takes a producer from its hello: same user (SO_PEERCRED), the pid it claims, a segment it owns, private,
@@ -320,14 +350,14 @@ struct pw_producer *pw_producer_open(struct pw_drain *s, int sock)
 		log_line(s, "refused pid %d: its shared memory is not private to this user", hello.pid);
 		goto fail;
 	}
-	if (strncmp(hello.shm_name, "/profwrap.", 10) == 0)
-		shm_unlink(hello.shm_name);
 	p = calloc(1, sizeof *p);
 	if (!p)
 		goto fail;
 	p->sock = -1;
 	p->raw_fd = -1;
 	p->pid = hello.pid;
+	if (strncmp(hello.shm_name, "/profwrap.", 10) == 0)
+		snprintf(p->shm_name, sizeof p->shm_name, "%s", hello.shm_name);
 	void *m = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, shm_fd, 0);
 	if (m == MAP_FAILED) {
 		log_line(s, "refused pid %d: cannot map its shared memory: %s", hello.pid, strerror(errno));
@@ -350,6 +380,53 @@ fail:
 		close(shm_fd);
 	close(sock);
 	return NULL;
+}
+
+/* The guarded part of pw_producer_adopt: the segment's layout, then the raw trace to continue or start. */
+static int adopt_load(struct pw_drain *s, struct pw_producer *p, const struct pw_raw_resume *resume)
+{
+	SEGMENT_READ_BEGIN(p, return -1);
+	p->pid = p->h->pid;
+	int rc = producer_check(s, p);
+	if (rc == 0 && resume) {
+		p->raw_fd = resume->fd;
+		p->raw_size = resume->size;
+		p->rank = resume->rank;
+		p->world = resume->world;
+		snprintf(p->raw_name, sizeof p->raw_name, "%s", resume->name);
+		rc = note_raw_name(s, p->raw_name) < 0 ? -1 : 0;
+	} else if (rc == 0) {
+		rc = producer_start_raw(s, p);
+	}
+	SEGMENT_READ_END();
+	return rc;
+}
+
+struct pw_producer *pw_producer_adopt(struct pw_drain *s, void *map, uint64_t map_size, const char *shm_name,
+				      const struct pw_raw_resume *resume)
+{
+	struct pw_producer *p = calloc(1, sizeof *p);
+	if (!p)
+		return NULL;
+	p->sock = -1;
+	p->raw_fd = -1;
+	p->h = map;
+	p->geo.mapped_size = map_size;
+	snprintf(p->shm_name, sizeof p->shm_name, "%s", shm_name);
+	if (adopt_load(s, p, resume) < 0) {
+		if (resume)
+			p->raw_fd = -1; /* the caller's */
+		p->h = NULL;        /* the caller's mapping */
+		producer_free(p);
+		return NULL;
+	}
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	struct pw_raw_salvage mark = {(uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec};
+	raw_chunk(s, p, PW_CHUNK_SALVAGE, &mark, sizeof mark, NULL, 0);
+	write_clock(s, p);
+	s->processes++;
+	return p;
 }
 
 /* Writes one string chunk for ref unless this file already has it. */
@@ -476,6 +553,17 @@ static void set_rank(struct pw_drain *s, struct pw_producer *p, int32_t rank, in
 		}
 }
 
+/* The segment's per-thread drop counts, as THREAD_LOST chunks. Called under the fault guard. */
+static void write_thread_drops(struct pw_drain *s, struct pw_producer *p)
+{
+	for (uint32_t i = 0; i < PW_DROP_SLOTS; i++) {
+		struct pw_raw_thread_lost l = {atomic_load_explicit(&p->h->thread_drops[i].tid, memory_order_relaxed), 0,
+					       atomic_load_explicit(&p->h->thread_drops[i].dropped, memory_order_relaxed)};
+		if (l.tid && l.dropped_total)
+			raw_chunk(s, p, PW_CHUNK_THREAD_LOST, &l, sizeof l, NULL, 0);
+	}
+}
+
 /* The process is gone (or the session is over): last drain, END chunk, and the segment is removed unless
  * its records could not be written (then it stays for salvage). */
 void pw_producer_finish(struct pw_drain *s, struct pw_producer *p, int still_running)
@@ -507,6 +595,7 @@ void pw_producer_finish(struct pw_drain *s, struct pw_producer *p, int still_run
 		end.guard_skipped = atomic_load(&h->guard_skipped);
 		end.stacks_dropped = atomic_load(&h->stacks_dropped);
 		end.samples_skipped = atomic_load(&h->samples_skipped);
+		write_thread_drops(s, p);
 		rank = __atomic_load_n(&h->rank, __ATOMIC_RELAXED);
 		world = __atomic_load_n(&h->world_size, __ATOMIC_RELAXED);
 		SEGMENT_READ_END();
@@ -514,6 +603,11 @@ void pw_producer_finish(struct pw_drain *s, struct pw_producer *p, int still_run
 write_end:
 	write_clock(s, p);
 	raw_chunk(s, p, PW_CHUNK_END, &end, sizeof end, NULL, 0);
+	if (p->write_failed)
+		log_line(s, "pid %d: records kept in shared memory (%s): `profwrap salvage %.*s` writes them once "
+			 "there is room", (int)p->pid, p->shm_name, (int)(strlen(s->raw_dir) - 4), s->raw_dir);
+	else if (p->shm_name[0])
+		shm_unlink(p->shm_name);
 	if (rank >= 0 && world >= 1 && (rank != p->rank || world != p->world))
 		set_rank(s, p, rank, world);
 	producer_free(p);

@@ -9,6 +9,7 @@
 
 #include "../common/pw_clock.h"
 #include "../common/pw_ring.h"
+#include "../common/pw_session.h"
 
 /* A set of string references already written to a producer's raw file. */
 struct refset {
@@ -23,6 +24,7 @@ struct pw_producer {
 	struct pw_seg_header *h;
 	struct pw_seg_geometry geo; /* checked once; the header itself is the producer's to scribble on */
 	int raw_fd;
+	uint64_t raw_size; /* bytes of whole chunks in the raw trace: a failed write is cut back to this */
 	int write_failed;
 	int broken; /* reading its segment faulted (it was truncated): nothing more is read from it */
 	uint64_t *lost_seen;
@@ -33,6 +35,7 @@ struct pw_producer {
 	uint64_t last_clock_ns;
 	char raw_name[320];  /* its raw trace, in OUT/raw */
 	int32_t rank, world; /* as written in the PROC chunk */
+	char shm_name[PW_SHM_NAME_MAX]; /* the segment's name: removed once the END chunk is written, else kept for salvage */
 };
 
 struct pid_images;
@@ -59,6 +62,20 @@ void pw_drain_catch_faults(void);
 /* Takes a producer from its hello on sock (which it keeps). Returns NULL after logging why it was refused
  * (sock is then closed). */
 struct pw_producer *pw_producer_open(struct pw_drain *d, int sock);
+/* A raw trace that a dead collector started, to be continued: its descriptor (locked, at its end), the bytes
+ * of its whole chunks, its name in raw_dir and the rank its PROC chunk holds. */
+struct pw_raw_resume {
+	int fd;
+	uint64_t size;
+	const char *name;
+	int32_t rank, world;
+};
+
+/* Salvage: takes over a segment (mapped read-write, map_size bytes, checked private to this user) whose
+ * collector is gone. Its records go to the end of resume's file after a SALVAGE chunk, or to a new raw trace
+ * when resume is NULL. On success the producer owns map and resume->fd; returns NULL after logging why. */
+struct pw_producer *pw_producer_adopt(struct pw_drain *d, void *map, uint64_t map_size, const char *shm_name,
+				      const struct pw_raw_resume *resume);
 /* Moves what the producer's lanes hold into its raw trace. Returns the bytes moved. */
 uint64_t pw_producer_drain(struct pw_drain *d, struct pw_producer *p);
 /* The process is gone (or the session is over, still_running): last drain, END chunk; frees p. */

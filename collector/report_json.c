@@ -29,6 +29,24 @@ static void write_process(struct pw_json *j, const struct pw_proc *p)
 	pw_json_kv_string(j, "exec_path", p->exec_path);
 	pw_json_kv_uint(j, "events", p->events);
 	pw_json_kv_uint(j, "dropped", p->dropped);
+	pw_json_key(j, "thread_drops");
+	pw_json_begin_array(j);
+	for (size_t i = 0; i < p->nthread_drops; i++) {
+		pw_json_begin_object(j);
+		pw_json_kv_uint(j, "tid", p->thread_drops[i].tid);
+		pw_json_kv_uint(j, "dropped", p->thread_drops[i].dropped);
+		pw_json_end_object(j);
+	}
+	pw_json_end_array(j);
+	pw_json_key(j, "salvaged");
+	if (p->salvaged_at) {
+		pw_json_begin_object(j);
+		pw_json_kv_uint(j, "realtime_ns", p->salvaged_at);
+		pw_json_kv_uint(j, "events", p->salvaged_events);
+		pw_json_end_object(j);
+	} else {
+		pw_json_null(j);
+	}
 	pw_json_kv_uint(j, "start_ns", p->start_ns);
 	pw_json_kv_uint(j, "end_ns", p->end_ns);
 	pw_json_end_object(j);

@@ -438,6 +438,22 @@ static int print_libraries(FILE *f, const struct pw_rank_report *r)
 	return 0;
 }
 
+/* Which threads dropped: the 5 that dropped most in each process that dropped. */
+static void write_drops_by_thread(FILE *f, const struct pw_rank_report *r)
+{
+	for (size_t i = 0; i < r->nprocs; i++) {
+		const struct pw_proc *p = &r->procs[i];
+		if (!p->nthread_drops)
+			continue;
+		fprintf(f, "  pid %d dropped %" PRIu64 ":", p->pid, p->dropped);
+		for (size_t k = 0; k < p->nthread_drops && k < 5; k++)
+			fprintf(f, "%s tid %u: %" PRIu64, k ? "," : "", p->thread_drops[k].tid, p->thread_drops[k].dropped);
+		if (p->nthread_drops > 5)
+			fprintf(f, " (and %zu more threads)", p->nthread_drops - 5);
+		fputc('\n', f);
+	}
+}
+
 static void print_coverage(FILE *f, const struct pw_rank_report *r)
 {
 	char seen[32], kernel[32];
@@ -469,6 +485,15 @@ static void print_coverage(FILE *f, const struct pw_rank_report *r)
 			"WARNING: %" PRIu64 " events dropped: a thread's ring was full (raise --ring-size), or calls "
 			"came from a signal handler that interrupted a record.\n",
 			r->dropped);
+	if (r->dropped)
+		write_drops_by_thread(f, r);
+	for (size_t i = 0; i < r->nprocs; i++)
+		if (r->procs[i].salvaged_at)
+			fprintf(f,
+				"WARNING: the collector died while pid %d ran: `profwrap salvage` recovered its last %" PRIu64
+				" events from shared memory; what its ring could not hold until then is in the dropped "
+				"count (%" PRIu64 ").\n",
+				r->procs[i].pid, r->procs[i].salvaged_events, r->procs[i].dropped);
 	if (r->strings_dropped)
 		fprintf(f, "WARNING: %" PRIu64 " strings dropped: string arena full; those files are not named in the report.\n",
 			r->strings_dropped);

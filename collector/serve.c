@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -168,6 +169,11 @@ int pw_serve(const struct pw_serve_opts *o)
 	    (s->listen_fd = listen_on(s, sock_path)) < 0)
 		return 1;
 	map_live_status(s);
+	char alive_path[3200];
+	int alive_fd = pw_session_path(o->session_dir, PW_SESSION_ALIVE, alive_path, sizeof alive_path) ? -1
+		       : open(alive_path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (alive_fd >= 0)
+		flock(alive_fd, LOCK_EX); /* released when this process ends, however it ends */
 	if (o->ready_fd >= 0) {
 		(void)!write(o->ready_fd, "R", 1);
 		close(o->ready_fd);
@@ -294,5 +300,9 @@ int pw_serve(const struct pw_serve_opts *o)
 	char status_path[3200];
 	if (o->detached && pw_session_path(o->session_dir, "status", status_path, sizeof status_path) == 0)
 		unlink(status_path);
+	if (alive_fd >= 0) {
+		unlink(alive_path);
+		close(alive_fd);
+	}
 	return rc;
 }

@@ -26,6 +26,15 @@
 
 #define PW_SEG_MAGIC 0x31545750u /* "PWT1" little-endian */
 #define PW_CACHELINE 64
+/* Threads whose drops the segment counts one by one; the lanes' counters hold the exact totals. */
+#define PW_DROP_SLOTS 256
+
+/* One thread's dropped records: claimed (tid set) at the thread's first drop. */
+struct pw_thread_drops {
+	_Atomic uint32_t tid;
+	uint32_t reserved;
+	_Atomic uint64_t dropped;
+};
 
 enum pw_proc_state {
 	PW_STATE_RUNNING = 1,
@@ -79,6 +88,9 @@ struct pw_seg_header {
 	_Atomic uint64_t guard_skipped; /* calls not recorded because the thread was already recording */
 	_Atomic uint64_t stacks_dropped;  /* stacks not stored: the stack table or the arena was full */
 	_Atomic uint64_t samples_skipped; /* CPU samples not taken: the thread was inside the profiler */
+	pw_strref output_ref; /* the absolute output directory: where `profwrap salvage` and `clean` take it */
+	pw_strref session_ref; /* the session directory: its collector holds <session>/alive locked while it runs */
+	struct pw_thread_drops thread_drops[PW_DROP_SLOTS];
 	/* struct pw_lane lanes[lane_count] follows, cache-line aligned */
 };
 

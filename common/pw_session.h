@@ -60,6 +60,10 @@ int pw_session_dir_for_cli(int pid, uint64_t nonce, char *buf, size_t size);
  * that is not private). */
 int pw_private_dir(const char *path);
 
+/* The file a collector holds locked (flock) while it runs, in its session directory: salvage leaves the
+ * segments of a session whose collector lives to that collector. */
+#define PW_SESSION_ALIVE "alive"
+
 /* <dir>/<leaf> into buf. Returns 0 or -ENAMETOOLONG. */
 int pw_session_path(const char *dir, const char *leaf, char *buf, size_t size);
 

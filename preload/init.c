@@ -325,6 +325,15 @@ static void describe_process(struct pw_seg_header *h, enum pw_clock_kind clock)
 		buf[sizeof buf - 1] = 0;
 		h->host_ref = pw_intern_bytes(buf, strlen(buf));
 	}
+	if (pw_cfg.session_dir[0])
+		h->session_ref = pw_intern_bytes(pw_cfg.session_dir, strlen(pw_cfg.session_dir));
+	if (pw_cfg.output[0] == '/')
+		h->output_ref = pw_intern_bytes(pw_cfg.output, strlen(pw_cfg.output));
+	else if (pw_cfg.output[0] && getcwd(buf, sizeof buf) &&
+		 strlen(buf) + 1 + strlen(pw_cfg.output) < sizeof buf) {
+		strcat(strcat(buf, "/"), pw_cfg.output);
+		h->output_ref = pw_intern_bytes(buf, strlen(buf));
+	}
 }
 
 void pw_process_set_rank(int rank, int world_size)
@@ -636,6 +645,7 @@ int pw_thread_attach(struct pw_thread *t)
 		/* Several threads may back it at once: harmless, fallocate is idempotent. */
 		if (back_range((uint64_t)(pw_seg_lane_data(h, shared) - (uint8_t *)h), h->lane_size) < 0) {
 			atomic_fetch_add_explicit(&lanes[shared].dropped, 1, memory_order_relaxed);
+			pw_note_thread_drop(t);
 			return -1;
 		}
 		atomic_store_explicit(&lanes[shared].backed, 1, memory_order_release);
@@ -648,6 +658,28 @@ int pw_thread_attach(struct pw_thread *t)
 	return 0;
 }
 
+
+void pw_note_thread_drop(struct pw_thread *t)
+{
+	struct pw_seg_header *h = pw_seg;
+	if (!h || t->drop_slot > PW_DROP_SLOTS)
+		return; /* the table is full: the lanes' counters still have it */
+	if (!t->drop_slot) {
+		t->drop_slot = PW_DROP_SLOTS + 1;
+		for (uint32_t i = 0; i < PW_DROP_SLOTS; i++) {
+			uint32_t none = 0;
+			if (atomic_load_explicit(&h->thread_drops[i].tid, memory_order_relaxed) == 0 &&
+			    atomic_compare_exchange_strong_explicit(&h->thread_drops[i].tid, &none, t->tid,
+								    memory_order_relaxed, memory_order_relaxed)) {
+				t->drop_slot = (uint16_t)(i + 1);
+				break;
+			}
+		}
+		if (t->drop_slot > PW_DROP_SLOTS)
+			return;
+	}
+	atomic_fetch_add_explicit(&h->thread_drops[t->drop_slot - 1].dropped, 1, memory_order_relaxed);
+}
 
 void pw_note_guard_skip(void)
 {

@@ -49,6 +49,7 @@ struct pw_thread {
 	uint32_t tid;
 	uint8_t guard;  /* PW_GUARD_*: set while this thread runs profiler code; wrapped calls go straight through */
 	uint8_t shared; /* lane is the shared one */
+	uint16_t drop_slot; /* its entry in the segment's thread_drops + 1; 0 before its first drop */
 	uint32_t gpu_device; /* the thread's current CUDA device + 1, 0 while unknown (pw_gpu.h) */
 	/* call stacks (stacks.c, python.c) */
 	uint8_t py_hooked;   /* the Python profile hook has run on this thread */
@@ -97,6 +98,10 @@ int pw_thread_attach(struct pw_thread *t);
  * the wrapper would have nothing to call. */
 void *pw_resolve(const char *name, const char *version);
 
+/* A record of thread t was dropped (its lane full, or the shared lane busy): counted for the thread in the
+ * segment's thread_drops table (the lane's counter has it already). Lock-free, async-signal-safe. */
+void pw_note_thread_drop(struct pw_thread *t);
+
 /* Records a timed call. Called with the guard held. Inlined: this is most of a wrapper's own cost. */
 static inline __attribute__((always_inline)) void pw_emit_call(uint16_t ev, uint64_t t0, uint64_t t1, int64_t ret, uint64_t a0, uint64_t a1,
 				int err)
@@ -107,8 +112,10 @@ static inline __attribute__((always_inline)) void pw_emit_call(uint16_t ev, uint
 	struct pw_reservation r;
 	int rc = t->shared ? pw_shared_lane_reserve(pw_seg, t->lane, t->data, sizeof(struct pw_rec_call), &r)
 			   : pw_lane_reserve(pw_seg, t->lane, t->data, sizeof(struct pw_rec_call), &r);
-	if (rc < 0)
+	if (PW_UNLIKELY(rc < 0)) {
+		pw_note_thread_drop(t);
 		return;
+	}
 	struct pw_rec_call *c = (struct pw_rec_call *)r.rec;
 	c->h.type = ev;
 	c->h.size8 = sizeof *c / 8;
@@ -134,8 +141,10 @@ static inline __attribute__((always_inline)) void pw_emit_record(const void *rec
 	struct pw_reservation r;
 	int rc = t->shared ? pw_shared_lane_reserve(pw_seg, t->lane, t->data, size, &r)
 			   : pw_lane_reserve(pw_seg, t->lane, t->data, size, &r);
-	if (rc < 0)
+	if (PW_UNLIKELY(rc < 0)) {
+		pw_note_thread_drop(t);
 		return;
+	}
 	memcpy(r.rec, rec, size);
 	((struct pw_rec_hdr *)r.rec)->tid = t->tid;
 	if (t->shared)

@@ -1,6 +1,9 @@
 """The collector SIGKILLed mid-run must not harm the target: same stdout, same exit status, and no more than
-a second slower than without profwrap; profwrap still exits with the target's status."""
+a second slower than without profwrap; profwrap still exits with the target's status. Nothing committed is
+lost: profwrap salvages what the target recorded after the collector died from its shared memory (all 2000
+writes reach the report, the salvaged part is stated), and no segment is left in /dev/shm."""
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -100,18 +103,33 @@ def check_run(base, data, path, rc, out, err, seconds, killed_at):
         check(f.read() == g.read(), "the profiled target's file differs from the baseline's")
     check(not any(line.startswith("Traceback") for line in err.splitlines()), "a traceback on stderr: %s", err)
 
-    # What the collector wrote before it died can still be rendered.
+    lines = err.splitlines()
+    check_eq(len(lines), 1, "lines on stderr: %r" % err)
+    m = re.match(r"profwrap: the collector died \(Killed\); salvaged (\d+) records of 1 processes from shared "
+                 r"memory \(0 dropped while none was collecting\)$", lines[0])
+    check(m, "the salvage message: %r", lines[0])
+    salvaged = int(m.group(1))
+
     target_pid = session_target_pid("OUT")
-    r = profwrap(["report", "OUT"])
-    check_eq(r.rc, 0, "profwrap report after the collector was killed\n" + r.describe())
     rep = load_report("OUT")
     procs = processes(rep)
-    check_eq([p["pid"] for p in procs], [target_pid], "pids in the re-rendered report\n" + describe_processes(rep))
-    # The raw trace has no end record; the CLI's wait still knows the exit status.
-    check_eq((procs[0]["how"], procs[0]["exit_code"]), ("unknown", EXPECTED_RC),
+    check_eq([p["pid"] for p in procs], [target_pid], "pids in the report\n" + describe_processes(rep))
+    check_eq((procs[0]["how"], procs[0]["exit_code"]), ("exited", EXPECTED_RC),
              "(how, exit_code) of the target whose collector died")
+    # The message counts every record salvaged; the report counts the calls among them.
+    got = procs[0]["salvaged"]
+    check(got and 0 < got["events"] <= salvaged, "the salvaged part in the report: %r, the message said %d records",
+          got, salvaged)
+    check(got["events"] < procs[0]["events"], "salvaged %d of %d events: the collector wrote none before it died",
+          got["events"], procs[0]["events"])
     f = need_file(rep, path)
-    check(0 < f["writes"] <= 2000, "writes recorded before the collector died: %d", f["writes"])
+    check_eq((f["writes"], f["write_bytes"]), (2000, os.path.getsize(path)),
+             "(writes, write_bytes) of the target's file: every committed record")
+    check_eq(rep["dropped_events"], 0, "dropped_events")
+    with open(os.path.join("OUT", "rank0.txt")) as t:
+        text = t.read()
+    check("WARNING: the collector died while pid %d ran: `profwrap salvage` recovered its last %d events"
+          % (target_pid, got["events"]) in text, "rank0.txt does not state the salvage:\n%s", text)
 
 
 def session_target_pid(out, required=True):
@@ -128,8 +146,8 @@ def session_target_pid(out, required=True):
 
 
 def remove_leftover_segments(pid):
-    """The collector removes a segment's name as soon as it has the segment, so a killed collector leaves
-    nothing behind; should one be there, it is removed (and reported) so runs of this test do not pile up."""
+    """Salvage removes the segments it wrote out; should one be left, it is removed (and reported) so runs of
+    this test do not pile up."""
     if not pid:
         return []
     prefix = "profwrap.%d.%d." % (os.getuid(), pid)

@@ -234,14 +234,15 @@ static void test_layout_sizes(void **state)
 	assert_int_equal(offsetof(struct pw_lane, tail), PW_CACHELINE);
 	assert_int_equal(offsetof(struct pw_lane, owner), 2 * PW_CACHELINE);
 
-	assert_int_equal(pw_seg_layout(3, 4096, 4096, &hs), 4096 + 3 * 4096 + 4096);
-	assert_int_equal(hs, 4096);
-	assert_int_equal(expected_header_size(3), 4096);
+	/* the header, with its per-thread drop table, and 3 lanes' control blocks: two pages */
+	assert_int_equal(expected_header_size(3), 8192);
+	assert_int_equal(pw_seg_layout(3, 4096, 4096, &hs), 8192 + 3 * 4096 + 4096);
+	assert_int_equal(hs, 8192);
 
 	/* the arena is rounded up to pages */
 	hs = 0;
-	assert_int_equal(pw_seg_layout(2, 8192, 5000, &hs), 4096 + 2 * 8192 + 8192);
-	assert_int_equal(hs, 4096);
+	assert_int_equal(pw_seg_layout(2, 8192, 5000, &hs), expected_header_size(2) + 2 * 8192 + 8192);
+	assert_int_equal(hs, expected_header_size(2));
 
 	/* many lanes: the control blocks spill into more header pages */
 	hs = 0;
@@ -252,7 +253,7 @@ static void test_layout_sizes(void **state)
 	assert_int_equal(hs, hdr);
 
 	/* the largest accepted sizes */
-	assert_int_equal(pw_seg_layout(2, 1ull << 32, 1ull << 32, &hs), 4096 + (2ull << 32) + (1ull << 32));
+	assert_int_equal(pw_seg_layout(2, 1ull << 32, 1ull << 32, &hs), expected_header_size(2) + (2ull << 32) + (1ull << 32));
 }
 
 static void test_layout_rejects(void **state)
@@ -291,13 +292,13 @@ static void test_init_fields(void **state)
 	struct pw_seg_header *h = s->h;
 	assert_int_equal(h->magic, PW_SEG_MAGIC);
 	assert_int_equal(h->version, PW_FORMAT_VERSION);
-	assert_int_equal(h->header_size, 4096);
+	assert_int_equal(h->header_size, expected_header_size(LANES));
 	assert_int_equal(h->lane_count, LANES);
 	assert_int_equal(h->lane_size, LANE_SIZE);
-	assert_int_equal(h->arena_offset, 4096 + LANES * LANE_SIZE);
+	assert_int_equal(h->arena_offset, expected_header_size(LANES) + LANES * LANE_SIZE);
 	assert_int_equal(h->arena_size, ARENA_SIZE);
 	assert_int_equal(h->segment_size, s->size);
-	assert_int_equal(s->size, 4096 + LANES * LANE_SIZE + ARENA_SIZE);
+	assert_int_equal(s->size, expected_header_size(LANES) + LANES * LANE_SIZE + ARENA_SIZE);
 	assert_int_equal(atomic_load(&h->arena_used), 8);
 	assert_int_equal(atomic_load(&h->arena_dropped), 0);
 	assert_int_equal(atomic_load(&h->state), PW_STATE_RUNNING);
@@ -306,7 +307,7 @@ static void test_init_fields(void **state)
 	assert_int_equal((uintptr_t)pw_seg_lanes(h) % PW_CACHELINE, 0);
 	assert_true((uint8_t *)&pw_seg_lanes(h)[LANES] <= (uint8_t *)h + h->header_size);
 	for (uint32_t i = 0; i < LANES; i++) {
-		assert_ptr_equal(pw_seg_lane_data(h, i), (uint8_t *)h + 4096 + i * LANE_SIZE);
+		assert_ptr_equal(pw_seg_lane_data(h, i), (uint8_t *)h + expected_header_size(LANES) + i * LANE_SIZE);
 		assert_int_equal(atomic_load(&lane_of(h, i)->head), 0);
 		assert_int_equal(atomic_load(&lane_of(h, i)->tail), 0);
 		assert_int_equal(atomic_load(&lane_of(h, i)->dropped), 0);
@@ -350,7 +351,7 @@ static void test_validate(void **state)
 	EXPECT_INVALID(h->magic = PW_SEG_MAGIC ^ 1);
 	EXPECT_INVALID(h->version = PW_FORMAT_VERSION + 1);
 	EXPECT_INVALID(h->version = 0);
-	EXPECT_INVALID(h->header_size = 8192);
+	EXPECT_INVALID(h->header_size += 4096);
 	EXPECT_INVALID(h->header_size = 0);
 	EXPECT_INVALID(h->lane_count = LANES + 1);
 	EXPECT_INVALID(h->lane_count = 1);
@@ -367,7 +368,7 @@ static void test_validate(void **state)
 #undef EXPECT_INVALID
 	h->lane_count = 2;
 	h->arena_size = 2 * ARENA_SIZE;
-	h->arena_offset = 4096 + 2 * LANE_SIZE;
+	h->arena_offset = expected_header_size(2) + 2 * LANE_SIZE;
 	assert_int_equal(seg_validate(h, sz), 0);
 	memcpy(h, &save, sizeof save);
 
