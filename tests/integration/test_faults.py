@@ -58,8 +58,9 @@ def check_file(rep, path, who, count, what):
 
 
 def check_processes(rep, expected, what):
-    """expected: one (role, image, how, exit_code, signal, exec_path) per process, in start order; role is
-    "top" (its parent is profwrap) or "child" (its parent is the top process). Images of one pid share it."""
+    """expected: one (role, image, how, exit_code, signal, exec_path) per process image, in start order; role is
+    "top" (the command's process: every image of it has the first one's pid and parent) or "child" (forked
+    by the top process)."""
     ctx = "\n" + describe_processes(rep)
     procs = processes(rep)
     check_eq(len(procs), len(expected), "%s: number of processes%s" % (what, ctx))
