@@ -35,6 +35,7 @@ SEARCH_PATH = "/usr/local/bin:/usr/bin:/bin"
 MIN_SHARE_RUN = 0.8
 PLACEHOLDER = b"@ROOT@"
 BIG = 4 * 1048576           # big.bin
+MAX_SHOWN = 8               # differences shown per case
 
 
 def fixed_env(root, extra=None):
@@ -285,10 +286,20 @@ check: combined.txt
 \t@echo checking combined.txt >&2
 \tgrep -q NOT-THERE combined.txt
 
-clean:
-\trm -f *.up combined.txt
+recursive: combined.txt
+\t+$(MAKE) -C sub
 
-.PHONY: all check clean
+clean:
+\trm -f *.up combined.txt sub/*.sum
+
+.PHONY: all check clean recursive
+"""
+
+SUB_MAKEFILE = """\
+all: a.sum b.sum c.sum
+
+%.sum: ../%.up
+\tsum $< > $@
 """
 
 
@@ -296,6 +307,48 @@ def make_tree(root):
     put(root, "Makefile", MAKEFILE)
     for i, p in enumerate("abcd"):
         put(root, p + ".in", word_lines(2000 + 500 * i, seed=20 + i))
+    put(root, "sub/Makefile", SUB_MAKEFILE)
+
+
+def diff_tree(root):
+    basic(root)
+    old = word_lines(400, 5).decode().splitlines(True)
+    new = list(old)
+    new[10:13] = ["inserted line\n"]
+    new[200] = "changed line\n"
+    del new[300:305]
+    put(root, "old.txt", "".join(old))
+    put(root, "new.txt", "".join(new))
+
+
+PERL_SCRIPT = r'''
+use strict; use warnings;
+my %count; my %sum;
+open(my $in, "<", "words.txt") or die "words.txt: $!";
+while (<$in>) { my ($w, $n) = split; $count{$w}++; $sum{$w} += $n; }
+close($in);
+open(my $out, ">", "perl-out.txt") or die;
+printf $out "%-10s %5d %8d\n", $_, $count{$_}, $sum{$_} for sort keys %count;
+close($out);
+print scalar(keys %count), " words\n";
+my $pid = open(my $p, "-|", "sort", "-r", "perl-out.txt") or die;
+my @lines = <$p>; close($p);
+print $lines[0];
+warn "done with ", scalar(@lines), " lines\n";
+exit 4;
+'''
+
+
+def perl_tree(root):
+    basic(root)
+    put(root, "count.pl", PERL_SCRIPT)
+
+
+def pkg_tree(root):
+    basic(root)
+    for i in range(6):
+        put(root, "pkg/mod%d.py" % i, "VALUE = %d\n\ndef f(x):\n    return x * VALUE + %d\n" % (i, i * i))
+    put(root, "pkg/__init__.py", "from . import mod0, mod1\n")
 
 
 def git_tree(root):
@@ -327,8 +380,9 @@ class Step:
 
 
 class Case:
-    def __init__(self, name, steps, setup=basic, needs=(), mtimes=(), exclude=(), cwd=""):
+    def __init__(self, name, steps, setup=basic, needs=(), mtimes=(), exclude=(), cwd="", known=None):
         self.name = name
+        self.known = known               # (key, words, why): a known difference, see KNOWN_DIFFERENCES
         self.steps = [s if isinstance(s, Step) else Step(s) for s in steps]
         self.setup = setup
         self.needs = tuple(needs) or tuple(sorted({s.argv[0] for s in self.steps}))
@@ -468,7 +522,7 @@ CASES = [
     # make
     Case("make", [Step(["make", "-j2"], check=has_process("tr")), Step(["make", "-j2", "check"], rc=2),
                   Step(["make", "-q"]), Step(["make", "nosuchtarget"], rc=2), ["make", "-n", "clean"],
-                  ["make", "clean"], ["make", "-j2", "-s"]],
+                  ["make", "clean"], ["make", "-j2", "-s"], ["make", "-j2", "recursive"]],
          setup=make_tree),
     # git
     Case("git", [["git", "-c", "init.defaultBranch=main", "init", "repo"],
@@ -500,6 +554,39 @@ CASES = [
                  ["git", "-C", "clone", "status", "--porcelain=v1", "--branch"],
                  Step(["git", "-C", "repo", "checkout", "nosuch"], rc=1)],
          setup=git_tree, needs=["git", "sed", "cp"], exclude=["*/.git/index"]),
+    # more coreutils: file operations, parallel sort with temporary files, tee
+    Case("fs_ops", [["mkdir", "-p", "a/b/c", "d"], ["install", "-m", "640", "words.txt", "a/b/w.txt"],
+                    ["ln", "-s", "../words.txt", "a/link"], ["ln", "big.bin", "d/hard.bin"],
+                    ["mv", "src/lib", "a/b/c/lib"], ["rm", "-r", "src/doc"], ["chmod", "-R", "go-rwx", "a/b"],
+                    ["touch", "-d", "@1600000000", "a/b/w.txt"], ["truncate", "-s", "12345", "d/sparse"],
+                    ["mkfifo", "-m", "600", "d/fifo"], ["cp", "-p", "src/run.sh", "d/run.sh"],
+                    Step(["rmdir", "a"], rc=1), Step(["mkdir", "d"], rc=1)],
+         needs=["mkdir", "install", "ln", "mv", "rm", "chmod", "touch", "truncate", "mkfifo", "cp", "rmdir"],
+         mtimes=["a/b/w.txt", "d/run.sh"]),
+    Case("sort_parallel", [Step(["sort", "--parallel=2", "-S", "200K", "-k3,3", "-k2,2n", "-k1,1"],
+                                stdin=word_lines(60000, 6))]),
+    Case("tee", [sh("seq 1 20000 | tee seq.txt | tee -a seq2.txt | wc -l; tee t1 t2 < words.txt | md5sum")],
+         needs=["sh", "seq", "tee", "wc", "md5sum"]),
+    Case("diff_patch", [Step(["diff", "-u", "old.txt", "new.txt"], rc=1), sh("diff -u old.txt new.txt > p.diff", rc=1),
+                        ["patch", "-b", "old.txt", "p.diff"], ["cmp", "old.txt", "new.txt"],
+                        Step(["cmp", "old.txt.orig", "new.txt"], rc=1)],
+         setup=diff_tree, needs=["diff", "patch", "cmp", "sh"]),
+    Case("awk", [["awk", "-F", " ", "{ n[$1]++; s[$1] += $2 } END { for (k in n) printf \"%s %d %d\\n\", k, n[k], s[k] "
+                  "| \"sort\" }", "words.txt"],
+                 ["awk", "NR % 1000 == 0 { print NR \": \" $0 > \"every1000.txt\" } END { print NR }", "words.txt"]]),
+    Case("perl", [Step(["perl", "count.pl"], rc=4, check=has_process("sort"))], setup=perl_tree,
+         needs=["perl", "sort"]),
+    Case("bzip2_zstd", [["bzip2", "-k", "-9", "words.txt"], ["bzip2", "-t", "words.txt.bz2"],
+                        sh("bzip2 -dc words.txt.bz2 | cmp - words.txt && echo same"),
+                        ["zstd", "-q", "-k", "-3", "big.bin"], ["zstd", "-q", "-d", "-c", "big.bin.zst", "-o", "big2.bin"],
+                        ["zstd", "-l", "big.bin.zst"]],
+         needs=["bzip2", "zstd", "sh", "cmp"], mtimes=["*.bz2", "*.zst", "big2.bin"]),
+    Case("zip", [["zip", "-X", "-r", "-q", "src.zip", "src"], ["unzip", "-l", "src.zip"],
+                 ["unzip", "-q", "-o", "src.zip", "-d", "unz"], Step(["unzip", "-q", "missing.zip"], rc=9)],
+         needs=["zip", "unzip"], mtimes=["unz/src/*"]),
+    Case("python_compileall", [["python3", "-m", "compileall", "-q", "pkg"],
+                               ["python3", "-c", "import pkg.mod3, pkg.mod5; print(pkg.mod3.f(7), pkg.mod5.f(2))"]],
+         setup=pkg_tree),
     # sh pipelines
     Case("pipeline_seq_sort_head", [sh("seq 1 100000 | sort -r | head")], needs=["sh", "seq", "sort", "head"]),
     Case("pipeline_exit", [sh("for i in 1 2 3; do seq $i > f$i; done; cat f* | wc -l; ls f* >&2; exit 3", rc=3)],
@@ -512,6 +599,23 @@ CASES = [
                         Step(["sha256sum", "-"], stdin=noise(1 << 20, 8)),
                         Step(["wc"], stdin=word_lines(7000, 2))],
          needs=["sh", "cat", "tail", "sha256sum", "wc"]),
+]
+
+
+# Known differences: these cases show what profwrap changes on purpose or has not fixed. A difference each of
+# whose lines names one of the words is noted (KNOWN DIFFERENCE) and does not fail the test; any other
+# difference fails it; when the difference is gone the note says so (then drop the mark).
+KNOWN_DIFFERENCES = [
+    Case("known_sigusr2", [sh("kill -USR2 $$; echo survived", rc=-12)], needs=["sh"],
+         known=("sigusr2-caught", ("exit status", "stdout"),
+                "the preload installs its SIGUSR2 handler (profwrap start|stop) in every process: a process that "
+                "has not set one survives SIGUSR2, whose default action ends it (plain: killed by SIGUSR2; "
+                "profwrap: prints 'survived', exits 0)")),
+    Case("known_fds", [["ls", "/proc/self/fd"]],
+         known=("preload-fds-visible", ("stdout",),
+                "the preload keeps descriptors open in every process (a pipe pair, the collector's socket, the "
+                "shared-memory segment, moved high: 928, 929, 960, 961 here): a program that lists or counts its "
+                "descriptors sees them")),
 ]
 
 
@@ -669,9 +773,11 @@ def test():
             diffs, _, broken = run_case(case, base, steps_b)
             if broken or not any(word in d for d in diffs):
                 failures.append("control %s: expected a difference naming %r, got %r %r" % (case.name, word, diffs, broken))
+            elif os.environ.get("PROFWRAP_KEEP") != "1":
+                shutil.rmtree(os.path.join(base, case.name), ignore_errors=True)
         note("controls: %d, %.1f s" % (len(CONTROLS), time.monotonic() - t0))
 
-    cases = [c for c in CASES if not only or c.name in only]
+    cases = [c for c in CASES + KNOWN_DIFFERENCES if not only or c.name in only]
     check(cases, "no case named %r", only)
     ran, skipped, steps = 0, [], 0
     for case in cases:
@@ -684,17 +790,33 @@ def test():
         diffs, problems, broken = run_case(case, base, profiled=not plain_only)
         ran += 1
         steps += len(case.steps)
+        known = ""
+        if case.known and not broken and not problems:
+            key, words, why = case.known
+            if diffs and all(any(w in d for w in words) for d in diffs):
+                known = "KNOWN DIFFERENCE (%s): %s\n  seen: %s" % (key, why, "\n  seen: ".join(diffs))
+                diffs = []
+            elif not diffs:
+                known = "known difference %s not seen: fixed? (then drop the mark of case %s)" % (key, case.name)
+        found = broken + diffs + problems
         note("%-24s %2d steps %5.2f s  %s" % (case.name, len(case.steps), time.monotonic() - c0,
-                                              "ok" if not (diffs or problems or broken) else "DIFFERENT"))
-        failures += ["%s: %s" % (case.name, m) for m in broken + diffs + problems]
+                                              "DIFFERENT" if found else "known" if known else "ok"))
+        if known:
+            note(known)
+        failures += ["%s: %s" % (case.name, m) for m in found[:MAX_SHOWN]]
+        if len(found) > MAX_SHOWN:
+            failures.append("%s: ... and %d more" % (case.name, len(found) - MAX_SHOWN))
+        if found:
+            failures.append("%s: its trees, outputs (step*.plain.out, ...) and reports are in %s" % (
+                case.name, os.path.join(base, case.name)))
+        elif os.environ.get("PROFWRAP_KEEP") != "1":
+            shutil.rmtree(os.path.join(base, case.name), ignore_errors=True)
     note("%d of %d cases ran (%d program runs each side), %d skipped, %.1f s" % (
         ran, len(cases), steps, len(skipped), time.monotonic() - t0))
     if failures:
         raise Fail("%d differences:\n  %s" % (len(failures), "\n  ".join(failures)))
     check(ran >= MIN_SHARE_RUN * len(cases), "only %d of %d cases could run (missing programs: %s); install them "
           "(scripts/install-deps.sh)", ran, len(cases), ", ".join(skipped))
-    if os.environ.get("PROFWRAP_KEEP") != "1":
-        shutil.rmtree(base, ignore_errors=True)
 
 
 main(test)
