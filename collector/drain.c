@@ -325,8 +325,8 @@ static int producer_load(struct pw_drain *s, struct pw_producer *p)
 }
 
 /* Takes a producer from its hello: same user (SO_PEERCRED), the pid it claims, a segment it owns, private,
- * and self-consistent. The segment's name is removed at once: the mappings keep it alive, and nothing is
- * left in /dev/shm whatever happens to either side. Returns NULL after logging why it was refused. */
+ * and self-consistent. The segment keeps its name until its END chunk is written (pw_producer_finish), so
+ * that salvage finds it if this collector dies. Returns NULL after logging why it was refused. */
 struct pw_producer *pw_producer_open(struct pw_drain *s, int sock)
 {
 	struct pw_hello hello;
@@ -340,9 +340,13 @@ struct pw_producer *pw_producer_open(struct pw_drain *s, int sock)
 		goto fail;
 	}
 	hello.shm_name[sizeof hello.shm_name - 1] = 0;
-	if (getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &cred, &clen) < 0 || cred.uid != getuid() ||
-	    cred.pid != hello.pid) {
-		log_line(s, "refused pid %d: not the same user, or not the process it claims to be", hello.pid);
+	if (getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &cred, &clen) < 0 || cred.uid != getuid()) {
+		log_line(s, "refused pid %d: its connection is not from this user (uid %d)", hello.pid,
+			 clen == sizeof cred ? (int)cred.uid : -1);
+		goto fail;
+	}
+	if (cred.pid != hello.pid) {
+		log_line(s, "refused pid %d: its connection is from pid %d", hello.pid, (int)cred.pid);
 		goto fail;
 	}
 	if (fstat(shm_fd, &st) < 0 || st.st_uid != getuid() || (st.st_mode & 077) ||
@@ -356,7 +360,8 @@ struct pw_producer *pw_producer_open(struct pw_drain *s, int sock)
 	p->sock = -1;
 	p->raw_fd = -1;
 	p->pid = hello.pid;
-	if (strncmp(hello.shm_name, "/profwrap.", 10) == 0)
+	/* the name is removed at the end: only one that names this process's segment, not another's */
+	if (pw_shm_name_is_of(hello.shm_name, (int)getuid(), hello.pid))
 		snprintf(p->shm_name, sizeof p->shm_name, "%s", hello.shm_name);
 	void *m = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, shm_fd, 0);
 	if (m == MAP_FAILED) {
@@ -524,7 +529,7 @@ static void set_rank(struct pw_drain *s, struct pw_producer *p, int32_t rank, in
 {
 	char path[4352], to[4352], name[sizeof p->raw_name];
 	snprintf(path, sizeof path, "%s/%s", s->raw_dir, p->raw_name);
-	int fd = open(path, O_WRONLY | O_CLOEXEC); /* not the O_APPEND descriptor: pwrite would append */
+	int fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC); /* not the O_APPEND descriptor: pwrite would append */
 	int32_t v[2] = {rank, world};
 	off_t at = (off_t)(sizeof(struct pw_raw_file_header) + sizeof(struct pw_raw_chunk) +
 			   offsetof(struct pw_raw_proc, rank));

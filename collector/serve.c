@@ -86,7 +86,7 @@ static int listen_on(struct server *s, const char *path)
 	strcpy(addr.sun_path, path);
 	unlink(path);
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	mode_t old = umask(077);
+	mode_t old = umask(0177); /* 0600: connecting takes write permission, and only this user has it */
 	int rc = fd < 0 ? -1 : bind(fd, (struct sockaddr *)&addr, sizeof addr);
 	umask(old);
 	if (rc < 0 || listen(fd, 128) < 0) {
