@@ -1,11 +1,12 @@
 #!/bin/sh
-# Installs what building, testing and the demo need on a fresh Debian machine (sqlite3, git and xz-utils for
-# test_real_programs; tar, gzip, coreutils, findutils and sed are in the base system). Does nothing when all is there.
+# Installs what building, testing and the demo need on a fresh Debian machine. Does nothing when all is there.
+# The second line of packages is for test_real_programs (tar, gzip, coreutils, findutils, sed, diffutils, mawk
+# and perl-base are in the base system).
 set -e
 need=""
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "ok installed"; }
 for p in gcc make libcmocka-dev libunwind-dev libdw-dev libelf-dev binutils python3 procps openmpi-bin libopenmpi-dev \
-	sqlite3 git xz-utils; do
+	sqlite3 git xz-utils bzip2 zstd zip unzip patch; do
 	have_pkg "$p" || need="$need $p"
 done
 [ -z "$need" ] && exit 0
