@@ -1,9 +1,13 @@
 /* Process life: fork, spawn, exec, exit, and the parent's waits (how the report learns how a child ended). */
 #define _GNU_SOURCE
+#include <pthread.h>
+#include <sched.h>
 #include <spawn.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <sys/resource.h>
+#include <sys/single_threaded.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -28,6 +32,123 @@ PW_REAL(pid_t, fork, (void));
 	}
 PW_FORK_WRAP(FORK, fork)
 PW_FORK_WRAP(VFORK, vfork)
+
+/* daemon() forks inside libc, and its parent's side ends in libc's own _exit(0), which no wrapper sees: the
+ * parent's image is marked exited (status 0) when that fork returns in it (pthread_atfork), and unmarked if
+ * daemon() comes back in it (the fork failed). The child is a fork child like any other. */
+static __thread int daemon_forking;
+
+static void daemon_fork_parent(void)
+{
+	if (!daemon_forking || !pw_seg)
+		return;
+	uint8_t guard = pw_self.guard;
+	pw_self.guard = PW_GUARD_INTERNAL;
+	pw_note_exit(0, 1);
+	pw_self.guard = guard;
+}
+
+__attribute__((constructor)) static void process_init(void)
+{
+	pthread_atfork(NULL, daemon_fork_parent, NULL);
+}
+
+PW_REAL(int, daemon, (int, int));
+PW_EXPORT int daemon(int nochdir, int noclose)
+{
+	PW_RESOLVE(daemon);
+	pid_t before = getpid();
+	daemon_forking = 1;
+	int rc = real_daemon(nochdir, noclose);
+	daemon_forking = 0;
+	if (getpid() == before && pw_seg) {
+		int saved = errno;
+		atomic_store_explicit(&pw_seg->state, PW_STATE_RUNNING, memory_order_release);
+		errno = saved;
+	}
+	return rc;
+}
+
+/* clone() called by the program (pthread_create and posix_spawn use libc's own, unwrapped).
+ * - Without CLONE_VM the child is a copy of the process, as after fork, but no pthread_atfork handler runs:
+ *   it starts through clone_child, which does what the fork child handler does before calling the program's
+ *   function, and marks the image exited with that function's result (libc then makes the exit system call).
+ *   In a process that has had threads, locks another thread held stay held in the child, and starting a
+ *   session takes some (the allocator's, the loader's): such a child only lets go of its parent's segment and
+ *   runs unprofiled.
+ * - With CLONE_VM and without CLONE_SETTLS the child runs on its creator's TLS, so on its creator's per-thread
+ *   state: two producers on one lane. From then on the process's wrappers check the thread id (PW_TLS_SHARED,
+ *   pw_tls_owner); a thread on TLS that is not its own is not recorded, and its calls count as dropped. */
+struct clone_start {
+	int (*fn)(void *);
+	void *arg;
+	int follow; /* the child may start a session of its own */
+};
+
+/* Runs in the child, on its own copy of the creator's memory, where *p still is. */
+static int clone_child(void *p)
+{
+	struct clone_start start = *(struct clone_start *)p;
+	if (!start.follow)
+		pw_cfg.follow_fork = 0; /* this copy of the configuration only */
+	pw_after_fork_child();
+	int ret = start.fn(start.arg);
+	if (pw_seg) {
+		pw_self.guard = PW_GUARD_INTERNAL;
+		pw_note_exit(ret, 1);
+		pw_self.guard = 0;
+	}
+	return ret;
+}
+
+int pw_tls_owner(void)
+{
+	struct pw_thread *t = &pw_self;
+	uint32_t tid = (uint32_t)syscall(SYS_gettid);
+	if (!t->tid)
+		t->tid = tid; /* a thread's first call: clone() gave every creator a thread id before its clone */
+	if (t->tid == tid)
+		return 1;
+	struct pw_seg_header *h = pw_seg;
+	if (h)
+		atomic_fetch_add_explicit(&pw_seg_lanes(h)[h->lane_count - 1].dropped, 1, memory_order_relaxed);
+	return 0;
+}
+
+PW_REAL(int, clone, (int (*)(void *), void *, int, void *, ...));
+PW_EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
+{
+	/* The optional arguments, as many as the flags say were passed (the kernel reads no others). */
+	pid_t *ptid = NULL, *ctid = NULL;
+	void *tls = NULL;
+	int nargs = (flags & (CLONE_CHILD_SETTID | CLONE_CHILD_CLEARTID)) ? 3 : (flags & CLONE_SETTLS) ? 2
+		    : (flags & (CLONE_PARENT_SETTID | CLONE_PIDFD))			  ? 1
+											  : 0;
+	va_list ap;
+	va_start(ap, arg);
+	if (nargs >= 1)
+		ptid = va_arg(ap, pid_t *);
+	if (nargs >= 2)
+		tls = va_arg(ap, void *);
+	if (nargs >= 3)
+		ctid = va_arg(ap, pid_t *);
+	va_end(ap);
+	PW_RESOLVE(clone);
+	if (!(flags & CLONE_VM)) {
+		struct clone_start start = {fn, arg, __libc_single_threaded};
+		return real_clone(clone_child, stack, flags, &start, ptid, tls, ctid);
+	}
+	if (!(flags & CLONE_SETTLS) && pw_recording) {
+		/* The creator's id before the child can run: a thread whose state has none is the owner of its TLS
+		 * (pw_tls_owner). A creator that is itself such a clone has its owner's id already. */
+		int saved = errno;
+		if (!pw_self.tid)
+			pw_self.tid = (uint32_t)syscall(SYS_gettid);
+		__atomic_fetch_or(&pw_recording, PW_TLS_SHARED, __ATOMIC_SEQ_CST);
+		errno = saved;
+	}
+	return real_clone(fn, stack, flags, arg, ptid, tls, ctid);
+}
 
 /* posix_spawn reports failure in its return value, not errno. */
 #define PW_SPAWN_WRAP(ev, name)                                                                              \

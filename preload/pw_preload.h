@@ -223,22 +223,41 @@ static inline int pw_guard_allows(void)
 	return 0;
 }
 
+/* Set in pw_recording (above the domains' bits) once the program has made a clone that runs on its creator's
+ * TLS (clone() with CLONE_VM and without CLONE_SETTLS, process.c): from then on each recorded call asks
+ * pw_tls_owner() whether its thread owns the per-thread state it would write. Folded into the word every
+ * wrapper loads anyway, so that processes without such clones pay one test of a register. */
+#define PW_TLS_SHARED 0x80000000u
+
+/* Slow path, with PW_TLS_SHARED set: 1 when the calling thread's TLS is its own (the thread ids agree); 0
+ * for a clone on its creator's TLS, whose call is then counted as dropped and not recorded. */
+int pw_tls_owner(void);
+
+static inline int pw_thread_allows(uint32_t recording)
+{
+	if (PW_UNLIKELY(recording & PW_TLS_SHARED) && !pw_tls_owner())
+		return 0;
+	return pw_guard_allows();
+}
+
 /* Whether a call in domain dom is to be recorded on this thread now: the process records the domain and
  * the capture window is open. */
 static inline int pw_should_record(enum pw_domain dom)
 {
-	if (!(((pw_recording & pw_window_now()) >> dom) & 1))
+	uint32_t recording = pw_recording;
+	if (!(((recording & pw_window_now()) >> dom) & 1))
 		return 0;
-	return pw_guard_allows();
+	return pw_thread_allows(recording);
 }
 
 /* Whether a call that names files or processes (pw_kind_tracked) is to be recorded: also outside the
  * capture window, flagged PW_REC_OUTSIDE, so that descriptors opened before a window still have names. */
 static inline int pw_should_track(enum pw_domain dom)
 {
-	if (!((pw_recording >> dom) & 1))
+	uint32_t recording = pw_recording;
+	if (!((recording >> dom) & 1))
 		return 0;
-	return pw_guard_allows();
+	return pw_thread_allows(recording);
 }
 
 /* The kinds of the events as constants, so that a wrapper's tests of its own kind fold away. */
