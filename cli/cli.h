@@ -17,8 +17,9 @@ struct pw_cli_opts {
 };
 
 /* Runs opts->command under the profiler and writes the reports. Returns profwrap's exit status: the target's
- * exit code, 128+signal when a signal ended it, or 1 (with a one-line message) when profiling could not
- * start, in which case the target was not run. */
+ * exit code, 128+signal when a signal ended it, 2 (with a one-line message) when the output directory is
+ * refused (as main refuses a bad option value), or 1 (with a one-line message) when profiling could not
+ * start; in both cases the target was not run. */
 int pw_cli_run(const struct pw_cli_opts *opts, const char *self_dir);
 
 /* profwrap start|stop PID: opens or closes the capture window of a running profiled process. Returns 0, or 1

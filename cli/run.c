@@ -109,9 +109,14 @@ static int clear_previous(const char *out, int rank)
 	snprintf(path, sizeof path, "%s/raw", out);
 	dirs[1] = path;
 	for (int i = 0; i < 2; i++) {
-		DIR *d = opendir(dirs[i]);
-		if (!d)
+		/* O_NOFOLLOW: a link named raw must not make -f remove files wherever it points */
+		int fd = open(dirs[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		DIR *d = fd < 0 ? NULL : fdopendir(fd);
+		if (!d) {
+			if (fd >= 0)
+				close(fd);
 			continue;
+		}
 		struct dirent *de;
 		while ((de = readdir(d))) {
 			int ours = i == 0 ? is_report_output(de->d_name, rank) : is_raw_output(de->d_name, rank);
@@ -142,12 +147,13 @@ static int dir_is_empty(const char *path)
 	return empty;
 }
 
-/* Output directory: created if missing; a non-empty one only with --force. Checked before the target runs.
- * One rank of a job (`srun profwrap CMD`, `mpirun -n N profwrap CMD`: job_rank >= 0) shares the directory
- * with the other ranks' profwraps: only its own rank's reports must be absent, or are replaced with -f. */
+/* Output directory: created if missing (0700: a profile is its user's), with raw/ in it; a non-empty one only
+ * with --force. Checked before the target runs. One rank of a job (`srun profwrap CMD`, `mpirun -n N profwrap
+ * CMD`: job_rank >= 0) shares the directory with the other ranks' profwraps: only its own rank's reports must
+ * be absent, or are replaced with -f. Returns 0, or 1 after a one-line message. */
 static int prepare_output(const struct pw_cli_opts *o, const char *output, int job_rank, char abs[PATH_MAX])
 {
-	if (mkdir(output, 0777) < 0 && errno != EEXIST)
+	if (mkdir(output, 0700) < 0 && errno != EEXIST)
 		return say("cannot create output directory %s: %s", output, strerror(errno));
 	if (!realpath(output, abs))
 		return say("cannot use output directory %s: %s", output, strerror(errno));
@@ -156,20 +162,25 @@ static int prepare_output(const struct pw_cli_opts *o, const char *output, int j
 		return say("output %s is not a directory", output);
 	if (access(abs, W_OK) < 0)
 		return say("output directory %s is not writable", output);
+	char raw[PATH_MAX + 8], why[PATH_MAX + 200];
+	snprintf(raw, sizeof raw, "%s/raw", abs);
+	if (lstat(raw, &st) == 0 && !S_ISDIR(st.st_mode)) /* before -f removes anything */
+		return say("%s is not a directory (%s); remove it", raw, S_ISLNK(st.st_mode) ? "a symbolic link" : "a file");
 	if (job_rank >= 0) {
 		char mine[PATH_MAX + 32];
 		snprintf(mine, sizeof mine, "%s/rank%d.json", abs, job_rank);
 		if (access(mine, F_OK) == 0 && !o->force)
 			return say("output directory %s already has the reports of rank %d; use -f to replace them, or -o "
 				   "another (%%q{SLURM_JOB_ID} in it, say)", output, job_rank);
-		return o->force ? clear_previous(abs, job_rank) : 0;
-	}
-	if (!dir_is_empty(abs)) {
+		if (o->force && clear_previous(abs, job_rank))
+			return 1;
+	} else if (!dir_is_empty(abs)) {
 		if (!o->force)
 			return say("output directory %s is not empty; use -f to replace its reports, or -o another", output);
-		return clear_previous(abs, -1);
+		if (clear_previous(abs, -1))
+			return 1;
 	}
-	return 0;
+	return pw_output_dirs(abs, why, sizeof why) ? say("%s", why) : 0;
 }
 
 /* The rank of this profwrap when a launcher started it as one rank of a job of several, else -1. */
@@ -295,9 +306,13 @@ static void write_session_file(const char *out, int job_rank, char **command, pi
 	} else {
 		snprintf(path, sizeof path, "%s/raw/session.txt", out);
 	}
-	FILE *f = fopen(path, "we");
-	if (!f)
+	int fd = pw_create_file(path);
+	FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
 		return;
+	}
 	fputs("command=", f);
 	for (int i = 0; command[i]; i++)
 		fprintf(f, "%s%s", i ? " " : "", command[i]);
@@ -439,16 +454,19 @@ static void clean_stale(int quiet)
 int pw_cli_run(const struct pw_cli_opts *o, const char *self_dir)
 {
 	char lib[4352], collector[4352], out[4096], sdir[3072], base[3072], output[4096], why[4300];
-	if (pw_expand_output(o->output, output, sizeof output, why, sizeof why) < 0)
-		return say("-o %s", why);
+	if (pw_expand_output(o->output, output, sizeof output, why, sizeof why) < 0) {
+		say("-o %s", why);
+		return 2;
+	}
 	int rank = job_rank();
-	if (find_parts(self_dir, lib, sizeof lib, collector, sizeof collector) || prepare_output(o, output, rank, out))
+	if (find_parts(self_dir, lib, sizeof lib, collector, sizeof collector))
 		return 1;
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
+	if (prepare_output(o, output, rank, out))
+		return 2; /* the output directory is refused, as a bad option value is */
+	/* an unpredictable name: the session base is private anyway, but a name nobody can guess cannot be
+	 * taken first */
 	if (pw_session_base(base, sizeof base) || private_dir(base) ||
-	    pw_session_dir_for_cli((int)getpid(), (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20), sdir, sizeof sdir) ||
-	    private_dir(sdir))
+	    pw_session_dir_for_cli((int)getpid(), pw_random_u64(), sdir, sizeof sdir) || private_dir(sdir))
 		return 1;
 
 	clean_stale(o->quiet);
