@@ -25,6 +25,7 @@
 #include "../common/pw_rank.h"
 #include "../common/pw_session.h"
 #include "pw_gpu.h"
+#include "pw_own_fds.h"
 #include "pw_preload.h"
 
 __thread struct pw_thread pw_self __attribute__((tls_model("initial-exec")));
@@ -32,51 +33,6 @@ uint32_t pw_recording;
 struct pw_seg_header *pw_seg;
 struct pw_config pw_cfg;
 
-/* Identity of a descriptor of ours, so that a fork child closes it only if the program has not reused the
- * number meanwhile. */
-struct fd_identity {
-	int fd;
-	dev_t dev;
-	ino_t ino;
-};
-
-/* The profiler's descriptors move out of the way of the program's, which reuses low numbers (a daemon
- * closes 3..63 and opens its log at 3): to 960 and up when the table is larger than 1024, else to its last
- * 32 numbers. Returns the new descriptor (close-on-exec) or fd unchanged if it cannot move. */
-static int move_fd_high(int fd)
-{
-	struct rlimit rl;
-	if (fd < 0 || getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur < 64)
-		return fd;
-	int floor = rl.rlim_cur > 1024 ? 1024 - 64 : (int)rl.rlim_cur - 32;
-	int high = fcntl(fd, F_DUPFD_CLOEXEC, floor);
-	if (high < 0)
-		return fd;
-	close(fd);
-	return high;
-}
-
-static struct fd_identity fd_remember(int fd)
-{
-	struct fd_identity id = {fd, 0, 0};
-	struct stat st;
-	if (fd >= 0 && fstat(fd, &st) == 0) {
-		id.dev = st.st_dev;
-		id.ino = st.st_ino;
-	}
-	return id;
-}
-
-static void fd_close_if_ours(struct fd_identity *id)
-{
-	struct stat st;
-	if (id->fd >= 0 && fstat(id->fd, &st) == 0 && st.st_dev == id->dev && st.st_ino == id->ino)
-		close(id->fd);
-	id->fd = -1;
-}
-
-static struct fd_identity collector_fd = {-1, 0, 0};
-static struct fd_identity seg_fd = {-1, 0, 0}; /* kept open to back lanes with memory as threads claim them */
 static pthread_key_t lane_key;
 static int said_passive;
 static int start_argc;
@@ -237,7 +193,12 @@ static char *read_small_file(const char *path, char *buf, size_t size, ssize_t *
 /* Backs [off, off+len) of the segment with memory (see segment_create). Returns 0 or -1. */
 static int back_range(uint64_t off, uint64_t len)
 {
-	return seg_fd.fd >= 0 && posix_fallocate(seg_fd.fd, (off_t)off, (off_t)len) == 0 ? 0 : -1;
+	int fd = pw_own_fd_hold(PW_OWN_SEGMENT);
+	if (fd < 0)
+		return -1;
+	int rc = posix_fallocate(fd, (off_t)off, (off_t)len) == 0 ? 0 : -1;
+	pw_own_fd_release(PW_OWN_SEGMENT);
+	return rc;
 }
 
 /* The arena is backed in steps as it fills: the step that holds an entry is reserved before it is written. */
@@ -298,12 +259,16 @@ pw_strref pw_once(struct pw_once_slot *slots, size_t nslots, uint64_t key,
 	return 0;
 }
 
+/* In a fork child, the process that forked: its parent may have exited already (daemon() does at once) and
+ * the child been given to another. */
+static pid_t forked_by;
+
 /* Header fields that describe the process: pid, rank, clock origin, argv, executable, host. */
 static void describe_process(struct pw_seg_header *h, enum pw_clock_kind clock)
 {
 	struct timespec rt;
 	h->pid = getpid();
-	h->ppid = getppid();
+	h->ppid = forked_by ? forked_by : getppid();
 	h->rank = pw_rank_detect(getenv);
 	h->world_size = pw_world_size_detect(getenv);
 	h->clock_kind = clock;
@@ -345,8 +310,8 @@ void pw_process_set_rank(int rank, int world_size)
 	__atomic_store_n(&h->world_size, world_size, __ATOMIC_RELAXED);
 }
 
-/* Creates, sizes and maps this process's segment; its descriptor stays open in seg_fd, for passing to the
- * collector and backing lanes later. */
+/* Creates, sizes and maps this process's segment; its descriptor stays open (PW_OWN_SEGMENT), for passing to
+ * the collector and backing lanes later. */
 static struct pw_seg_header *segment_create(char *name, size_t name_size)
 {
 	uint32_t header_size;
@@ -365,16 +330,16 @@ static struct pw_seg_header *segment_create(char *name, size_t name_size)
 		say_passive("cannot create shared memory (shm_open failed)");
 		return NULL;
 	}
-	seg_fd = fd_remember(move_fd_high(fd));
+	fd = pw_own_fd_move_high(fd);
+	pw_own_fd_note(PW_OWN_SEGMENT, fd);
 	/* Pages of shared memory are taken when first written, and a write to a full /dev/shm is a SIGBUS in
 	 * the target. So memory is reserved before it is used: the header here, before it is written, a lane
 	 * when a thread claims it, the arena step by step as it fills. */
 	void *p = MAP_FAILED;
-	if (ftruncate(seg_fd.fd, (off_t)size) == 0 && back_range(0, header_size) == 0)
-		p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, seg_fd.fd, 0);
+	if (ftruncate(fd, (off_t)size) == 0 && back_range(0, header_size) == 0)
+		p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED) {
-		close(seg_fd.fd);
-		seg_fd.fd = -1;
+		pw_own_fd_close(PW_OWN_SEGMENT);
 		shm_unlink(name);
 		say_passive("cannot size, reserve or map shared memory (is /dev/shm full?)");
 		return NULL;
@@ -397,7 +362,7 @@ static int connect_socket(const char *path)
 		close(fd);
 		return -1;
 	}
-	return move_fd_high(fd);
+	return pw_own_fd_move_high(fd);
 }
 
 /* The collector binary beside this library (build tree) or in ../bin (installed). */
@@ -546,7 +511,7 @@ static void note_inherited_fds(void)
 	struct dirent *de;
 	while ((de = readdir(d)) && noted < PW_FD_INFO_MAX) {
 		int fd = pw_parse_nonneg_int(de->d_name);
-		if (fd < 0 || fd == own || fd == collector_fd.fd || fd == seg_fd.fd)
+		if (fd < 0 || fd == own || pw_own_fd_number(fd))
 			continue;
 		char link[64], target[1024];
 		snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
@@ -585,17 +550,16 @@ static void session_start(int in_fork_child)
 	}
 	pw_seg = h;
 	describe_process(h, clock);
-	if (send_hello(fd, name, seg_fd.fd) < 0) {
+	if (send_hello(fd, name, pw_own_fd_get(PW_OWN_SEGMENT)) < 0) {
 		close(fd);
-		close(seg_fd.fd);
-		seg_fd.fd = -1;
+		pw_own_fd_close(PW_OWN_SEGMENT);
 		munmap(h, h->segment_size);
 		shm_unlink(name);
 		pw_seg = NULL;
 		say_passive("the collector did not take this process");
 		return;
 	}
-	collector_fd = fd_remember(fd);
+	pw_own_fd_note(PW_OWN_COLLECTOR, fd);
 	pw_recording = pw_cfg.domain_mask;
 	pw_capture_start(in_fork_child);
 	pw_stacks_start();
@@ -727,11 +691,12 @@ void pw_after_fork_child(void)
 	uint8_t guard = pw_self.guard;
 	pw_self.guard = PW_GUARD_INTERNAL;
 	pw_recording = 0;
+	forked_by = pw_seg ? pw_seg->pid : 0;
 	if (pw_seg)
 		munmap(pw_seg, pw_seg->segment_size);
 	pw_seg = NULL;
-	fd_close_if_ours(&collector_fd);
-	fd_close_if_ours(&seg_fd);
+	pw_own_fd_close(PW_OWN_COLLECTOR);
+	pw_own_fd_close(PW_OWN_SEGMENT);
 	atomic_store_explicit(&arena_backed, 0, memory_order_relaxed);
 	memset(&pw_self, 0, sizeof pw_self);
 	pw_gpu_after_fork();

@@ -4,9 +4,11 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "pw_own_fds.h"
 #include "pw_preload.h"
 
 #define MOVED(ret) ((ret) > 0 ? (uint64_t)(ret) : 0)
@@ -63,15 +65,91 @@ PW_WRAP(IO, OPENAT, int, __openat64_2, (int dirfd, const char *path, int flags),
 	PW_PATH_ARG(path, ret < 0), ret < 0)
 PW_WRAP(IO, CREAT, int, creat, (const char *path, mode_t mode), (path, mode), ret, PW_PATH_ARG(path, ret < 0), ret < 0)
 PW_WRAP(IO, CREAT, int, creat64, (const char *path, mode_t mode), (path, mode), ret, PW_PATH_ARG(path, ret < 0), ret < 0)
-PW_WRAP_UNWIND(pw_unwind_close(fd), IO, CLOSE, int, close, (int fd), (fd), fd, 0, ret < 0)
+/* The profiler's own descriptors are not the program's (pw_own_fds.h): close() of one fails as close() of
+ * a free number does, and leaves it open; so do dup() and fcntl() of one. */
+static int own_fd(int fd)
+{
+	return PW_UNLIKELY(pw_own_fd_number(fd)) && pw_own_fd_slot(fd) >= 0;
+}
+
+static int not_open(void)
+{
+	errno = EBADF;
+	return -1;
+}
+
+PW_REAL(int, close, (int));
+static int close_call(int fd)
+{
+	return own_fd(fd) ? not_open() : real_close(fd);
+}
+
+PW_EXPORT int close(int fd)
+{
+	PW_RESOLVE(close);
+	if (!PW_SHOULD_RECORD(IO, CLOSE))
+		return PW_IN_UNWIND() ? pw_unwind_close(fd) : close_call(fd);
+	PW_BEGIN();
+	int ret = close_call(fd);
+	PW_END(CLOSE, ret, fd, 0, ret < 0);
+	return ret;
+}
 
 /* Duplicates carry the file's name to the new descriptor (dd reads its input through a dup2'd stdin). */
-PW_WRAP(IO, DUP, int, dup, (int fd), (fd), ret, fd, ret < 0)
-PW_WRAP(IO, DUP2, int, dup2, (int fd, int fd2), (fd, fd2), ret, fd, ret < 0)
-PW_WRAP(IO, DUP3, int, dup3, (int fd, int fd2, int flags), (fd, fd2, flags), ret, fd, ret < 0)
+PW_REAL(int, dup, (int));
+static int dup_call(int fd)
+{
+	return own_fd(fd) ? not_open() : real_dup(fd);
+}
 
-/* fcntl is recorded only when it duplicates; every other command passes straight through. The third
- * argument is read as the pointer-sized word it occupies for every command. */
+PW_EXPORT int dup(int fd)
+{
+	PW_RESOLVE(dup);
+	if (!PW_SHOULD_RECORD(IO, DUP))
+		return dup_call(fd);
+	PW_BEGIN();
+	int ret = dup_call(fd);
+	PW_END(DUP, ret, ret, fd, ret < 0);
+	return ret;
+}
+
+/* dup2/dup3 from one of ours fail as from a free number: the real call is given -1 instead, which fails as
+ * the kernel orders its checks (dup3's flags and equal numbers first). Onto one of ours: ours moves away
+ * first; if the call then fails, the number is freed as it was without profwrap. */
+PW_REAL(int, dup2, (int, int));
+PW_REAL(int, dup3, (int, int, int));
+static int dup23_call(int fd, int fd2, int flags, int three)
+{
+	if (own_fd(fd))
+		return three ? real_dup3(fd == fd2 ? fd : -1, fd2, flags) : real_dup2(-1, fd2);
+	int moved = PW_UNLIKELY(pw_own_fd_number(fd2)) && pw_own_fd_vacate(fd2);
+	int ret = three ? real_dup3(fd, fd2, flags) : real_dup2(fd, fd2);
+	if (ret < 0 && moved) {
+		int saved = errno;
+		syscall(SYS_close, fd2);
+		errno = saved;
+	}
+	return ret;
+}
+
+#define PW_DUP23_WRAP(ev, name, params, three_args)                     \
+	PW_EXPORT int name params                                       \
+	{                                                               \
+		PW_RESOLVE(dup2);                                       \
+		PW_RESOLVE(dup3);                                       \
+		if (!PW_SHOULD_RECORD(IO, ev))                          \
+			return dup23_call three_args;                   \
+		PW_BEGIN();                                             \
+		int ret = dup23_call three_args;                        \
+		PW_END(ev, ret, ret, fd, ret < 0);                      \
+		return ret;                                             \
+	}
+PW_DUP23_WRAP(DUP2, dup2, (int fd, int fd2), (fd, fd2, 0, 0))
+PW_DUP23_WRAP(DUP3, dup3, (int fd, int fd2, int flags), (fd, fd2, flags, 1))
+
+/* fcntl is recorded only when it duplicates; every other command passes straight through (none of them on
+ * one of ours: a program that cleared its close-on-exec flag would keep the connection open past an exec).
+ * The third argument is read as the pointer-sized word it occupies for every command. */
 #define PW_FCNTL_WRAP(name)                                                              \
 	PW_REAL(int, name, (int, int, ...));                                             \
 	PW_EXPORT int name(int fd, int cmd, ...)                                         \
@@ -82,9 +160,9 @@ PW_WRAP(IO, DUP3, int, dup3, (int fd, int fd2, int flags), (fd, fd2, flags), ret
 		va_end(ap);                                                              \
 		PW_RESOLVE(name);                                                        \
 		if ((cmd != F_DUPFD && cmd != F_DUPFD_CLOEXEC) || !PW_SHOULD_RECORD(IO, FCNTL_DUPFD)) \
-			return real_##name(fd, cmd, arg);                                \
+			return own_fd(fd) ? not_open() : real_##name(fd, cmd, arg);      \
 		PW_BEGIN();                                                              \
-		int ret = real_##name(fd, cmd, arg);                                     \
+		int ret = own_fd(fd) ? not_open() : real_##name(fd, cmd, arg);           \
 		PW_END(FCNTL_DUPFD, ret, ret, fd, ret < 0);                              \
 		return ret;                                                              \
 	}

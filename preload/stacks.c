@@ -24,6 +24,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "pw_own_fds.h"
 #include "pw_preload.h"
 
 int pw_stacks_on;
@@ -276,6 +277,7 @@ int pw_unwind_pipe2(int fds[2], int flags)
 		unw_pipe[i].fd = fds[i] = made[i];
 		unw_pipe[i].dev = st.st_dev;
 		unw_pipe[i].ino = st.st_ino;
+		pw_own_fd_note(PW_OWN_UNWIND_READ + i, made[i]); /* the program's closes leave it alone */
 	}
 	return 0;
 }
@@ -307,6 +309,7 @@ int pw_unwind_close(int fd)
 	if (end < 0)
 		return 0; /* the number is the program's now: left alone */
 	unw_pipe[end].fd = -1;
+	pw_own_fd_forget(PW_OWN_UNWIND_READ + end);
 	return (int)syscall(SYS_close, fd);
 }
 
