@@ -7,7 +7,8 @@ replaced, as git writes it into a clone's config); modification times only where
 its input (tar -x, cp -a, gzip/xz/gunzip). A few runs' reports are checked to be real: the processes named,
 one known file's read or write bytes equal to its size.
 
-Files left out of the content comparison (present and of the same type on both sides, content not compared):
+Files left out of the content comparison (present, of the same type and mode on both sides, content and size
+not compared):
   */.git/index   git's index holds each file's ctime, mtime, inode and device.
 
 A program missing here skips its cases (with a note); the test fails when fewer than 80 % of the cases ran.
@@ -526,6 +527,7 @@ CASES = [
          setup=make_tree),
     # git
     Case("git", [["git", "-c", "init.defaultBranch=main", "init", "repo"],
+                 ["git", "-C", "repo", "symbolic-ref", "HEAD", "refs/heads/main"],
                  ["git", "-C", "repo", "config", "pack.threads", "1"],
                  ["git", "-C", "repo", "add", "."],
                  commit("initial", 0),
@@ -666,7 +668,7 @@ def snapshot(root, case):
             elif stat.S_ISSOCK(st.st_mode):
                 kind = "socket"
             mtime = st.st_mtime_ns if any(fnmatch.fnmatch(rel, p) for p in case.mtimes) else None
-            entries[rel] = (kind, None if excluded else stat.S_IMODE(st.st_mode), size, digest, mtime)
+            entries[rel] = (kind, stat.S_IMODE(st.st_mode), size, digest, mtime)
     return entries
 
 
