@@ -1,5 +1,6 @@
 """Real programs run the same under profwrap as without it (issue 8): coreutils, find/xargs, tar, gzip, xz,
-python3, sqlite3, make, git and sh pipelines, each case run twice from the same input tree in two
+bzip2, zstd, zip, diff/patch, awk, perl, python3, sqlite3, make, git and sh pipelines, each case (one or
+more program runs in one directory) run twice from the same input tree in two
 directories, once plain and once as `profwrap -q -o OUT -- ARGV`, with one fixed environment. Compared: the
 exit status, stdout and stderr byte for byte (the run directory's path replaced by @ROOT@), and the tree the
 programs leave: its paths, file types, modes, sizes and content hashes (contents with the directory's path
@@ -14,6 +15,9 @@ not compared):
 A program missing here skips its cases (with a note); the test fails when fewer than 80 % of the cases ran.
 Before the cases, controls run the same machinery with one side changed on purpose (another argument, exit
 status, mode, file, mtime) and must be flagged: the comparison can fail.
+
+Known differences (KNOWN_DIFFERENCES: SIGUSR2 caught by the preload, its descriptors visible in
+/proc/self/fd) are run too and noted with a KNOWN DIFFERENCE line; they do not fail the test.
 
 Environment for maintainers: REAL_PROGRAMS_CASES=name,name runs only those cases; REAL_PROGRAMS_PLAIN=1 runs
 the second side without profwrap too, to see that a new case is deterministic on its own."""
