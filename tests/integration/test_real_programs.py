@@ -1,7 +1,7 @@
 """Real programs run the same under profwrap as without it (issue 8): coreutils, find/xargs, tar, gzip, xz,
 bzip2, zstd, zip, diff/patch, awk, perl, python3, sqlite3, make, git and sh pipelines, each case (one or
-more program runs in one directory) run twice from the same input tree in two
-directories, once plain and once as `profwrap -q -o OUT -- ARGV`, with one fixed environment. Compared: the
+more program runs in one directory) run twice from the same input tree in two directories, once plain and
+once as `profwrap -q -o OUT -- ARGV`, with one fixed environment. Compared: the
 exit status, stdout and stderr byte for byte (the run directory's path replaced by @ROOT@), and the tree the
 programs leave: its paths, file types, modes, sizes and content hashes (contents with the directory's path
 replaced, as git writes it into a clone's config); modification times only where the program sets them from
