@@ -15,18 +15,18 @@ static void flush(const struct pw_lane_visitor *v, const uint8_t *buf, uint64_t 
 static void strings_of(const struct pw_lane_visitor *v, const uint8_t *rec, uint16_t raw_type, uint64_t rsize)
 {
 	uint16_t type = PW_REC_TYPE(raw_type);
-	uint64_t ref = 0;
 	if (pw_kind_has_string(pw_events[type].kind)) {
 		struct pw_rec_call rc;
 		memcpy(&rc, rec, sizeof rc);
-		ref = rc.arg1;
-	} else if (type == PW_EV_MODULE) {
+		if (rc.arg1)
+			v->string(v->ctx, rc.arg1);
+	}
+	if (type == PW_EV_MODULE) { /* its path (above) and its build-id */
 		struct pw_rec_module m;
 		memcpy(&m, rec, sizeof m);
-		ref = m.build_id;
+		if (m.build_id)
+			v->string(v->ctx, m.build_id);
 	}
-	if (ref)
-		v->string(v->ctx, ref);
 	if (raw_type & PW_REC_STACK) {
 		uint64_t stack;
 		memcpy(&stack, rec + rsize - 8, sizeof stack);
@@ -55,7 +55,9 @@ struct pw_lane_walk_result pw_lane_walk(const uint8_t *buf, uint64_t avail, uint
 		if (rsize < sizeof rh || pos + rsize > avail)
 			break;
 		uint16_t type = PW_REC_TYPE(rh.type);
-		if (type >= PW_EV_COUNT || rsize < pw_event_min_size(type) + (rh.type & PW_REC_STACK ? 8 : 0)) {
+		/* a PAD with flags is no PAD the producer writes, nor a record the raw trace reader takes */
+		if (type == PW_EV_PAD || type >= PW_EV_COUNT ||
+		    rsize < pw_event_min_size(type) + (rh.type & PW_REC_STACK ? 8 : 0)) {
 			flush(v, buf, run, pos);
 			r.refused++;
 			pos = run = pos + rsize;

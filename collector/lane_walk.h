@@ -15,7 +15,7 @@ struct pw_lane_visitor {
 
 struct pw_lane_walk_result {
 	uint64_t records; /* valid records handed over */
-	uint64_t refused; /* records of unknown type or bad size, and a corrupt tail (counted once) */
+	uint64_t refused; /* records of unknown type (a PAD with flags too) or bad size, and a corrupt tail (once) */
 };
 
 /* Walks buf[0, avail): a lane's readable bytes linearised, the first `first` of them up to the lane's end (a PAD
