@@ -9,7 +9,7 @@
 
 #include "../collector/merge.h"
 #include "../common/pw_capture.h"
-#include "../common/pw_record.h"
+#include "../common/pw_session.h"
 #include "cli.h"
 
 #define PW_VERSION "0.1.0"
@@ -58,7 +58,9 @@ static void usage(FILE *f)
 	      "\n"
 	      "Environment: PROFWRAP_CUPTI=PATH  the libcupti to load (default: found near libcudart)\n"
 	      "\n"
-	      "profwrap exits with COMMAND's exit status (128+N when signal N ended it).\n"
+	      "profwrap exits with COMMAND's exit status (128+N when signal N ended it), or with 2 before\n"
+	      "starting it when an option, a PROFWRAP_* setting of the environment or the output directory is\n"
+	      "refused.\n"
 	      "report DIR: write the reports of DIR again from DIR/raw.\n"
 	      "salvage DIR: write into DIR/raw the records a collector that died (killed, disk full) left in\n"
 	      "shared memory, then the reports of DIR again. profwrap does this itself when its collector dies.\n"
@@ -79,42 +81,78 @@ static int fail(const char *fmt, const char *arg)
 	return 2;
 }
 
-/* BYTES with an optional K/M/G suffix; 0 when malformed. */
-static uint64_t parse_size(const char *s)
+enum {
+	OPT_TRACE = 256,
+	OPT_NO_FOLLOW,
+	OPT_RING,
+	OPT_CAPTURE_RANGE, /* the capture options, OPT_CAPTURE_RANGE to OPT_STEP_RANGE, in capture_env's order */
+	OPT_CAPTURE_COUNT,
+	OPT_DELAY,
+	OPT_DURATION,
+	OPT_SCHEDULE,
+	OPT_STEP_RANGE,
+	OPT_STACKS, /* the stack options, in stack_env's order */
+	OPT_STACK_THRESHOLD,
+	OPT_SAMPLE
+};
+
+static const char *const capture_env[] = {PW_ENV_CAPTURE_RANGE, PW_ENV_CAPTURE_COUNT, PW_ENV_DELAY,
+					  PW_ENV_DURATION,	PW_ENV_SCHEDULE,      PW_ENV_STEP_RANGE};
+static const char *const stack_env[] = {PW_ENV_STACKS, PW_ENV_STACK_THRESHOLD, PW_ENV_SAMPLE};
+
+/* A capture option's value into cap. Returns 0, or -1 with the reason in err. */
+static int parse_capture(int opt, const char *v, struct pw_capture_settings *cap, char *err, size_t errlen)
 {
-	char *end;
-	if (!s || *s < '0' || *s > '9')
-		return 0;
-	unsigned long long v = strtoull(s, &end, 10);
-	int shift = 0;
-	if (*end == 'K' || *end == 'k')
-		shift = 10;
-	else if (*end == 'M' || *end == 'm')
-		shift = 20;
-	else if (*end == 'G' || *end == 'g')
-		shift = 30;
-	if (shift)
-		end++;
-	if (*end || v > (1ull << (40 - shift)))
-		return 0;
-	return (uint64_t)v << shift;
+	switch (opt) {
+	case OPT_CAPTURE_RANGE:
+		return pw_capture_parse_range(v, cap, err, errlen);
+	case OPT_CAPTURE_COUNT:
+		return pw_capture_parse_count(v, cap, err, errlen);
+	case OPT_DELAY:
+		return pw_capture_parse_seconds(v, &cap->delay_ns, "--delay", err, errlen);
+	case OPT_DURATION:
+		return pw_capture_parse_seconds(v, &cap->duration_ns, "--duration", err, errlen);
+	case OPT_SCHEDULE:
+		return pw_capture_parse_schedule(v, cap, err, errlen);
+	default:
+		return pw_capture_parse_step(v, cap, err, errlen);
+	}
 }
 
-/* Returns NULL when every domain in list is known, else the first unknown one (static buffer). */
-static const char *unknown_domain(const char *list)
+/* A stack option's value, checked. Returns 0, or -1 with the reason in err. */
+static int parse_stack(int opt, const char *v, char *err, size_t errlen)
 {
-	static char bad[64];
-	if (!*list)
-		return "(empty list)";
-	while (*list) {
-		size_t len = strcspn(list, ",");
-		if (pw_domain_from_name(list, len) < 0 && !(len == 3 && memcmp(list, "all", 3) == 0)) {
-			snprintf(bad, sizeof bad, "%.*s", (int)(len < 60 ? len : 60), list);
-			return bad;
+	struct pw_stack_settings st;
+	return opt == OPT_STACKS	  ? pw_stacks_parse_mode(v, &st.mode, err, errlen)
+	       : opt == OPT_STACK_THRESHOLD ? pw_stacks_parse_threshold(v, &st.threshold_ns, err, errlen)
+					    : pw_stacks_parse_sample(v, &st.sample_hz, err, errlen);
+}
+
+/* The PROFWRAP_* settings this profwrap passes on from its environment to every process are checked as its
+ * options are (a process would refuse a bad one, on each process's stderr, and go on with the default):
+ * those it does not set itself, and the capture and stack settings no option overrides, which also count in
+ * the check of the capture combination. given: bit (opt - OPT_CAPTURE_RANGE) per option given. Returns 0, or
+ * 2 after the one-line refusal. */
+static int check_environment(const struct pw_cli_opts *o, struct pw_capture_settings *cap, unsigned given)
+{
+	char why[512], err[400];
+	struct pw_settings set;
+	unsigned own = 1u << PW_SET_RING_SIZE | 1u << PW_SET_TRACE | 1u << PW_SET_FOLLOW_FORK |
+		       (o->quiet ? 1u << PW_SET_QUIET : 0);
+	if (pw_settings_from_env(&set, getenv, own, why, sizeof why))
+		return fail("environment: %s", why);
+	for (int opt = OPT_CAPTURE_RANGE; opt <= OPT_SAMPLE; opt++) {
+		const char *name = opt <= OPT_STEP_RANGE ? capture_env[opt - OPT_CAPTURE_RANGE] : stack_env[opt - OPT_STACKS];
+		const char *v = getenv(name);
+		if (!v || !*v || (given & 1u << (opt - OPT_CAPTURE_RANGE)))
+			continue;
+		int rc = opt <= OPT_STEP_RANGE ? parse_capture(opt, v, cap, err, sizeof err) : parse_stack(opt, v, err, sizeof err);
+		if (rc) {
+			snprintf(why, sizeof why, "%s is refused (%s)", name, err);
+			return fail("environment: %s", why);
 		}
-		list += len + (list[len] == ',');
 	}
-	return NULL;
+	return 0;
 }
 
 static int self_dir(char *buf, size_t size)
@@ -132,20 +170,6 @@ static int self_dir(char *buf, size_t size)
 
 int main(int argc, char **argv)
 {
-	enum {
-		OPT_TRACE = 256,
-		OPT_NO_FOLLOW,
-		OPT_RING,
-		OPT_CAPTURE_RANGE,
-		OPT_CAPTURE_COUNT,
-		OPT_DELAY,
-		OPT_DURATION,
-		OPT_SCHEDULE,
-		OPT_STEP_RANGE,
-		OPT_STACKS,
-		OPT_STACK_THRESHOLD,
-		OPT_SAMPLE
-	};
 	static const struct option opts[] = {
 		{"output", required_argument, 0, 'o'}, {"force", no_argument, 0, 'f'},
 		{"trace", required_argument, 0, OPT_TRACE}, {"no-follow-fork", no_argument, 0, OPT_NO_FOLLOW},
@@ -191,6 +215,7 @@ int main(int argc, char **argv)
 	struct pw_capture_settings cap = {0};
 	char cap_err[400];
 	size_t ncap = 0;
+	unsigned given = 0; /* capture and stack options given, bit (option - OPT_CAPTURE_RANGE) */
 	while ((c = getopt_long(argc, argv, "+o:fqhV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
@@ -203,15 +228,9 @@ int main(int argc, char **argv)
 			o.quiet = 1;
 			break;
 		case OPT_TRACE: {
-			const char *bad = unknown_domain(optarg);
-			if (bad) {
-				char msg[512];
-				int n = snprintf(msg, sizeof msg, "unknown domain '%s' in --trace (known:", bad);
-				for (int d = 0; d < PW_DOM_COUNT && n > 0 && (size_t)n < sizeof msg; d++)
-					n += snprintf(msg + n, sizeof msg - (size_t)n, "%s %s", d ? "," : "",
-						      pw_domain_names[d]);
-				return fail("%s)", msg);
-			}
+			uint64_t mask;
+			if (pw_setting_parse(PW_SET_TRACE, optarg, &mask, cap_err, sizeof cap_err))
+				return fail("--trace: %s", cap_err);
 			o.trace = optarg;
 			break;
 		}
@@ -219,9 +238,8 @@ int main(int argc, char **argv)
 			o.follow_fork = 0;
 			break;
 		case OPT_RING:
-			o.ring_size = parse_size(optarg);
-			if (o.ring_size < 4096 || o.ring_size > (1u << 30) || (o.ring_size & (o.ring_size - 1)))
-				return fail("--ring-size must be a power of two from 4096 bytes to 1G, not '%s'", optarg);
+			if (pw_setting_parse(PW_SET_RING_SIZE, optarg, &o.ring_size, cap_err, sizeof cap_err))
+				return fail("--ring-size: %s", cap_err);
 			break;
 		case OPT_CAPTURE_RANGE:
 		case OPT_CAPTURE_COUNT:
@@ -229,40 +247,26 @@ int main(int argc, char **argv)
 		case OPT_DURATION:
 		case OPT_SCHEDULE:
 		case OPT_STEP_RANGE: {
-			int rc = c == OPT_CAPTURE_RANGE	  ? pw_capture_parse_range(optarg, &cap, cap_err, sizeof cap_err)
-				 : c == OPT_CAPTURE_COUNT ? pw_capture_parse_count(optarg, &cap, cap_err, sizeof cap_err)
-				 : c == OPT_DELAY	  ? pw_capture_parse_seconds(optarg, &cap.delay_ns, "--delay", cap_err,
-									     sizeof cap_err)
-				 : c == OPT_DURATION	  ? pw_capture_parse_seconds(optarg, &cap.duration_ns, "--duration",
-									     cap_err, sizeof cap_err)
-				 : c == OPT_SCHEDULE	  ? pw_capture_parse_schedule(optarg, &cap, cap_err, sizeof cap_err)
-							  : pw_capture_parse_step(optarg, &cap, cap_err, sizeof cap_err);
-			if (rc)
+			if (parse_capture(c, optarg, &cap, cap_err, sizeof cap_err))
 				return fail("%s", cap_err);
-			static const char *const names[] = {PW_ENV_CAPTURE_RANGE, PW_ENV_CAPTURE_COUNT, PW_ENV_DELAY,
-							    PW_ENV_DURATION,	  PW_ENV_SCHEDULE,	PW_ENV_STEP_RANGE};
 			static char env_text[sizeof o.capture_env / sizeof o.capture_env[0]][PW_CAPTURE_NAME_MAX * 2 + 64];
 			if (ncap + 1 >= sizeof o.capture_env / sizeof o.capture_env[0])
 				return fail("%s", "too many capture options");
-			snprintf(env_text[ncap], sizeof env_text[ncap], "%s=%s", names[c - OPT_CAPTURE_RANGE], optarg);
+			snprintf(env_text[ncap], sizeof env_text[ncap], "%s=%s", capture_env[c - OPT_CAPTURE_RANGE], optarg);
 			o.capture_env[ncap] = env_text[ncap];
 			ncap++;
+			given |= 1u << (c - OPT_CAPTURE_RANGE);
 			break;
 		}
 		case OPT_STACKS:
 		case OPT_STACK_THRESHOLD:
 		case OPT_SAMPLE: {
-			struct pw_stack_settings st;
-			int rc = c == OPT_STACKS ? pw_stacks_parse_mode(optarg, &st.mode, cap_err, sizeof cap_err)
-				 : c == OPT_STACK_THRESHOLD
-					 ? pw_stacks_parse_threshold(optarg, &st.threshold_ns, cap_err, sizeof cap_err)
-					 : pw_stacks_parse_sample(optarg, &st.sample_hz, cap_err, sizeof cap_err);
-			if (rc)
+			if (parse_stack(c, optarg, cap_err, sizeof cap_err))
 				return fail("%s", cap_err);
-			static const char *const names[] = {PW_ENV_STACKS, PW_ENV_STACK_THRESHOLD, PW_ENV_SAMPLE};
-			static char stack_env[3][96];
-			snprintf(stack_env[c - OPT_STACKS], sizeof stack_env[0], "%s=%s", names[c - OPT_STACKS], optarg);
-			o.stack_env[c - OPT_STACKS] = stack_env[c - OPT_STACKS];
+			static char stack_text[3][96];
+			snprintf(stack_text[c - OPT_STACKS], sizeof stack_text[0], "%s=%s", stack_env[c - OPT_STACKS], optarg);
+			o.stack_env[c - OPT_STACKS] = stack_text[c - OPT_STACKS];
+			given |= 1u << (c - OPT_CAPTURE_RANGE);
 			break;
 		}
 		case 'h':
@@ -282,6 +286,8 @@ int main(int argc, char **argv)
 	}
 	if (!*o.output)
 		return fail("%s", "--output must not be empty");
+	if (check_environment(&o, &cap, given))
+		return 2;
 	if (pw_capture_check(&cap, cap_err, sizeof cap_err))
 		return fail("%s", cap_err);
 	o.command = argv + optind;
