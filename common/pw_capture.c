@@ -104,7 +104,7 @@ int pw_capture_parse_schedule(const char *s, struct pw_capture_settings *c, char
 		p += len + (p[len] == ',');
 	}
 	if (!(seen & 4) || c->active == 0)
-		return ERR("--schedule: active=N (N > 0) is required");
+		return ERR("--schedule: '%s' lacks active=N (N > 0), which is required", s);
 	c->schedule = 1;
 	return 0;
 }
