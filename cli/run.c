@@ -12,6 +12,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -19,6 +20,8 @@
 #include "../collector/analysis.h"
 #include "../collector/merge.h"
 #include "../collector/salvage.h"
+
+#define PW_MIN_FREE_BYTES (1u << 20)
 #include "../collector/serve.h"
 #include "../common/pw_clock.h"
 #include "../common/pw_capture.h"
@@ -407,6 +410,19 @@ static int wait_target(pid_t pid, const char *sdir)
 	return st;
 }
 
+/* Raw traces grow with the run: a file system that is nearly full would stop the collector mid-run (what it
+ * could not write then waits in shared memory for `profwrap salvage`), so it is refused before the target
+ * starts. Returns 0, or 1 after a message. */
+static int check_room(const char *out)
+{
+	struct statvfs sv;
+	if (statvfs(out, &sv) < 0 || (uint64_t)sv.f_bavail * sv.f_frsize >= PW_MIN_FREE_BYTES)
+		return 0;
+	say("%s: only %llu KiB free; the raw traces need at least %u KiB: the command was not run", out,
+	    (unsigned long long)((uint64_t)sv.f_bavail * sv.f_frsize >> 10), PW_MIN_FREE_BYTES >> 10);
+	return 1;
+}
+
 /* Renders dir's reports from its raw traces. Returns 0, or 1 after a message. */
 static int report_dir(const char *dir, int quiet)
 {
@@ -463,6 +479,8 @@ int pw_cli_run(const struct pw_cli_opts *o, const char *self_dir)
 		return 1;
 	if (prepare_output(o, output, rank, out))
 		return 2; /* the output directory is refused, as a bad option value is */
+	if (check_room(out))
+		return 2;
 	/* an unpredictable name: the session base is private anyway, but a name nobody can guess cannot be
 	 * taken first */
 	if (pw_session_base(base, sizeof base) || private_dir(base) ||

@@ -478,8 +478,8 @@ static void print_coverage(FILE *f, const struct pw_rank_report *r)
 		fprintf(f,
 			"WARNING: %.1f%% of the bytes the kernel counted went through calls profwrap does not wrap: "
 			"probably network (send/recv), pipes or files moved by unwrapped calls (sendfile, splice, "
-			"copy_file_range), or I/O by code that makes system calls directly.\n",
-			(1.0 - r->coverage) * 100.0);
+			"copy_file_range), or I/O by code that makes system calls directly%s.\n",
+			(1.0 - r->coverage) * 100.0, r->dropped ? "; or calls among the dropped events below" : "");
 	if (r->dropped)
 		fprintf(f,
 			"WARNING: %" PRIu64 " events dropped: a thread's ring was full (raise --ring-size), or calls "

@@ -372,30 +372,39 @@ int pw_clean(int quiet, struct pw_clean_result *r, char *err, size_t errlen)
 	if (!names)
 		return fail(err, errlen, "out of memory");
 	for (size_t i = 0; names[i]; i++) {
-		struct segment g;
-		if (segment_open(names[i], &g) < 0)
-			continue;
-		if (process_alive(g.pid) || collector_alive(g.session)) {
-			r->in_use++;
-			segment_close(&g);
-			continue;
-		}
-		uint64_t size = g.size;
-		char dir[4096];
-		snprintf(dir, sizeof dir, "%s", g.output);
-		segment_close(&g);
-		struct pw_salvage_result sr = {0};
-		char why[512];
-		if (dir[0] && pw_salvage(dir, quiet, &sr, why, sizeof why) == 0 && sr.processes) {
-			r->segments_salvaged += sr.processes;
-			render(dir, quiet);
-			snprintf(r->salvaged_into, sizeof r->salvaged_into, "%s", dir);
-		}
-		if (sr.busy)
-			continue; /* a live collector is finishing that directory's processes */
-		/* Salvage removed it if it could; what is left of a dead process is garbage now. */
+		int uid, pid;
 		char leaf[PW_SHM_NAME_MAX + 1];
+		struct stat st;
 		snprintf(leaf, sizeof leaf, "/%s", names[i]);
+		if (sscanf(names[i], "profwrap.%d.%d.", &uid, &pid) != 2 || process_alive(pid)) {
+			r->in_use++;
+			continue;
+		}
+		struct segment g;
+		if (segment_open(names[i], &g) == 0) {
+			if (collector_alive(g.session)) {
+				r->in_use++;
+				segment_close(&g);
+				continue;
+			}
+			char dir[4096];
+			snprintf(dir, sizeof dir, "%s", g.output);
+			segment_close(&g);
+			struct pw_salvage_result sr = {0};
+			char why[512];
+			if (dir[0] && pw_salvage(dir, quiet, &sr, why, sizeof why) == 0 && sr.processes) {
+				r->segments_salvaged += sr.processes;
+				render(dir, quiet);
+				snprintf(r->salvaged_into, sizeof r->salvaged_into, "%s", dir);
+			}
+			if (sr.busy)
+				continue; /* a live collector is finishing that directory's processes */
+		}
+		/* Salvaged if it could be; what is left of a dead process is garbage now. */
+		int fd = shm_open(leaf, O_RDONLY, 0);
+		uint64_t size = fd >= 0 && fstat(fd, &st) == 0 ? (uint64_t)st.st_size : 0;
+		if (fd >= 0)
+			close(fd);
 		if (shm_unlink(leaf) == 0) {
 			r->segments_removed++;
 			r->bytes_removed += size;

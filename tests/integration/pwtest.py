@@ -10,8 +10,10 @@ Both default to the build tree around this file.
 """
 import json
 import os
-import socket
+import re
 import signal
+import socket
+import struct
 import subprocess
 import sys
 import tempfile
@@ -419,3 +421,49 @@ def gpu_event_names():
 def parse_expect(out):
     """The `expect ...` lines a GPU workload prints about itself, as a list of word lists."""
     return [line.split()[1:] for line in out.splitlines() if line.startswith("expect ")]
+
+
+# ---- raw traces (collector/rawfile.h), read directly where a test needs every record ----
+
+RAW_CHUNK_RECORDS = 3
+RAW_REC_FLAGS = 0xc000  # PW_REC_OUTSIDE | PW_REC_STACK
+
+
+def event_ids():
+    """{event name: id} from the event table in common/pw_record.h (PW_EVENT_LIST and the lists it names)."""
+    with open(os.path.join(REPO, "common", "pw_record.h")) as f:
+        text = f.read()
+    lists = {}
+    for m in re.finditer(r"#define (PW_\w*EVENT_LIST)\(X\)((?:[^\n]*\\\n)*[^\n]*)", text):
+        lists[m.group(1)] = re.findall(r'X\(\w+, \w+, "([^"]*)", PW_K_\w+\)|(PW_\w+_EVENT_LIST)\(X\)', m.group(2))
+
+    def expand(name):
+        for ev, sub in lists[name]:
+            if sub:
+                yield from expand(sub)
+            else:
+                yield ev
+    names = list(expand("PW_EVENT_LIST"))
+    check(len(names) > 100 and names[0] == "pad", "event table not understood: %r", names[:5])
+    return {n: i for i, n in enumerate(names)}
+
+
+def raw_records(path):
+    """(event id, tid, size) of every record in the RECORDS chunks of a raw trace, flags masked off."""
+    with open(path, "rb") as f:
+        body = f.read()
+    check(body[:8] == b"PWRAW\0\0\n", "%s is not a raw trace", path)
+    off = struct.unpack_from("<I", body, 12)[0]
+    while off + 8 <= len(body):
+        typ, n = struct.unpack_from("<II", body, off)
+        if off + 8 + n > len(body):
+            break
+        if typ == RAW_CHUNK_RECORDS:
+            r, end = off + 8, off + 8 + n
+            while r + 8 <= end:
+                ev, size8, _, tid = struct.unpack_from("<HBBI", body, r)
+                if size8 == 0 or r + size8 * 8 > end:
+                    break
+                yield ev & ~RAW_REC_FLAGS, tid, size8 * 8
+                r += size8 * 8
+        off += 8 + ((n + 7) & ~7)
