@@ -39,12 +39,6 @@ static int start_argc;
 static int spawning_collector; /* our own forks: their children must not start sessions (or take the lock) */
 static char **start_argv;
 
-#define PW_DEFAULT_LANE_SIZE (2u << 20)
-#define PW_DEFAULT_LANES 16u
-#define PW_DEFAULT_ARENA_SIZE (16u << 20) /* backed as it fills: stacks take up to three quarters */
-#define PW_DEFAULT_CUPTI_BUFFER_SIZE (2u << 20)
-#define PW_DEFAULT_CUPTI_BUFFERS 32u
-#define PW_DEFAULT_CUPTI_FLUSH_MS 1000u
 #define PW_CONNECT_WAIT_MS 3000
 
 void *pw_resolve(const char *name, const char *version)
@@ -102,60 +96,11 @@ static uint64_t env_u64(const char *name, uint64_t dflt)
 	return *end || s[0] == '-' ? dflt : (uint64_t)v;
 }
 
-static uint32_t parse_domains(const char *list)
+/* The output and session directories. Returns 0 when a session is configured, -1 when the preload has
+ * nothing to report to. */
+static int config_session(struct pw_config *c)
 {
-	if (!list || !*list || strcmp(list, "all") == 0)
-		return (1u << PW_DOM_COUNT) - 1;
-	uint32_t mask = 0;
-	while (*list) {
-		size_t len = strcspn(list, ",");
-		int d = pw_domain_from_name(list, len);
-		if (d >= 0)
-			mask |= 1u << d;
-		list += len + (list[len] == ',');
-	}
-	return mask;
-}
-
-/* Returns 0 when a session is configured, -1 when the preload has nothing to report to. */
-static int config_load(void)
-{
-	struct pw_config *c = &pw_cfg;
-	memset(c, 0, sizeof *c);
-	c->quiet = getenv(PW_ENV_QUIET) && strcmp(getenv(PW_ENV_QUIET), "1") == 0;
-	c->lane_size = env_u64(PW_ENV_RING_SIZE, PW_DEFAULT_LANE_SIZE);
-	c->lanes = (uint32_t)env_u64(PW_ENV_LANES, PW_DEFAULT_LANES);
-	c->arena_size = env_u64(PW_ENV_ARENA_SIZE, PW_DEFAULT_ARENA_SIZE);
-	c->domain_mask = parse_domains(getenv(PW_ENV_TRACE));
-	c->follow_fork = !(getenv(PW_ENV_FOLLOW_FORK) && strcmp(getenv(PW_ENV_FOLLOW_FORK), "0") == 0);
-	c->root_pid = pw_parse_nonneg_int(getenv("PROFWRAP_ROOT_PID"));
-	c->clock = getenv(PW_ENV_CLOCK);
-	c->cupti = getenv(PW_ENV_CUPTI);
-	if (c->cupti && !*c->cupti)
-		c->cupti = NULL;
-	/* zero buffers, zero-byte buffers or a zero period would leave CUPTI nowhere to write: the defaults */
-	c->cupti_buffer_size = env_u64(PW_ENV_CUPTI_BUFFER_SIZE, 0);
-	c->cupti_buffer_size = c->cupti_buffer_size ? (c->cupti_buffer_size + 4095) & ~(uint64_t)4095
-						   : PW_DEFAULT_CUPTI_BUFFER_SIZE;
-	c->cupti_buffers = (uint32_t)env_u64(PW_ENV_CUPTI_BUFFERS, 0);
-	if (!c->cupti_buffers)
-		c->cupti_buffers = PW_DEFAULT_CUPTI_BUFFERS;
-	c->cupti_flush_ms = (uint32_t)env_u64(PW_ENV_CUPTI_FLUSH_MS, 0);
-	if (!c->cupti_flush_ms)
-		c->cupti_flush_ms = PW_DEFAULT_CUPTI_FLUSH_MS;
 	char why[300];
-	if (pw_capture_from_env(&c->capture, why, sizeof why) < 0 && !c->quiet)
-		dprintf(2, "profwrap: %s; recording the whole run\n", why);
-	pw_capture_describe(&c->capture, c->capture_text, sizeof c->capture_text);
-	struct pw_stack_settings st;
-	if (pw_stacks_from_env(&st, why, sizeof why) < 0 && !c->quiet)
-		dprintf(2, "profwrap: %s; stacks as by default\n", why);
-	c->stacks = st.mode;
-	c->stack_threshold_ns = st.threshold_ns;
-	c->sample_hz = st.sample_hz;
-	c->capture_t0 = env_u64(PW_ENV_CAPTURE_T0, 0);
-	if (!c->capture_t0)
-		c->capture_t0 = pw_clock_mono_ns();
 	const char *out = getenv(PW_ENV_OUTPUT);
 	const char *sdir = getenv(PW_ENV_SESSION_DIR);
 	if (out)
@@ -174,6 +119,54 @@ static int config_load(void)
 	}
 	c->preload_only = 1;
 	return pw_session_dir_for_output(c->output, c->session_dir, sizeof c->session_dir) ? -1 : 0;
+}
+
+/* Returns 0 when a session is configured, -1 when the preload has nothing to report to. A setting whose value
+ * is refused takes its default: a slip in a job's environment neither leaves the job unprofiled nor harms it,
+ * and costs one notice per process, which names the first value refused. */
+static int config_load(void)
+{
+	struct pw_config *c = &pw_cfg;
+	struct pw_settings set;
+	char first[400] = "", why[300];
+	memset(c, 0, sizeof *c);
+	int refused = pw_settings_from_env(&set, getenv, 0, first, sizeof first);
+	c->quiet = set.value[PW_SET_QUIET] != 0;
+	c->lane_size = set.value[PW_SET_RING_SIZE];
+	c->lanes = (uint32_t)set.value[PW_SET_LANES];
+	c->arena_size = set.value[PW_SET_ARENA_SIZE]; /* backed as it fills: stacks take up to three quarters */
+	c->domain_mask = (uint32_t)set.value[PW_SET_TRACE];
+	c->follow_fork = set.value[PW_SET_FOLLOW_FORK] != 0;
+	c->root_pid = pw_parse_nonneg_int(getenv("PROFWRAP_ROOT_PID"));
+	c->clock = set.value[PW_SET_CLOCK] == PW_CLOCK_SETTING_TSC	  ? "tsc"
+		   : set.value[PW_SET_CLOCK] == PW_CLOCK_SETTING_MONOTONIC ? "monotonic"
+									   : NULL;
+	c->cupti = getenv(PW_ENV_CUPTI);
+	if (c->cupti && !*c->cupti)
+		c->cupti = NULL;
+	c->cupti_buffer_size = (set.value[PW_SET_CUPTI_BUFFER_SIZE] + 4095) & ~(uint64_t)4095;
+	c->cupti_buffers = (uint32_t)set.value[PW_SET_CUPTI_BUFFERS];
+	c->cupti_flush_ms = (uint32_t)set.value[PW_SET_CUPTI_FLUSH_MS];
+	if (pw_capture_from_env(&c->capture, why, sizeof why) < 0 && !refused++)
+		snprintf(first, sizeof first, "%s", why);
+	pw_capture_describe(&c->capture, c->capture_text, sizeof c->capture_text);
+	struct pw_stack_settings st;
+	if (pw_stacks_from_env(&st, why, sizeof why) < 0 && !refused++)
+		snprintf(first, sizeof first, "%s", why);
+	c->stacks = st.mode;
+	c->stack_threshold_ns = st.threshold_ns;
+	c->sample_hz = st.sample_hz;
+	c->capture_t0 = env_u64(PW_ENV_CAPTURE_T0, 0);
+	if (!c->capture_t0)
+		c->capture_t0 = pw_clock_mono_ns();
+	if (config_session(c) < 0)
+		return -1;
+	if (refused == 1 && !c->quiet)
+		dprintf(2, "profwrap: %s; the default is used\n", first);
+	else if (refused && !c->quiet)
+		dprintf(2, "profwrap: %s; the defaults are used for it and %d other refused setting%s\n", first,
+			refused - 1, refused == 2 ? "" : "s");
+	return 0;
 }
 
 static char *read_small_file(const char *path, char *buf, size_t size, ssize_t *len)
@@ -320,10 +313,9 @@ static struct pw_seg_header *segment_create(char *name, size_t name_size)
 		say_passive("invalid ring, lane or arena size");
 		return NULL;
 	}
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	uint64_t nonce = ((uint64_t)ts.tv_sec << 32) ^ (uint64_t)ts.tv_nsec ^ pw_clock_ticks();
-	if (pw_shm_name((int)getuid(), getpid(), nonce, name, name_size))
+	/* a random nonce: names in /dev/shm are listed to every user, and one nobody can guess cannot be taken
+	 * first */
+	if (pw_shm_name((int)getuid(), getpid(), pw_random_u64(), name, name_size))
 		return NULL;
 	int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd < 0) {
