@@ -170,14 +170,27 @@ void pw_capture_profiler_api(int start)
 }
 
 /* profwrap start|stop PID: sigqueue'd with PW_CAPTURE_SIG_START or _STOP; a plain kill toggles. */
+/* --capture-range=manual: a plain SIGUSR2 (kill -USR2) toggles recording. Otherwise only profwrap's own
+ * (sigqueue with a start or stop value) does, and any other SIGUSR2 has its default action, as without
+ * profwrap. */
+static int plain_signal_toggles;
+
 static void on_capture_signal(int sig, siginfo_t *si, void *uc)
 {
-	(void)sig;
 	(void)uc;
 	int saved = errno;
 	int what = si && si->si_code == SI_QUEUE ? si->si_value.sival_int : 0;
-	if (what != PW_CAPTURE_SIG_START && what != PW_CAPTURE_SIG_STOP)
+	if (what != PW_CAPTURE_SIG_START && what != PW_CAPTURE_SIG_STOP) {
+		if (!plain_signal_toggles) {
+			/* not profwrap's: the program would have died of it, so it does (default action, re-raised
+			 * once this handler returns and the signal is unblocked) */
+			signal(sig, SIG_DFL);
+			raise(sig);
+			errno = saved;
+			return;
+		}
 		what = (pw_window_now() & PW_WINDOW_OPEN) ? PW_CAPTURE_SIG_STOP : PW_CAPTURE_SIG_START;
+	}
 	if (what == PW_CAPTURE_SIG_START)
 		window_update(ST_FORCE_OPEN, ST_FORCE_CLOSED, PW_CAPTURE_ON_DEMAND, 0, -1);
 	else
@@ -248,6 +261,7 @@ void pw_capture_start(int in_fork_child)
 {
 	const struct pw_capture_settings *c = &pw_cfg.capture;
 	int configured = pw_capture_configured(c);
+	plain_signal_toggles = c->mode == PW_CAPMODE_MANUAL;
 	pw_capture_watch_ranges = c->mode == PW_CAPMODE_NVTX || c->schedule;
 	cap.range_ref = c->mode == PW_CAPMODE_NVTX ? pw_intern_path(c->range) : 0;
 	cap.step_ref = c->schedule ? pw_intern_path(c->step) : 0;
