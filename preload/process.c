@@ -5,10 +5,12 @@
 #include <spawn.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/single_threaded.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include "pw_preload.h"
@@ -73,32 +75,53 @@ PW_EXPORT int daemon(int nochdir, int noclose)
  * - Without CLONE_VM the child is a copy of the process, as after fork, but no pthread_atfork handler runs:
  *   it starts through clone_child, which does what the fork child handler does before calling the program's
  *   function, and marks the image exited with that function's result (libc then makes the exit system call).
- *   In a process that has had threads, locks another thread held stay held in the child, and starting a
- *   session takes some (the allocator's, the loader's): such a child only lets go of its parent's segment and
- *   runs unprofiled.
+ *   That set-up needs more stack than a program may have given its child (tens of KiB), so it runs on a stack
+ *   of ours, and the program's function on the program's stack. In a process that has had threads, locks
+ *   another thread held stay held in the child, and starting a session takes some (the allocator's, the
+ *   loader's): such a child only lets go of its parent's segment and runs unprofiled.
  * - With CLONE_VM and without CLONE_SETTLS the child runs on its creator's TLS, so on its creator's per-thread
  *   state: two producers on one lane. From then on the process's wrappers check the thread id (PW_TLS_SHARED,
  *   pw_tls_owner); a thread on TLS that is not its own is not recorded, and its calls count as dropped. */
 struct clone_start {
 	int (*fn)(void *);
 	void *arg;
-	int follow; /* the child may start a session of its own */
+	void *stack; /* the program's */
+	int follow;  /* the child may start a session of its own */
 };
 
-/* Runs in the child, on its own copy of the creator's memory, where *p still is. */
+#define PW_CLONE_SETUP_STACK (256u << 10)
+
+/* In the child (its own copy of memory): what runs on the program's stack, and how it comes back. */
+static struct clone_start clone_run;
+static int clone_ret;
+static ucontext_t clone_back;
+
+static void clone_call(void)
+{
+	clone_ret = clone_run.fn(clone_run.arg);
+}
+
+/* Runs in the child on our stack, where *p (the creator's, copied) still is. */
 static int clone_child(void *p)
 {
-	struct clone_start start = *(struct clone_start *)p;
-	if (!start.follow)
+	clone_run = *(struct clone_start *)p;
+	if (!clone_run.follow)
 		pw_cfg.follow_fork = 0; /* this copy of the configuration only */
 	pw_after_fork_child();
-	int ret = start.fn(start.arg);
+	/* makecontext takes a stack as base and size and starts below their end: the program's top, as given */
+	ucontext_t call;
+	getcontext(&call);
+	call.uc_stack.ss_sp = (char *)clone_run.stack - 4096;
+	call.uc_stack.ss_size = 4096;
+	call.uc_link = &clone_back;
+	makecontext(&call, clone_call, 0);
+	swapcontext(&clone_back, &call);
 	if (pw_seg) {
 		pw_self.guard = PW_GUARD_INTERNAL;
-		pw_note_exit(ret, 1);
+		pw_note_exit(clone_ret, 1);
 		pw_self.guard = 0;
 	}
-	return ret;
+	return clone_ret;
 }
 
 int pw_tls_owner(void)
@@ -135,8 +158,16 @@ PW_EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
 	va_end(ap);
 	PW_RESOLVE(clone);
 	if (!(flags & CLONE_VM)) {
-		struct clone_start start = {fn, arg, __libc_single_threaded};
-		return real_clone(clone_child, stack, flags, &start, ptid, tls, ctid);
+		struct clone_start start = {fn, arg, stack, __libc_single_threaded};
+		char *setup = mmap(NULL, PW_CLONE_SETUP_STACK, PROT_READ | PROT_WRITE,
+				   MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+		if (setup == MAP_FAILED || !stack)
+			return real_clone(fn, stack, flags, arg, ptid, tls, ctid); /* as without profwrap */
+		int ret = real_clone(clone_child, setup + PW_CLONE_SETUP_STACK, flags, &start, ptid, tls, ctid);
+		int saved = errno;
+		munmap(setup, PW_CLONE_SETUP_STACK);
+		errno = saved;
+		return ret;
 	}
 	if (!(flags & CLONE_SETTLS) && pw_recording) {
 		/* The creator's id before the child can run: a thread whose state has none is the owner of its TLS
