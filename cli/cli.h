@@ -26,6 +26,12 @@ int pw_cli_run(const struct pw_cli_opts *opts, const char *self_dir);
  * after a one-line message (PID is not a profiled process). */
 int pw_cli_capture_signal(const char *pid, int start);
 
+/* Whether LD_PRELOAD can apply to the program that running `file` as execvp() does would start (through "#!"
+ * interpreters): 1 when it cannot (statically linked; run by the loader in secure mode: set-user-ID or
+ * set-group-ID to another id, file capabilities), with why set to one line that names the file and the
+ * reason; 0 when it can, or when the file cannot be found or read (the exec then says why). cli/target.c. */
+int pw_target_check(const char *file, char *why, size_t size);
+
 /* Re-renders the reports of an output directory from its raw traces. Returns 0, or 1 after a message. */
 int pw_cli_report(const char *dir);
 

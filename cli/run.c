@@ -528,6 +528,12 @@ int pw_cli_run(const struct pw_cli_opts *o, const char *self_dir)
 	if (!env)
 		return say("out of memory");
 
+	/* A program LD_PRELOAD cannot apply to still runs (its children may be profiled): one line says why,
+	 * before it runs, instead of "nothing was recorded" after. */
+	char unprofiled[4400];
+	int said_unprofiled = pw_target_check(o->command[0], unprofiled, sizeof unprofiled);
+	if (said_unprofiled)
+		say("%s", unprofiled);
 	int sync_pipe[2];
 	if (pipe2(sync_pipe, O_CLOEXEC) < 0)
 		return say("cannot create a pipe: %s", strerror(errno));
@@ -589,7 +595,7 @@ int pw_cli_run(const struct pw_cli_opts *o, const char *self_dir)
 	free(e_out);
 	free(e_trace);
 	if (WIFEXITED(cst) && WEXITSTATUS(cst) == PW_SERVE_NOTHING_RECORDED) {
-		if (!exec_err)
+		if (!exec_err && !said_unprofiled)
 			say("nothing was recorded: %s never loaded libprofwrap.so (statically linked or setuid?)",
 			    o->command[0]);
 	} else if (WIFSIGNALED(cst)) {
