@@ -413,6 +413,9 @@ static uint64_t capture(uintptr_t interrupted_ip, int in_signal)
 	return ref ? ref | pending : pending;
 }
 
+/* Every signal but those a fault raises in the thread itself (set by pw_stacks_start). */
+static sigset_t async_signals;
+
 void pw_emit_with_stack(const void *rec, size_t size)
 {
 	struct pw_thread *t = &pw_self;
@@ -422,19 +425,25 @@ void pw_emit_with_stack(const void *rec, size_t size)
 		pw_emit_record(rec, size);
 		return;
 	}
+	/* While the stack is taken the guard is the unwinder's, and a wrapped call made by a signal handler then
+	 * would be neither recorded nor counted: asynchronous signals wait until the record is written (their
+	 * handlers' calls then find the guard at RECORDING and are counted as skipped). */
+	sigset_t old;
+	pthread_sigmask(SIG_BLOCK, &async_signals, &old);
 	t->guard = PW_GUARD_INTERNAL;
 	uint64_t stack = capture(0, 0);
 	t->guard = PW_GUARD_RECORDING;
 	if (!stack) {
 		pw_emit_record(rec, size);
-		return;
+	} else {
+		memcpy(buf, rec, size);
+		memcpy((uint8_t *)buf + size, &stack, 8);
+		struct pw_rec_hdr *out = (struct pw_rec_hdr *)buf;
+		out->type |= PW_REC_STACK;
+		out->size8 = (uint8_t)((size + 8) / 8);
+		pw_emit_record(buf, size + 8);
 	}
-	memcpy(buf, rec, size);
-	memcpy((uint8_t *)buf + size, &stack, 8);
-	struct pw_rec_hdr *out = (struct pw_rec_hdr *)buf;
-	out->type |= PW_REC_STACK;
-	out->size8 = (uint8_t)((size + 8) / 8);
-	pw_emit_record(buf, size + 8);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 void pw_emit_call_stack(uint16_t type, uint64_t t0, uint64_t t1, int64_t ret, uint64_t a0, uint64_t a1, int err)
@@ -581,6 +590,10 @@ void pw_stacks_start(void)
 	static double rate;
 	if (!pw_cfg.stacks || !pw_seg)
 		return;
+	sigfillset(&async_signals);
+	static const int faults[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGSYS};
+	for (size_t i = 0; i < sizeof faults / sizeof faults[0]; i++)
+		sigdelset(&async_signals, faults[i]);
 	if (!self_lo)
 		dl_iterate_phdr(find_self, (void *)(uintptr_t)pw_stacks_start);
 	/* a fork child: the parent's table names entries of the parent's arena, and the lock may have been
