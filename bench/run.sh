@@ -156,6 +156,18 @@ while [ "$i" -le "$ROUNDS" ]; do
 	"$PROFWRAP" -q -o "$TMP/outside.$i.d" --capture-range=manual -- "$BB/readloop" "$READ_N" "$READ_RUNS" \
 		>"$TMP/out.$i" 2>&1
 	track outw "$TMP/out.$i" || out "outside-window round $i failed: $(tail -n 3 "$TMP/out.$i")"
+
+	# The collector SIGKILLed as soon as it is there: the rings fill, then every record is a counted drop.
+	rm -rf "$TMP/killed.$i.d"
+	"$PROFWRAP" -q -o "$TMP/killed.$i.d" -- "$BB/readloop" "$READ_N" "$READ_RUNS" >"$TMP/kil.$i" 2>&1 &
+	pw=$!
+	k=0
+	while [ "$k" -lt 500 ] && ! pkill -KILL -P "$pw" -x profwrap-collec 2>/dev/null; do
+		sleep 0.01
+		k=$((k + 1))
+	done
+	wait "$pw"
+	track kil "$TMP/kil.$i" || out "collector-killed round $i failed: $(tail -n 3 "$TMP/kil.$i")"
 	i=$((i + 1))
 done
 # shellcheck disable=SC2046 # word splitting wanted
@@ -190,6 +202,14 @@ if [ -s "$TMP/outw.vals" ]; then
 	outf "$row_fmt" "profwrap, outside the window" "$READ_N" "$READ_RUNS" \
 		"$(fmt %.1f "$1")" "$(diff1 "$1" "$plain_cpu")" "$(fmt %.1f "$2")" "$(diff1 "$2" "$plain_wall")" \
 		"best of $ROUNDS; --capture-range=manual, never started: the window's load and branch"
+fi
+
+if [ -s "$TMP/kil.vals" ]; then
+	# shellcheck disable=SC2046
+	set -- $(pick kil)
+	outf "$row_fmt" "profwrap, collector killed" "$READ_N" "$READ_RUNS" \
+		"$(fmt %.1f "$1")" "$(diff1 "$1" "$plain_cpu")" "$(fmt %.1f "$2")" "$(diff1 "$2" "$plain_wall")" \
+		"best of $ROUNDS; SIGKILLed at start: rings full, each call a counted drop; salvaged after"
 fi
 
 # other_row LABEL N OUTFILE NOTES: a row for another tool from readloop's output, or a line saying it failed.
