@@ -24,9 +24,10 @@
  *   corners env MODE K DIR [LIB]      set LD_PRELOAD as MODE says (unset, empty, other, replace: LIB, envp: an
  *                                     environment of its own), fork + exec `writes K DIR/env-MODE 27`, then K
  *                                     writes of its own to DIR/env-parent
- *   corners closeall MODE K DIR       close every descriptor from 3 (MODE: loop, closefrom, close_range, proc,
- *                                     dup2, dup3) and then K writes to DIR/after-MODE; MODE fork_exec: a child
- *                                     closes everything and execs `writes K DIR/after-fork-exec 28`
+ *   corners closeall MODE K DIR       close every descriptor from 3 (MODE: loop, closefrom, close_range, proc:
+ *                                     after counting those fcntl(F_GETFD) and dup() take, dup2, dup3) and then
+ *                                     K writes to DIR/after-MODE; MODE fork_exec: a child closes everything
+ *                                     and execs `writes K DIR/after-fork-exec 28`
  *   corners waitfile PATH SECS        exit 0 once PATH exists, 1 after SECS seconds
  *   corners exitcode CODE             print a line, exit(CODE) */
 #define _GNU_SOURCE
@@ -578,8 +579,17 @@ static int close_all(const char *mode)
 	} else if (strcmp(mode, "close_range") == 0) {
 		printf("close_range: %d\n", close_range(3, ~0u, 0));
 	} else if (strcmp(mode, "proc") == 0) {
+		int lim = fd_limit(), open_fds = 0, dups = 0;
+		for (int fd = 3; fd < lim; fd++) {
+			open_fds += fcntl(fd, F_GETFD) >= 0;
+			int d = dup(fd);
+			if (d >= 0) {
+				dups++;
+				close(d);
+			}
+		}
 		close_listed();
-		printf("closed as listed\n");
+		printf("open above 2: %d, duplicated: %d; closed as listed\n", open_fds, dups);
 	} else if (strcmp(mode, "dup2") == 0 || strcmp(mode, "dup3") == 0) {
 		printf("%s over the upper range: %d failed\n", mode, dup_over(mode[3] == '3'));
 	} else {
