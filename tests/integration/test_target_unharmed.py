@@ -4,10 +4,10 @@
 - fclose of a stream without a descriptor (fmemopen) leaves errno alone;
 - a failed posix_spawn leaves *pid untouched;
 - a daemon that closes descriptors 3..1023, opens its log (at 3) and forks: the child's writes reach the log
-  (the profiler's own descriptors must not sit at low numbers, nor be closed by number in the fork child);
+  (the profiler's own descriptors must not sit at low numbers, nor be closed by number in the fork child),
+  and the daemon is still recorded after its close loop (its close() of the profiler's descriptors fails as
+  of free numbers and leaves them open): it and its child end "exited", the child's write counted;
 - a crash in an atexit handler after exit() began is reported as such, not as a clean exit.
-(The daemon's process itself is not followed past its close loop: closing the profiler's connection ends
-its recording, which the report shows as "vanished".)
 The program prints what it saw; the output must be the same with and without profwrap."""
 import os
 import sys
@@ -98,6 +98,12 @@ def test():
     with open("prof.log") as f:
         check_eq(f.read(), base_text, "the log written by the forked child")
     check("open bad: -1 14" in r.out, "open with a bad pointer: %r", r.out)
+    rep = load_report("OUT")
+    ctx = "\n" + describe_processes(rep)
+    ends = sorted((p["how"], p["exit_code"], p["ppid"] == rep["processes"][0]["pid"]) for p in rep["processes"])
+    check_eq(ends, [("exited", 0, False), ("exited", 0, True)], "(how, exit_code, a child) of the daemon and its child" + ctx)
+    log = need_file(rep, os.path.abspath("prof.log"))
+    check_eq((log["opens"], log["writes"], log["write_bytes"]), (1, 1, len("from the child\n")), "the log's (opens, writes, bytes)")
 
     crashed = profwrap(["-q", "-o", "CRASH", "--", prog, os.path.abspath("crash.log"), "crash"])
     check_eq(crashed.rc, 128 + 11, "profwrap exit status for a crash in an atexit handler\n" + crashed.describe())
