@@ -94,10 +94,9 @@ static int refset_add(struct refset *s, uint64_t ref)
 	return 1;
 }
 
-static void log_line(const struct pw_drain *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void log_line(const struct pw_drain *s, const char *fmt, ...)
+void pw_collector_log(int quiet, const char *fmt, ...)
 {
-	if (s->quiet)
+	if (quiet)
 		return;
 	va_list ap;
 	va_start(ap, fmt);
@@ -106,6 +105,8 @@ static void log_line(const struct pw_drain *s, const char *fmt, ...)
 	fputc('\n', stderr);
 	va_end(ap);
 }
+
+#define log_line(s, ...) pw_collector_log((s)->quiet, __VA_ARGS__)
 
 static void raw_chunk(struct pw_drain *s, struct pw_producer *p, uint32_t type, const void *a, size_t alen, const void *b,
 		      size_t blen)

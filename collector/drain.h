@@ -56,6 +56,9 @@ struct pw_drain {
 	uint64_t dropped;
 };
 
+/* "profwrap-collector: <message>" on stderr, unless quiet. */
+void pw_collector_log(int quiet, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* Reads of a segment run under a SIGBUS guard (a producer may truncate it): installs the handler. */
 void pw_drain_catch_faults(void);
 

@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <stdarg.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,18 +54,7 @@ static uint64_t now_ns(void)
 	return pw_clock_mono_ns();
 }
 
-static void log_line(const struct server *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void log_line(const struct server *s, const char *fmt, ...)
-{
-	if (s->o->quiet)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	fputs("profwrap-collector: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-}
+#define log_line(s, ...) pw_collector_log((s)->o->quiet, __VA_ARGS__)
 
 static size_t ranks_seen(const struct pw_analysis *a)
 {

@@ -100,26 +100,6 @@ def check_calls(actual, expected, what):
 
 # ---- raw records ----
 
-def event_ids():
-    """{event name: id} from the event table in common/pw_record.h (PW_EVENT_LIST and the lists it names)."""
-    with open(os.path.join(REPO, "common", "pw_record.h")) as f:
-        text = f.read()
-    lists = {}
-    for m in re.finditer(r"#define (PW_\w*EVENT_LIST)\(X\)((?:[^\n]*\\\n)*[^\n]*)", text):
-        lists[m.group(1)] = re.findall(r'X\(\w+, \w+, "([^"]*)", PW_K_\w+\)|(PW_\w+_EVENT_LIST)\(X\)', m.group(2))
-
-    def expand(name):
-        for ev, sub in lists[name]:
-            if sub:
-                yield from expand(sub)
-            else:
-                yield ev
-    names = list(expand("PW_EVENT_LIST"))
-    check(len(names) > 100 and names[0] == "pad" and "MPI_Send" in names, "event table not understood: %r",
-          names[:5])
-    return {n: i for i, n in enumerate(names)}
-
-
 def raw_records(path, wanted):
     """(name, arg0, arg1, ret) of the records of a raw trace whose event id is in wanted ({id: name});
     None when the file's format is not the one this test reads."""
