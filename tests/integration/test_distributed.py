@@ -404,7 +404,7 @@ def part_b_profwrap_per_rank():
     env.update({"PROFWRAP_RANK": "1", "PROFWRAP_WORLD_SIZE": str(NRANKS)})
     os.mkdir("b1")
     r = run([PROFWRAP, "-q", "-o", out, "--", "sh", "-c", "touch ran"], env=env, cwd="b1")
-    check_eq(r.rc, 1, "%s without -f: exit status\n%s" % (what, r.describe()))
+    check_eq(r.rc, 2, "%s without -f: exit status (a refused output directory)\n%s" % (what, r.describe()))
     check_eq(len(r.err.strip().splitlines()), 1, "%s without -f: lines on stderr\n%s" % (what, r.describe()))
     check("rank 1" in r.err, "%s without -f: the message does not name rank 1: %r", what, r.err)
     check_eq(os.listdir("b1"), [], what + " without -f: the target ran")
@@ -655,10 +655,10 @@ def part_f_patterns():
              % what)
     check(os.path.exists(os.path.join("f", want, "rank0.json")), "%s: no rank0.json in %s", what, want)
 
-    # an unknown sequence: one line, exit 1, the target never started, nothing made
+    # an unknown sequence: one line, exit 2 (a refused option), the target never started, nothing made
     os.mkdir("g")
     r = run([PROFWRAP, "-o", "x%z", "--", "sh", "-c", "touch ran"], cwd="g", env=env)
-    check_eq(r.rc, 1, "%s: exit status of -o x%%z\n%s" % (what, r.describe()))
+    check_eq(r.rc, 2, "%s: exit status of -o x%%z\n%s" % (what, r.describe()))
     check_eq(len(r.err.strip().splitlines()), 1, "%s: lines of the -o x%%z error\n%s" % (what, r.describe()))
     check("%z" in r.err, "%s: the -o x%%z error does not name %%z: %r", what, r.err)
     check_eq(r.out, "", "%s: stdout of -o x%%z" % what)
