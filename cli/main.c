@@ -142,12 +142,12 @@ static int check_environment(const struct pw_cli_opts *o, struct pw_capture_sett
 	if (pw_settings_from_env(&set, getenv, own, why, sizeof why))
 		return fail("environment: %s", why);
 	for (int opt = OPT_CAPTURE_RANGE; opt <= OPT_SAMPLE; opt++) {
-		const char *name = opt <= OPT_STEP_RANGE ? capture_env[opt - OPT_CAPTURE_RANGE] : stack_env[opt - OPT_STACKS];
+		int capture = opt <= OPT_STEP_RANGE;
+		const char *name = capture ? capture_env[opt - OPT_CAPTURE_RANGE] : stack_env[opt - OPT_STACKS];
 		const char *v = getenv(name);
 		if (!v || !*v || (given & 1u << (opt - OPT_CAPTURE_RANGE)))
 			continue;
-		int rc = opt <= OPT_STEP_RANGE ? parse_capture(opt, v, cap, err, sizeof err) : parse_stack(opt, v, err, sizeof err);
-		if (rc) {
+		if (capture ? parse_capture(opt, v, cap, err, sizeof err) : parse_stack(opt, v, err, sizeof err)) {
 			snprintf(why, sizeof why, "%s is refused (%s)", name, err);
 			return fail("environment: %s", why);
 		}

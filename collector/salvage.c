@@ -301,7 +301,7 @@ int pw_salvage(const char *out, int quiet, struct pw_salvage_result *r, char *er
 	if (snprintf(d.raw_dir, sizeof d.raw_dir, "%s/raw", real) >= (int)sizeof d.raw_dir)
 		return fail(err, errlen, "%s: path too long", out);
 	struct stat st;
-	if (stat(d.raw_dir, &st) < 0 || !S_ISDIR(st.st_mode))
+	if (lstat(d.raw_dir, &st) < 0 || !S_ISDIR(st.st_mode)) /* a link named raw: not ours to write through */
 		return fail(err, errlen, "%s: no raw traces here (not a profwrap output directory)", out);
 	pw_drain_catch_faults();
 	d.start_pair = pw_clock_pair_now();

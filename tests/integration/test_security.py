@@ -155,9 +155,9 @@ def denied(res):
 
 def pid_offset(work):
     """offsetof(struct pw_seg_header, pid), from the header itself."""
-    prog = build_c("pid_offset", '#define _GNU_SOURCE\n#include <stddef.h>\n#include <stdio.h>\n#include "%s/common/pw_ring.h"\n'
-                   'int main(void) { printf("%%zu\\n", offsetof(struct pw_seg_header, pid)); return 0; }\n' % REPO,
-                   cflags=["-std=c11"], directory=work)
+    source = ('#define _GNU_SOURCE\n#include <stddef.h>\n#include <stdio.h>\n#include "%s/common/pw_ring.h"\n'
+              'int main(void) { printf("%%zu\\n", offsetof(struct pw_seg_header, pid)); return 0; }\n' % REPO)
+    prog = build_c("pid_offset", source, cflags=["-std=c11"], directory=work)
     return int(subprocess.run([prog], stdout=subprocess.PIPE, check=True).stdout)
 
 
@@ -266,7 +266,8 @@ def test_live_job(other, work, lib, data, forged, off):
                    % (relays[0][1]["pid"], other.uid)),
         re.compile(r"profwrap-collector: refused pid %d: its connection is not from this user \(uid %d\)$"
                    % (tpid, other.uid)),
-        re.compile(r"profwrap-collector: refused pid %d: its connection is from pid %d$" % (tpid, relays[2][1]["self"])),
+        re.compile(r"profwrap-collector: refused pid %d: its connection is from pid %d$"
+                   % (tpid, relays[2][1]["self"])),
     ]
     check_eq(len(refusals), len(want), "refusals on stderr" + ctx)
     for line, pattern in zip(refusals, want):
