@@ -153,13 +153,14 @@ static int own_in_range(unsigned first, unsigned last, unsigned fds[PW_OWN_SLOTS
 	return n;
 }
 
-/* close_range and closefrom came with glibc 2.34: looked up when wanted, not at start (pw_resolve_all
- * aborts on a name libc lacks). Without them, the system call. */
+/* close_range and closefrom came with glibc 2.34, so they are looked up apart (pw_resolve_all aborts on a
+ * name libc lacks): at start like the others (a lookup inside a wrapper would free the string the program's
+ * last dlerror() returned), or by a call made before that. Without them, the system call. */
 static int (*real_close_range)(unsigned, unsigned, int);
 static void (*real_closefrom)(int);
 static int resolved;
 
-static void resolve_close_calls(void)
+__attribute__((constructor)) static void resolve_close_calls(void)
 {
 	if (__atomic_load_n(&resolved, __ATOMIC_ACQUIRE))
 		return;
