@@ -54,6 +54,11 @@ ifeq ($(HAVE_CUDA),0)
 UNIT_SRC := $(filter-out tests/unit/test_cupti_records.c,$(UNIT_SRC))
 endif
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+# The fuzz targets (tests/fuzz/<target>.c; replay.c is the driver): each also builds with the normal compiler as
+# a unit binary that replays its corpus (tests/fuzz/corpus/<target>) once, so the corpus is a regression test.
+FUZZ_TARGETS := $(filter-out replay,$(basename $(notdir $(wildcard tests/fuzz/*.c))))
+FUZZ_REPLAY := $(BUILD)/fuzz-replay
+UNIT_BIN += $(FUZZ_TARGETS:%=$(FUZZ_REPLAY)/fuzz_%)
 # cuda_*.c workloads link against the fake CUDA libraries (tests/fakes/fakes.mk builds them).
 WORKLOAD_SRC := $(filter-out tests/workloads/cuda_%.c,$(wildcard tests/workloads/*.c))
 # mpi_*.c workloads are built with mpicc (OpenMPI's or MPICH's, driving $(CC)), and only where it is found: the
@@ -176,5 +181,55 @@ install: all
 
 clean:
 	rm -rf build build-san libprofwrap.so profwrap profwrap-collector
+
+$(FUZZ_REPLAY)/%.o: tests/fuzz/%.c
+	@mkdir -p $(dir $@)
+	$(call say,CC,$@)$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -DPW_FUZZ_CORPUS='"$(abspath tests/fuzz/corpus)"' -c $< -o $@
+
+$(FUZZ_REPLAY)/fuzz_%: $(FUZZ_REPLAY)/%.o $(FUZZ_REPLAY)/replay.o $(COLLECTOR_LIB_OBJ) $(COMMON_OBJ)
+	$(call say,LD,$@)$(CC) $(SAN_FLAGS) -o $@ $^ $(COLLECTOR_LIBS) -lpthread
+
+# `make fuzz`: each target built with clang's libFuzzer, ASan and UBSan, run FUZZ_SECONDS over a copy of its
+# corpus (tests/fuzz/<target>.dict as its dictionary where there is one). A crash, leak, sanitizer report,
+# broken check or input slower than 20 s fails the run; the input is kept in $(BUILD)/fuzz/crashes/ and
+# $(FUZZ_REPLAY)/fuzz_<target> FILE replays it. New inputs found are left in $(BUILD)/fuzz/corpus/<target>.
+FUZZ_CC ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+FUZZ_OBJ := $(patsubst $(BUILD)/%,$(BUILD)/fuzz/obj/%,$(COLLECTOR_LIB_OBJ) $(COMMON_OBJ))
+.PHONY: fuzz fuzz-corpus
+.PRECIOUS: $(FUZZ_REPLAY)/%.o $(BUILD)/fuzz/obj/%.o
+
+$(BUILD)/fuzz/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(call say,FUZZCC,$@)$(FUZZ_CC) $(ALL_CFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer-no-link -c $< -o $@
+
+$(BUILD)/fuzz/bin/%: $(BUILD)/fuzz/obj/tests/fuzz/%.o $(FUZZ_OBJ)
+	@mkdir -p $(dir $@)
+	$(call say,FUZZLD,$@)$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(COLLECTOR_LIBS) -lpthread
+
+fuzz: $(FUZZ_TARGETS:%=$(BUILD)/fuzz/bin/%)
+	$(Q)fail=0; for t in $(FUZZ_TARGETS); do \
+		work=$(BUILD)/fuzz/corpus/$$t; rm -rf $$work; mkdir -p $$work $(BUILD)/fuzz/crashes; \
+		cp tests/fuzz/corpus/$$t/* $$work/; \
+		dict=; if [ -f tests/fuzz/$$t.dict ]; then dict=-dict=tests/fuzz/$$t.dict; fi; \
+		printf '  %-8s %s (%s s)\n' FUZZ $$t $(FUZZ_SECONDS); \
+		if $(BUILD)/fuzz/bin/$$t $$dict -max_total_time=$(FUZZ_SECONDS) -timeout=20 -rss_limit_mb=2048 \
+			-max_len=65536 -close_fd_mask=3 -print_final_stats=1 -artifact_prefix=$(BUILD)/fuzz/crashes/$$t- \
+			$$work >$(BUILD)/fuzz/$$t.log 2>&1; then \
+			sed -n 's/^stat::number_of_executed_units: */    executions: /p' $(BUILD)/fuzz/$$t.log; \
+		else \
+			fail=1; echo "  $$t FAILED, the end of $(BUILD)/fuzz/$$t.log:"; tail -n 40 $(BUILD)/fuzz/$$t.log; \
+		fi; \
+	done; exit $$fail
+
+# `make fuzz-corpus`: the seeds (tests/fuzz/corpus/<target>/seed-*) made again from real runs of the workloads.
+$(BUILD)/fuzz/segments: tests/fuzz/mkcorpus/segments.c $(COLLECTOR_LIB_OBJ) $(COMMON_OBJ)
+	@mkdir -p $(dir $@)
+	$(call say,CC,$@)$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -o $@ $(filter %.c %.o,$^) $(COLLECTOR_LIBS) -lpthread
+
+fuzz-corpus: all $(BUILD)/fuzz/segments
+	$(Q)tests/fuzz/mkcorpus/mkcorpus.py $(abspath $(or $(OUT_PREFIX),.)) $(abspath $(BUILD)/workloads) \
+		$(BUILD)/fuzz/segments tests/fuzz/corpus
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
