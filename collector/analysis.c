@@ -1110,9 +1110,9 @@ int pw_write_reports(const struct pw_analysis *a, char *err, size_t errlen)
 			return -1;
 	}
 	/* the last collector of a job to finish (several may share OUT) finds every rank there; a node's
-	 * collector that saw only launchers has no rank to add */
+	 * collector that saw only launchers has no rank to add, nor one whose ranks the merge does not believe */
 	for (size_t i = 0; i < a->nranks; i++)
-		if (a->ranks[i].rank != PW_RANK_LAUNCHER)
+		if (a->ranks[i].rank != PW_RANK_LAUNCHER && a->ranks[i].rank < PW_MERGE_MAX_WORLD)
 			return pw_merge(a->out_dir, 1, err, errlen);
 	return 0;
 }

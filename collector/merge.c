@@ -1365,6 +1365,8 @@ static void write_json(FILE *f, const struct merge *m)
 /* ---- the directory ------------------------------------------------------------------------------------ */
 
 /* The rank of "rank<digits>.json" (canonical decimal, below 10^9), or -1. */
+/* The rank of a rank<R>.json name: -1 for another name, -2 for a rank of PW_MERGE_MAX_WORLD or more (every
+ * rank below it would be listed as missing: a damaged or hostile name must not cost a billion of them). */
 static int rank_file(const char *name)
 {
 	if (strncmp(name, "rank", 4) != 0)
@@ -1373,9 +1375,9 @@ static int rank_file(const char *name)
 	while (*q >= '0' && *q <= '9')
 		q++;
 	size_t digits = (size_t)(q - p);
-	if (!digits || digits > 9 || (digits > 1 && *p == '0') || strcmp(q, ".json") != 0)
+	if (!digits || (digits > 1 && *p == '0') || strcmp(q, ".json") != 0)
 		return -1;
-	return atoi(p);
+	return digits > 9 || atoi(p) >= PW_MERGE_MAX_WORLD ? -2 : atoi(p);
 }
 
 static int is_launcher_file(const char *name)
@@ -1404,6 +1406,9 @@ static int list_dir(struct merge *m, char *msg, size_t msglen)
 	int oom = 0;
 	while (!oom && (e = readdir(d))) {
 		int rank = rank_file(e->d_name);
+		if (rank == -2)
+			warn("%s/%s: a rank of %d or more is not believable; skipped", m->dir, e->d_name,
+			     PW_MERGE_MAX_WORLD);
 		if (rank >= 0) {
 			if (m->nrank_files == rcap) {
 				rcap = rcap ? rcap * 2 : 256;

@@ -1357,6 +1357,26 @@ static void test_launcher_apart(void **state)
 	pw_analysis_free(an);
 }
 
+/* A rank the merge does not believe (PW_MERGE_MAX_WORLD or more: a damaged trace, or a RANK of ten digits) has
+ * its reports, and no summary is attempted: pw_write_reports returns 0 (it returned -1, "no rank<R>.json
+ * report", when the merge skipped the only rank file; found by the report fuzz target). */
+static void test_rank_beyond_merge(void **state)
+{
+	struct fx *fx = *state;
+	int fd = pwt_open(fx, "1234567890-7.pwt", 7, 1, 1234567890, 1000);
+	pwt_end(fd, PW_END_EXITED, 0, 2000, 0);
+	struct pw_analysis *an = &fx->an;
+	analyze_ok(fx, an);
+	assert_int_equal(an->nranks, 1);
+	assert_int_equal(an->ranks[0].rank, 1234567890);
+	char err[512] = "";
+	if (pw_write_reports(an, err, sizeof err) != 0)
+		fail_msg("pw_write_reports: %s", err);
+	assert_true(out_exists(fx, "rank1234567890.json"));
+	assert_true(out_exists(fx, "rank1234567890.txt"));
+	assert_false(out_exists(fx, "summary.json"));
+}
+
 /* The base name of a launcher group's files: "launcher-" and the host, with anything but letters, digits, '.',
  * '-' and '_' replaced by '_', at most 64 characters of it, "unknown" without a host; never past the buffer. */
 static void test_launcher_file_base(void **state)
@@ -1642,6 +1662,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_write_reports, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_reports_error, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_launcher_apart, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rank_beyond_merge, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_launcher_file_base, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_only_rankless_is_rank0, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_main_thread_blocked_once, setup, teardown),

@@ -750,6 +750,32 @@ static void test_missing_ranks(void **state)
 	assert_int_equal(top(fx, "missing_ranks")->n, 1);
 }
 
+/* A rank<R>.json with R of PW_MERGE_MAX_WORLD or more is skipped with a warning: its rank would list every
+ * rank below it as missing (found by the report fuzz target: a damaged raw trace's rank gave rank1234567890.json,
+ * and a rank of 9 digits cost the merge a billion missing ranks). */
+static void test_rank_not_believable(void **state)
+{
+	struct mfx *fx = *state;
+	struct rk k = {.rank = 0, .world = 2, .wall = S};
+	write_rank(fx, &k);
+	const char *names[] = {"rank1048576.json", "rank999999999.json", "rank12345678901.json"};
+	for (int i = 0; i < 3; i++) {
+		struct rk big = {.rank = 1, .world = 2, .wall = S, .name = names[i]};
+		write_rank(fx, &big);
+	}
+	assert_int_equal(merge(fx, 0), 0);
+	assert_int_equal(jr_u64(top(fx, "world_size")), 2);
+	assert_int_equal(top(fx, "ranks")->n, 1);
+	assert_int_equal(top(fx, "missing_ranks")->n, 1);
+	for (int i = 0; i < 3; i++) {
+		char want[256];
+		snprintf(want, sizeof want, "%s/%s: a rank of 1048576 or more is not believable; skipped\n", fx->dir,
+			 names[i]);
+		if (!strstr(fx->err, want))
+			fail_msg("no \"%s\" in:\n%s", want, fx->err);
+	}
+}
+
 static void test_launchers(void **state)
 {
 	struct mfx *fx = *state;
@@ -1011,6 +1037,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_one_rank, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_straggler_phase, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_missing_ranks, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rank_not_believable, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_launchers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_damaged_file_skipped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unknown_keys_ignored, setup, teardown),
