@@ -104,23 +104,25 @@ def main():
     for target in ("lane_walk", "arena", "raw_read", "report", "json_read", "merge"):
         for old in glob.glob(os.path.join(corpus, target, "seed-*")):
             os.unlink(old)
-    traces = []
+    traces = []  # (seed name: run, process and image, stable from run to run; path)
     for name, (cmd, opts) in runs.items():
         out = os.path.join(tmp, name)
         run(profwrap, out, cmd, opts)
+        pids = {}
         for path in sorted(glob.glob(os.path.join(out, "raw", "*.pwt"))):
+            pid, _, image = os.path.basename(path)[:-4].split("-")[-1].partition(".")
+            number = pids.setdefault(pid, len(pids))
             if os.path.getsize(path) <= MAX_SEED:
-                traces.append((name, path))
-    # raw traces as they are, for the reader alone and for the whole report; named <run>-<pid>[.<image>].pwt
+                traces.append(("%s-%d%s.pwt" % (name, number, "." + image if image else ""), path))
+    # raw traces as they are, for the reader alone and for the whole report
     named = os.path.join(tmp, "named")
     os.makedirs(named)
-    for name, path in traces:
-        base = "%s-%s" % (name, os.path.basename(path).split("-")[-1])
+    for base, path in traces:
         shutil.copy(path, os.path.join(named, base))
         with open(path, "rb") as f:
             data = f.read()
         put(corpus, "raw_read", base, data)
-        put(corpus, "report", base, data if name in SYMBOLIZED else unresolvable(data))
+        put(corpus, "report", base, data if base.split("-")[0] in SYMBOLIZED else unresolvable(data))
     # lanes and segments
     lane_dir, arena_dir = os.path.join(tmp, "lanes"), os.path.join(tmp, "arenas")
     os.makedirs(lane_dir)
