@@ -53,7 +53,8 @@ static void walk_stack(struct seen *s, const void *stack, uint32_t len)
 	uint32_t line, file_len, func_len;
 	const char *file, *func;
 	uint32_t n = 0;
-	while (pw_stack_py_next(&v, &pos, &line, &file, &file_len, &func, &func_len)) {
+	/* as the analysis walks them (collector/stacks.c): the frames parsed, which must all be there */
+	while (n < v.python_count && pw_stack_py_next(&v, &pos, &line, &file, &file_len, &func, &func_len)) {
 		check_inside(s, file, file_len);
 		check_inside(s, func, func_len);
 		s->sum += line + fuzz_touch(file, file_len) + fuzz_touch(func, func_len);
