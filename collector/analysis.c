@@ -13,9 +13,11 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #define ERR(...) (snprintf(err, errlen, __VA_ARGS__), -1)
@@ -759,9 +761,15 @@ static void read_session_file(const char *path, struct session_file *sf)
 	char line[8192];
 	memset(sf, 0, sizeof *sf);
 	sf->target_status = -1;
-	FILE *f = fopen(path, "re");
-	if (!f)
+	/* only a regular file: a FIFO named like a session file must not hang the report */
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+	FILE *f = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? fdopen(fd, "r") : NULL;
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
 		return;
+	}
 	while (fgets(line, sizeof line, f)) {
 		line[strcspn(line, "\n")] = 0;
 		if (strncmp(line, "command=", 8) == 0 && !sf->command)

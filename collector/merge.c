@@ -451,7 +451,8 @@ static int read_file(struct merge *m, const char *name, int flags, char *why, si
 	char path[PATH_MAX];
 	reset_summary(m->s);
 	snprintf(path, sizeof path, "%s/%s", m->dir, name);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO named like a report must not hang the merge; it is refused below */
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	struct stat st;
 	if (fd < 0 || fstat(fd, &st) != 0) {
 		snprintf(why, whylen, "cannot read: %s", strerror(errno));

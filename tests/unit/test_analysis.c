@@ -609,6 +609,25 @@ static void test_session_target_exit_code(void **state)
 	pw_analysis_free(an);
 }
 
+/* A session file that is a FIFO is passed over, not opened to wait for a writer that never comes (the alarm
+ * turns a hang into a failure); a regular one beside it is read. */
+static void test_session_fifo(void **state)
+{
+	struct fx *fx = *state;
+	char path[256];
+	snprintf(path, sizeof path, "%s/session-0-h-9.txt", fx->raw);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	write_text(fx, "session.txt", "target_pid=410\ntarget_status=1280\n");
+	int fd = pwt_open(fx, "0-410.pwt", 410, 1, 0, 1000);
+	pwt_end(fd, PW_END_VANISHED, 0, 0, 0);
+	struct pw_analysis *an = &fx->an;
+	alarm(10);
+	analyze_ok(fx, an);
+	alarm(0);
+	assert_int_equal(an->target_pid, 410);
+	assert_int_equal(proc_of(rank_of(an, 0), 410, 0)->exit_code, 5);
+}
+
 /* Without session.txt: no command, target_status -1, and the rank's command is its first process's argv with
  * the separators turned into spaces. */
 static void test_no_session(void **state)
@@ -1650,6 +1669,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_wait_applies_to_child_on_same_host, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_session_target_signal, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_session_target_exit_code, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_session_fifo, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_session, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ranks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dropped_cumulative, setup, teardown),

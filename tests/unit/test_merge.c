@@ -848,6 +848,27 @@ static void test_damaged_file_skipped(void **state)
 	assert_int_equal(top(fx, "launchers")->n, 0);
 }
 
+/* A FIFO named like a report is refused at once, not opened to wait for a writer that never comes (the
+ * alarm turns a hang into a failure). */
+static void test_fifo_skipped(void **state)
+{
+	struct mfx *fx = *state;
+	struct rk k = {.rank = 0, .world = 2, .wall = S};
+	write_rank(fx, &k);
+	char path[256];
+	snprintf(path, sizeof path, "%s/rank1.json", fx->dir);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	alarm(10);
+	assert_int_equal(merge(fx, 0), 0);
+	alarm(0);
+	char want[512];
+	snprintf(want, sizeof want, "profwrap: merge: %s/rank1.json: not a regular file; skipped\n", fx->dir);
+	assert_string_equal(fx->err, want);
+	assert_int_equal(top(fx, "ranks")->n, 1);
+	assert_int_equal(top(fx, "unreadable")->n, 1);
+	assert_int_equal(top(fx, "missing_ranks")->n, 0);
+}
+
 static void test_unknown_keys_ignored(void **state)
 {
 	struct mfx *fx = *state;
@@ -1040,6 +1061,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_rank_not_believable, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_launchers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_damaged_file_skipped, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fifo_skipped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unknown_keys_ignored, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_summary_not_first, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rest_not_parsed, setup, teardown),
