@@ -20,14 +20,15 @@
 #include "../collector/analysis.h"
 #include "../collector/merge.h"
 #include "../collector/salvage.h"
-
-#define PW_MIN_FREE_BYTES (1u << 20)
 #include "../collector/serve.h"
 #include "../common/pw_clock.h"
 #include "../common/pw_capture.h"
 #include "../common/pw_rank.h"
 #include "../common/pw_session.h"
 #include "cli.h"
+
+/* Less free space than this in OUT and the command is not run (check_room). */
+#define PW_MIN_FREE_BYTES (1u << 20)
 
 #define STATUS_EVERY_MS 500
 
@@ -602,7 +603,8 @@ int pw_cli_run(const struct pw_cli_opts *o, const char *self_dir)
 		salvage_after(out, WTERMSIG(cst), o->quiet);
 	} else if (!WIFEXITED(cst) || WEXITSTATUS(cst) != 0) {
 		if (!exec_err)
-			say("the collector failed; raw traces in %s/raw (profwrap report %s renders what they hold)", out, out);
+			say("the collector failed; `profwrap salvage %s` writes what it left in shared memory and renders "
+			    "the reports", out);
 	} else if (!o->quiet && !exec_err) {
 		say("reports in %s (rank<R>.txt, .json, .trace.json, .folded, summary.txt)", out);
 	}
