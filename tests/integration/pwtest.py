@@ -448,6 +448,18 @@ def event_ids():
     return {n: i for i, n in enumerate(names)}
 
 
+def raw_chunks(body):
+    """(offset, type, len) of every whole chunk of a raw trace's bytes, after the file header."""
+    off, out = struct.unpack_from("<I", body, 12)[0], []
+    while off + 8 <= len(body):
+        typ, n = struct.unpack_from("<II", body, off)
+        if off + 8 + n > len(body):
+            break
+        out.append((off, typ, n))
+        off += 8 + ((n + 7) & ~7)
+    return out
+
+
 def raw_records(path):
     """(event id, tid, size) of every record in the RECORDS chunks of a raw trace, flags masked off."""
     with open(path, "rb") as f:

@@ -22,19 +22,6 @@ def read(path):
         return f.read()
 
 
-def chunks(body):
-    """(offset, type, len) of every whole chunk after the file header."""
-    header_size = struct.unpack_from("<I", body, 12)[0]
-    off, out = header_size, []
-    while off + 8 <= len(body):
-        typ, n = struct.unpack_from("<II", body, off)
-        if off + 8 + n > len(body):
-            break
-        out.append((off, typ, n))
-        off += 8 + ((n + 7) & ~7)
-    return out
-
-
 def copy_run(src, dst):
     os.makedirs(os.path.join(dst, "raw"))
     for name in os.listdir(os.path.join(src, "raw")):
@@ -56,7 +43,7 @@ def report_ok(out, what, orig):
 
 def test_clock_pairs(orig, victim):
     body = read(os.path.join("OUT", "raw", victim))
-    clocks = [(off, n) for off, typ, n in chunks(body) if typ == CHUNK_CLOCK and n >= 16]
+    clocks = [(off, n) for off, typ, n in raw_chunks(body) if typ == CHUNK_CLOCK and n >= 16]
     check(len(clocks) >= 2, "%s has %d CLOCK chunks", victim, len(clocks))
     pairs = [(1, INT64_MAX - 1000), (0, UINT64_MAX), (UINT64_MAX, 0), (UINT64_MAX, UINT64_MAX), (1, 1 << 62),
              (UINT64_MAX - 5, INT64_MAX)]

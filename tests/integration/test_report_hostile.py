@@ -25,18 +25,6 @@ def read(path):
         return f.read()
 
 
-def chunks(body):
-    """(offset, type, len) of every whole chunk after the file header."""
-    off, out = struct.unpack_from("<I", body, 12)[0], []
-    while off + 8 <= len(body):
-        typ, n = struct.unpack_from("<II", body, off)
-        if off + 8 + n > len(body):
-            break
-        out.append((off, typ, n))
-        off += 8 + ((n + 7) & ~7)
-    return out
-
-
 def copy_run(src, dst, skip=(), replace=None):
     """dst/raw with src's traces, less those named in skip; replace: {name: bytes} written instead."""
     if os.path.exists(dst):
@@ -94,7 +82,7 @@ def same_report(got, want, what):
 def test_cuts(victim, body, others):
     """The victim cut at every chunk's start and inside every chunk, and with every chunk claiming 4 GiB."""
     prev_events = -1
-    for i, (off, typ, n) in enumerate(chunks(body)):
+    for i, (off, typ, n) in enumerate(raw_chunks(body)):
         boundary = copy_run("OUT", "CUT", replace={victim: body[:off]})
         lines, at_start = report(boundary, "%s cut at chunk %d's start, offset %d" % (victim, i, off))
         if i == 0:  # the PROC chunk: without it, nothing of the file
@@ -208,7 +196,7 @@ def test():
     check(len(names) >= 3, "traces: %r", names)
     lines, orig = report("OUT", "the run as it was")
     check_eq(lines, [], "lines for whole traces")
-    victim = max(names, key=lambda n: len(chunks(read(os.path.join("OUT", "raw", n)))))
+    victim = max(names, key=lambda n: len(raw_chunks(read(os.path.join("OUT", "raw", n)))))
     body = read(os.path.join("OUT", "raw", victim))
     lines, others = report(copy_run("OUT", "OTHERS", skip=(victim,)), "without " + victim)
     lines, alone = report(copy_run("OUT", "ALONE", skip=[n for n in names if n != victim]), victim + " alone")
