@@ -79,9 +79,7 @@ void pw_json_end_array(struct pw_json *j)
 	close_container(j, ']');
 }
 
-/* Length of the well-formed UTF-8 sequence that starts s (n > 0 bytes, s[0] >= 0x80), or 0 with the length
- * of its maximal invalid subpart in *invalid_len (Unicode 15, table 3-7). */
-static size_t utf8_sequence(const unsigned char *s, size_t n, size_t *invalid_len)
+size_t pw_utf8_sequence(const unsigned char *s, size_t n, size_t *invalid_len)
 {
 	unsigned char b = s[0], lo = 0x80, hi = 0xbf;
 	size_t need;
@@ -122,7 +120,7 @@ static void write_string_body(FILE *f, const unsigned char *s, size_t n)
 		unsigned char b = s[i];
 		if (b >= 0x80) {
 			size_t invalid_len = 0;
-			size_t len = utf8_sequence(s + i, n - i, &invalid_len);
+			size_t len = pw_utf8_sequence(s + i, n - i, &invalid_len);
 			if (len) {
 				i += len;
 				continue;

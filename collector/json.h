@@ -55,4 +55,9 @@ void pw_json_kv_int(struct pw_json *j, const char *key, int64_t v);
 void pw_json_kv_uint(struct pw_json *j, const char *key, uint64_t v);
 void pw_json_kv_double(struct pw_json *j, const char *key, double v, int decimals);
 
+/* Length of the well-formed UTF-8 sequence that starts s (n > 0 bytes, s[0] >= 0x80), or 0 with the length
+ * of its maximal invalid subpart in *invalid_len (Unicode 15, table 3-7: no overlongs, no surrogates,
+ * nothing above U+10FFFF). The writer replaces what is not well formed; the reader refuses it. */
+size_t pw_utf8_sequence(const unsigned char *s, size_t n, size_t *invalid_len);
+
 #endif

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json.h"
+
 #define OPEN_MEMBER 0x80 /* stack flag: the container has had a member */
 
 void pw_jr_init(struct pw_jr *r, const void *buf, size_t len, int max_depth)
@@ -151,38 +153,6 @@ static void put_char(char *out, size_t cap, size_t *used, int *full, size_t *tot
 	*total += n;
 }
 
-/* Length of the well-formed UTF-8 sequence at s (n > 0 bytes, s[0] >= 0x80), 0 when it is not one
- * (Unicode 15, table 3-7: no overlongs, no surrogates, nothing above U+10FFFF). */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-	unsigned char b = s[0], lo = 0x80, hi = 0xbf;
-	size_t need;
-	if (b >= 0xc2 && b <= 0xdf) {
-		need = 1;
-	} else if (b >= 0xe0 && b <= 0xef) {
-		need = 2;
-		if (b == 0xe0)
-			lo = 0xa0;
-		else if (b == 0xed)
-			hi = 0x9f;
-	} else if (b >= 0xf0 && b <= 0xf4) {
-		need = 3;
-		if (b == 0xf0)
-			lo = 0x90;
-		else if (b == 0xf4)
-			hi = 0x8f;
-	} else {
-		return 0;
-	}
-	for (size_t i = 1; i <= need; i++) {
-		if (i >= n || s[i] < lo || s[i] > hi)
-			return 0;
-		lo = 0x80;
-		hi = 0xbf;
-	}
-	return need + 1;
-}
-
 /* Four hex digits at buf[pos..pos+4) into *v; -1 (error set) when they are not there. */
 static int hex4(struct pw_jr *r, size_t pos, unsigned *v)
 {
@@ -230,7 +200,8 @@ static int read_string(struct pw_jr *r, char *out, size_t cap, size_t *outlen)
 			continue;
 		}
 		if (c >= 0x80) {
-			size_t n = utf8_len(r->buf + r->pos, r->len - r->pos);
+			size_t invalid;
+			size_t n = pw_utf8_sequence(r->buf + r->pos, r->len - r->pos, &invalid);
 			if (!n)
 				return pw_jr_fail(r, r->pos, "invalid UTF-8 in a string");
 			put_char(out, cap, &used, &full, &total, r->buf + r->pos, n);

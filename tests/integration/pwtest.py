@@ -11,6 +11,7 @@ Both default to the build tree around this file.
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import struct
@@ -314,10 +315,11 @@ def session_base():
     return "/tmp/profwrap-%d" % os.getuid()
 
 
-def preload_session_dir(out):
-    """The session directory preload-only mode uses for output directory out (common/pw_session.c)."""
+def preload_session_dir(out, host=None):
+    """The session directory preload-only mode uses for output directory out on host (this one by default):
+    common/pw_session.c hashes the absolute path, a newline and the host name."""
     path = os.path.abspath(out).rstrip("/") or "/"
-    key = path.encode() + b"\n" + socket.gethostname().encode()
+    key = path.encode() + b"\n" + (host or socket.gethostname()).encode()
     return os.path.join(session_base(), "o-%016x" % fnv1a64(key))
 
 
@@ -358,10 +360,10 @@ def run_preload_only(cmd, out, timeout=60, wait=10, extra_env=None):
     return r, load_report(out)
 
 
-def remove_preload_session(out):
-    """Removes what preload-only mode leaves in its session directory for out (lock, status), if anything."""
-    sdir = preload_session_dir(out)
-    for leaf in ("lock", "status", "sock"):
+def remove_preload_session(out, host=None):
+    """Removes what preload-only mode leaves in its session directory for out on host, if anything."""
+    sdir = preload_session_dir(out, host)
+    for leaf in ("lock", "status", "sock", "start-failed", "alive"):
         try:
             os.unlink(os.path.join(sdir, leaf))
         except OSError:
@@ -372,10 +374,20 @@ def remove_preload_session(out):
         pass
 
 
+def find_mpirun():
+    """The mpirun command the MPI tests run: PROFWRAP_MPIRUN (split on spaces), else `mpirun --oversubscribe`."""
+    mpirun = os.environ.get("PROFWRAP_MPIRUN", "").split()
+    if not mpirun:
+        found = shutil.which("mpirun")
+        if not found:
+            raise Fail("mpirun not found: `make deps` (scripts/install-deps.sh) installs openmpi-bin")
+        mpirun = [found, "--oversubscribe"]
+    return mpirun
+
+
 def build_c(name, source, cflags=(), ldflags=(), shared=False, directory=None):
     """Compiles source (C text) into directory/name with the system compiler and returns the path; skips the
     test when there is no compiler."""
-    import shutil
     cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
     if not cc or not shutil.which(cc.split()[0]):
         skip("no C compiler")

@@ -63,26 +63,6 @@ def file_host(host):
 RAW_RE = re.compile(r"^(launcher|\d+)-(.+)-(\d+)(?:\.(\d+))?\.pwt$")
 
 
-def session_dir_for(out, host):
-    """The preload-only session directory of output directory out on host (common/pw_session.c: FNV-1a of the
-    absolute path, a newline and the host name)."""
-    path = os.path.abspath(out).rstrip("/") or "/"
-    return os.path.join(session_base(), "o-%016x" % fnv1a64((path + "\n" + host).encode()))
-
-
-def remove_session_dir(out, host):
-    sdir = session_dir_for(out, host)
-    for leaf in ("lock", "status", "sock", "start-failed"):
-        try:
-            os.unlink(os.path.join(sdir, leaf))
-        except OSError:
-            pass
-    try:
-        os.rmdir(sdir)
-    except OSError:
-        pass
-
-
 def collector_sessions(outs):
     """{pid: session directory} of the running profwrap-collector processes whose --output is one of outs (not
     counting a collector's own child: LeakSanitizer's tracer at exit in the sanitizer build)."""
@@ -281,14 +261,8 @@ def mpi_env():
 
 
 def mpirun_args():
-    """mpirun -n 4 (PROFWRAP_MPIRUN, as test_mpi.py reads it, replaces `mpirun --oversubscribe`)."""
-    mpirun = os.environ.get("PROFWRAP_MPIRUN", "").split()
-    if not mpirun:
-        found = shutil.which("mpirun")
-        if not found:
-            raise Fail("mpirun not found: the distributed test needs OpenMPI (make deps installs openmpi-bin)")
-        mpirun = [found, "--oversubscribe"]
-    return mpirun + ["-n", str(NRANKS)]
+    """mpirun -n 4."""
+    return find_mpirun() + ["-n", str(NRANKS)]
 
 
 def mpi_ranks_args(slow=True):
@@ -501,7 +475,7 @@ def part_c_preload_only():
                                                                                      "summary.json"], what, r)
         check_mpi_mode(out, r, what, launcher=True)
     finally:
-        remove_session_dir(out, HOST)
+        remove_preload_session(out, HOST)
 
 
 def write_data(prefix):
@@ -590,7 +564,7 @@ def part_e_two_nodes():
             procs.append(subprocess.Popen([unshare, "--uts", "sh", "-c", inner], stdin=subprocess.DEVNULL,
                                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
                                           start_new_session=True))
-        sdir_a = session_dir_for(out, "nodeA")
+        sdir_a = preload_session_dir(out, "nodeA")
         a_files = ["rank0.json", "rank1.json", "launcher-nodeA.json"]
         end = time.monotonic() + 60
         while any(p.poll() is None for p in procs) and time.monotonic() < end:
@@ -621,7 +595,7 @@ def part_e_two_nodes():
             what, listing))
         early = [n for n in listing if n.startswith("summary.")]
         check_eq(early, [], "%s: a summary of half the world written while nodeB ran (OUT then: %r)" % (what, listing))
-        want_sessions = sorted(session_dir_for(out, n) for n in nodes)
+        want_sessions = sorted(preload_session_dir(out, n) for n in nodes)
         check_eq(sorted(set(sessions_seen.values())), want_sessions,
                  "%s: session directories of the collectors seen (pids %r)" % (what, sorted(sessions_seen)))
         check_eq(len(sessions_seen), len(nodes), "%s: collectors seen" % what)
@@ -635,7 +609,7 @@ def part_e_two_nodes():
             if p.poll() is None:
                 kill_group(p.pid)
         for n in nodes:
-            remove_session_dir(out, n)
+            remove_preload_session(out, n)
 
 
 def part_f_patterns():
@@ -690,9 +664,9 @@ def part_f_patterns():
                      "%s: (read_bytes, reads) of rank %d's data file" % (what, k))
             check(lines[k]["read_bytes"] == n, "%s: rank %d's own count", what, k)
     finally:
-        remove_session_dir(pattern, HOST)
+        remove_preload_session(pattern, HOST)
         for o in outs:
-            remove_session_dir(o, HOST)
+            remove_preload_session(o, HOST)
 
 
 def part_g_pids_repeat():
@@ -737,7 +711,7 @@ def part_g_pids_repeat():
         with open(os.path.join(out, "raw", first[0]), "rb") as f:
             check(f.read() == first_bytes, "%s: run 0's raw trace %s was overwritten by run 1's", what, first[0])
     finally:
-        remove_session_dir(out, HOST)
+        remove_preload_session(out, HOST)
 
 
 PARTS = [part_a_cli_over_mpirun, part_a_balanced, part_b_profwrap_per_rank, part_b_force_at_once, part_c_preload_only, part_d_torchrun,

@@ -271,12 +271,7 @@ def test_unknown_abi():
 # ---- the test ----
 
 def test():
-    mpirun = os.environ.get("PROFWRAP_MPIRUN", "").split()
-    if not mpirun:
-        found = shutil.which("mpirun")
-        if not found:
-            raise Fail("mpirun not found: `make deps` (scripts/install-deps.sh) installs openmpi-bin")
-        mpirun = [found, "--oversubscribe"]
+    mpirun = find_mpirun()
     workload_path()
 
     plain = run(mpirun_cmd(WORKLOAD_ARGS, mpirun), timeout=TIMEOUT, extra_env=MPI_ENV)
