@@ -5,8 +5,8 @@
 set -e
 need=""
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "ok installed"; }
-for p in gcc make libcmocka-dev libunwind-dev libdw-dev libelf-dev binutils python3 procps openmpi-bin libopenmpi-dev \
-	sqlite3 git xz-utils bzip2 zstd zip unzip patch; do
+for p in gcc libc6-dev make libcmocka-dev libunwind-dev libdw-dev libelf-dev binutils python3 procps openmpi-bin libopenmpi-dev \
+	sqlite3 git xz-utils bzip2 zstd zip unzip patch mount; do
 	have_pkg "$p" || need="$need $p"
 done
 [ -z "$need" ] && exit 0
