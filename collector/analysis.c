@@ -191,8 +191,10 @@ static struct rank_state *rank_get(struct analysis_state *as, int rank, const ch
 	rs->r.start_ns = UINT64_MAX;
 	if (host_len && !(rs->r.host = strndup(host, host_len)))
 		return NULL;
-	for (int e = 0; e < PW_EV_COUNT; e++)
+	for (int e = 0; e < PW_EV_COUNT; e++) {
 		rs->r.calls[e].min_ns = UINT64_MAX;
+		rs->r.nested[e].min_ns = UINT64_MAX;
+	}
 	return rs;
 }
 
@@ -496,6 +498,8 @@ static void on_event(void *ctx, const struct pw_raw_event *e)
 	p->salvaged_events += c->salvaged;
 	c->rs->r.durations[pw_duration_bucket(dur)]++;
 	struct pw_call_stat *cs = &c->rs->r.calls[ev];
+	if (e->nested)
+		cs = &c->rs->r.nested[ev];
 	cs->count++;
 	cs->total_ns += dur;
 	if (dur < cs->min_ns)
@@ -504,6 +508,8 @@ static void on_event(void *ctx, const struct pw_raw_event *e)
 		cs->max_ns = dur;
 	if (rec->h.err)
 		cs->errors++;
+	if (e->nested)
+		return;
 	if (e->stack_ref && stack_event(c, p, e))
 		c->oom = 1;
 	if (rec->h.tid == (uint32_t)p->pid)
@@ -917,9 +923,12 @@ static void finish_rank(struct pw_analysis *a, struct pw_rank_report *r)
 	r->coverage = r->kernel_bytes ? (double)r->seen_bytes / (double)r->kernel_bytes : 1.0;
 	if (r->world_size < 1)
 		r->world_size = 1;
-	for (int e = 0; e < PW_EV_COUNT; e++)
+	for (int e = 0; e < PW_EV_COUNT; e++) {
 		if (!r->calls[e].count)
 			r->calls[e].min_ns = 0;
+		if (!r->nested[e].count)
+			r->nested[e].min_ns = 0;
+	}
 	for (int f = 0; f < PW_COLL_FAMILIES; f++)
 		if (r->coll[f].n)
 			qsort(r->coll[f].ns, r->coll[f].n, sizeof *r->coll[f].ns, cmp_u64);

@@ -117,6 +117,9 @@ struct pw_rank_report {
 	struct pw_proc *procs;
 	size_t nprocs;
 	struct pw_call_stat calls[PW_EV_COUNT];
+	/* GPU library calls made inside another on the same thread (cuDNN calling cublasLtMatmul): their time is
+	 * the outer call's, so they are counted here and in no other figure */
+	struct pw_call_stat nested[PW_EV_COUNT];
 	uint64_t durations[PW_DURATION_BUCKETS]; /* every call of the rank, for the trace's threshold */
 	struct pw_file_stat *files;
 	size_t nfiles;

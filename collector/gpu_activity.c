@@ -620,16 +620,57 @@ static struct pw_act_wrapped *find_wrapped(struct pw_act_wrapped *v, size_t n, u
 	return lo < n && v[lo].corr == ext ? &v[lo] : NULL;
 }
 
-static void add_call_time(struct pw_act_call_time *c, const struct act_op *op)
+/* Adds dur of the operation's time to a call's row; counted says whether the operation is counted there. */
+static void add_call_share(struct pw_act_call_time *c, const struct act_op *op, uint64_t dur, int counted)
 {
-	uint64_t dur = op->t1 - op->t0;
 	if (op->kind == PW_ACT_OP_KERNEL) {
-		c->kernels++;
+		c->kernels += counted != 0;
 		c->kernel_ns = pw_sat_add(c->kernel_ns, dur);
 	} else {
-		c->copies++;
+		c->copies += counted != 0;
 		c->copy_ns = pw_sat_add(c->copy_ns, dur);
 	}
+}
+
+static void add_call_time(struct pw_act_call_time *c, const struct act_op *op)
+{
+	add_call_share(c, op, op->t1 - op->t0, 1);
+}
+
+/* The calls of an NCCL group share its external id (wr is the first, n of them, by time): the group's end
+ * launched its work, which is its collectives'. The time goes to them by their bus bytes (evenly when none
+ * says), the operation is counted on the one with the largest share, and their bytes count once. Returns
+ * the call that operation is counted on (the group's end when the group had no collective). */
+static struct pw_act_wrapped *link_group(struct pw_act_report *a, struct pw_act_wrapped *wr, size_t n,
+					 const struct act_op *op)
+{
+	double total = 0;
+	size_t colls = 0;
+	struct pw_act_wrapped *main = NULL;
+	for (size_t i = 0; i < n; i++)
+		if (wr[i].flags & W_COLL) {
+			total += wr[i].bus;
+			colls++;
+			if (!main || wr[i].bus > main->bus)
+				main = &wr[i];
+		}
+	if (!colls) {
+		main = &wr[n - 1];
+		add_call_time(&a->by_call[main->ev < PW_EV_COUNT ? main->ev : 0], op);
+		return main;
+	}
+	uint64_t dur = op->t1 - op->t0, given = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!(wr[i].flags & W_COLL))
+			continue;
+		double share = total > 0 ? wr[i].bus / total : 1.0 / (double)colls;
+		uint64_t part = &wr[i] == main ? 0 : (uint64_t)((double)dur * share);
+		given += part;
+		add_call_share(&a->by_call[wr[i].ev < PW_EV_COUNT ? wr[i].ev : 0], op, part, 0);
+	}
+	/* the largest share takes the rest, so that the parts add up to the operation's time exactly */
+	add_call_share(&a->by_call[main->ev < PW_EV_COUNT ? main->ev : 0], op, dur > given ? dur - given : 0, 1);
+	return main;
 }
 
 static void link_op(struct pw_act_report *a, struct pw_act_file *f, struct act_op *op)
@@ -639,12 +680,17 @@ static void link_op(struct pw_act_report *a, struct pw_act_file *f, struct act_o
 	struct pw_act_wrapped *wr = x ? find_wrapped(f->wrapped, f->nwrapped, x->value) : NULL;
 	const struct pw_act_corr *api = find_corr(f->api, f->napi, op->corr);
 	uint64_t dur = op->t1 - op->t0;
+	size_t group = 0; /* calls sharing the external id: an NCCL group's when more than one */
+	while (wr && wr + group < f->wrapped + f->nwrapped && wr[group].corr == wr->corr)
+		group++;
 	if (wr) {
+		struct pw_act_wrapped *by = group > 1 ? link_group(a, wr, group, op) : wr;
 		op->link = LINK_WRAPPED;
-		op->tid = wr->tid;
-		op->call_ev = wr->ev;
-		op->launch = api && api->value ? api->value : wr->t0;
-		add_call_time(&a->by_call[wr->ev < PW_EV_COUNT ? wr->ev : 0], op);
+		op->tid = by->tid;
+		op->call_ev = by->ev;
+		op->launch = api && api->value ? api->value : wr[group - 1].t0;
+		if (group == 1)
+			add_call_time(&a->by_call[wr->ev < PW_EV_COUNT ? wr->ev : 0], op);
 	} else if (api) {
 		op->link = LINK_API;
 		op->tid = api->tid;
@@ -660,16 +706,19 @@ static void link_op(struct pw_act_report *a, struct pw_act_file *f, struct act_o
 			a->kernels_linked_api++;
 		else
 			a->kernels_unlinked++;
-		int coll = wr ? (wr->flags & W_COLL) != 0 : (op->flags & OP_NCCL_NAME) != 0;
+		int coll = wr ? 0 : (op->flags & OP_NCCL_NAME) != 0;
+		for (size_t i = 0; i < group; i++)
+			coll |= (wr[i].flags & W_COLL) != 0;
 		if (coll) {
 			a->coll_kernels++;
 			a->coll_kernel_ns = pw_sat_add(a->coll_kernel_ns, dur);
 			w->coll_ns[op->dev] = pw_sat_add(w->coll_ns[op->dev], dur);
-			if (wr) {
+			if (wr)
 				a->coll_linked_ns = pw_sat_add(a->coll_linked_ns, dur);
-				if (!wr->used)
-					a->coll_bus_bytes += wr->bus;
-				wr->used = 1;
+			for (size_t i = 0; i < group; i++) {
+				if ((wr[i].flags & W_COLL) && !wr[i].used)
+					a->coll_bus_bytes += wr[i].bus;
+				wr[i].used = 1;
 			}
 		}
 	} else if (op->kind == PW_ACT_OP_MEMCPY && wr && (wr->flags & W_SMALL_COPY)) {

@@ -511,7 +511,7 @@ static void note_config(struct launch_config *cfg, const uint32_t grid[3], const
 }
 
 static int note_launch(struct pw_gpu_report *g, const struct pw_raw_event *e, const struct pw_rec_api *a,
-		       enum pw_event_kind kind, uint64_t dur)
+		       enum pw_event_kind kind, uint64_t dur, int failed)
 {
 	struct pw_gpu_work *w = g->work;
 	int named = kind == PW_K_GPU_LAUNCH && e->str && e->str_len && e->str[0];
@@ -538,12 +538,16 @@ static int note_launch(struct pw_gpu_report *g, const struct pw_raw_event *e, co
 		}
 	}
 	if (pos < 0) {
-		g->kernel_other.count++;
+		if (!failed)
+			g->kernel_other.count++;
 		g->kernel_other.total_ns = pw_sat_add(g->kernel_other.total_ns, dur);
 		return rc;
 	}
 	struct pw_kernel_stat *k = &g->kernels[pos];
-	k->launches++;
+	if (failed)
+		k->failed++;
+	else
+		k->launches++;
 	k->total_ns = pw_sat_add(k->total_ns, dur);
 	if (kind == PW_K_GPU_LAUNCH) {
 		uint32_t grid[3] = {(uint32_t)a->a[0], (uint32_t)(a->a[0] >> 32), (uint32_t)a->a[1]};
@@ -637,6 +641,9 @@ double pw_coll_bus_factor(int ev, uint64_t nranks)
 		return 2.0 * (n - 1.0) / n;
 	case PW_EV_NCCL_ALL_GATHER:
 	case PW_EV_NCCL_REDUCE_SCATTER:
+	case PW_EV_NCCL_ALL_TO_ALL:
+	case PW_EV_NCCL_GATHER:
+	case PW_EV_NCCL_SCATTER:
 		return (n - 1.0) / n;
 	default:
 		return 1.0;
@@ -650,7 +657,9 @@ uint64_t pw_coll_bytes(const struct pw_rec_api *a, uint64_t *nranks)
 	if (!*nranks)
 		*nranks = 1;
 	uint64_t bytes = pw_sat_mul(a->c.arg0, pw_nccl_dtype_size(a->sub & 0xff));
-	if (ev == PW_EV_NCCL_ALL_GATHER || ev == PW_EV_NCCL_REDUCE_SCATTER)
+	/* count is per rank for these: the whole exchange is nranks times it */
+	if (ev == PW_EV_NCCL_ALL_GATHER || ev == PW_EV_NCCL_REDUCE_SCATTER || ev == PW_EV_NCCL_ALL_TO_ALL ||
+	    ev == PW_EV_NCCL_GATHER || ev == PW_EV_NCCL_SCATTER)
 		bytes = pw_sat_mul(bytes, *nranks);
 	return bytes;
 }
@@ -842,8 +851,8 @@ int pw_gpu_event(struct pw_gpu_report **gpup, struct pw_gpu_proc *gp, const stru
 	switch (info->kind) {
 	case PW_K_GPU_LAUNCH:
 	case PW_K_GPU_GRAPH:
-		/* A launch that failed launched nothing: it counts as a call (and an error), not a launch. */
-		if (!failed && note_launch(g, e, a, info->kind, dur))
+		/* A launch that failed launched nothing: its kernel's row counts it apart, as failed. */
+		if (note_launch(g, e, a, info->kind, dur, failed))
 			rc = -1;
 		break;
 	case PW_K_GPU_MEMCPY:
@@ -901,6 +910,8 @@ static int by_launches(const void *x, const void *y)
 	const struct pw_kernel_stat *a = x, *b = y;
 	if (a->launches != b->launches)
 		return a->launches > b->launches ? -1 : 1;
+	if (a->failed != b->failed)
+		return a->failed > b->failed ? -1 : 1;
 	if (a->total_ns != b->total_ns)
 		return a->total_ns > b->total_ns ? -1 : 1;
 	return strcmp(a->name, b->name);

@@ -101,7 +101,8 @@ struct pw_coll_stat {
 struct pw_kernel_stat {
 	char *name; /* the kernel's name, "(unknown)" when none was recorded, "CUDA graph" for graph launches */
 	uint64_t launches;
-	uint64_t total_ns; /* CPU time in the launch calls */
+	uint64_t failed;   /* launch calls that returned an error (not in launches: they launched nothing) */
+	uint64_t total_ns; /* CPU time in the launch calls, failed ones included */
 	uint32_t grid[3], block[3]; /* the most frequent launch configuration (zeros for graphs) */
 	uint64_t config_count;      /* launches seen with that configuration (a lower bound past 8 of them) */
 };

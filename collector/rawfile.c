@@ -288,6 +288,7 @@ static void read_records(const uint8_t *p, uint32_t len, size_t at, const struct
 		}
 		int outside = (h.type & PW_REC_OUTSIDE) != 0;
 		int stacked = (h.type & PW_REC_STACK) != 0;
+		int nested = (h.type & PW_REC_NESTED) != 0;
 		h.type = PW_REC_TYPE(h.type);
 		if (h.type == PW_EV_PAD || h.type >= PW_EV_COUNT ||
 		    rsize < pw_event_min_size(h.type) + (stacked ? 8 : 0) || ((uintptr_t)(p + r) & 7)) {
@@ -298,12 +299,12 @@ static void read_records(const uint8_t *p, uint32_t len, size_t at, const struct
 			continue;
 		}
 		const struct pw_rec_call *rec = (const struct pw_rec_call *)(p + r);
-		if (outside || stacked) { /* readers see the plain type, on a copy; the flags travel in e */
+		if (outside || stacked || nested) { /* readers see the plain type, on a copy; the flags travel in e */
 			memcpy(flagged, p + r, rsize);
 			memcpy(flagged, &h, sizeof h);
 			rec = (const struct pw_rec_call *)flagged;
 		}
-		struct pw_raw_event e = {rec, rec->t0, rec->t1, NULL, 0, outside, 0, NULL, 0, NULL, 0};
+		struct pw_raw_event e = {rec, rec->t0, rec->t1, NULL, 0, outside, 0, NULL, 0, NULL, 0, nested};
 		if (stacked) {
 			memcpy(&e.stack_ref, p + r + rsize - 8, 8);
 			e.stack = strtab_get(strings, e.stack_ref & ~PW_STACK_PY_PENDING, &e.stack_len);

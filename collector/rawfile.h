@@ -142,6 +142,7 @@ struct pw_raw_event {
 	/* A module's build-id (PW_K_MODULE), NULL when none. */
 	const char *build_id;
 	uint32_t build_id_len;
+	int nested; /* a GPU library call made inside another (PW_REC_NESTED) */
 };
 
 struct pw_raw_visitor {

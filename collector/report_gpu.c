@@ -104,6 +104,38 @@ static int print_api_summary(FILE *f, const struct pw_rank_report *r)
 	return 0;
 }
 
+/* Calls made inside other GPU library calls: what the outer call did, kept out of every total. */
+static int print_nested_calls(FILE *f, const struct pw_rank_report *r)
+{
+	static const char *const headers[] = {"Name", "Num calls", "Total", "Errors", "Domain"};
+	struct pw_table t = {.ncols = 5, .headers = headers, .align = "lrrrl"};
+	for (int ev = 0; ev < PW_EV_COUNT; ev++) {
+		const struct pw_call_stat *c = &r->nested[ev];
+		char dur[32];
+		if (!c->count)
+			continue;
+		if (pw_table_add_row(&t)) {
+			pw_table_free(&t);
+			return -1;
+		}
+		pw_format_duration(dur, sizeof dur, c->total_ns);
+		pw_table_set(&t, 0, "%s", pw_events[ev].name);
+		pw_table_set(&t, 1, "%" PRIu64, c->count);
+		pw_table_set(&t, 2, "%s", dur);
+		pw_table_set(&t, 3, "%" PRIu64, c->errors);
+		pw_table_set(&t, 4, "%s", pw_domain_names[pw_events[ev].domain]);
+	}
+	if (t.nrows) {
+		fputs("GPU library calls made inside other GPU library calls (cuDNN calling cuBLASLt: their time and GPU\n"
+		      "work are the outer call's, so they are in none of the figures above)\n",
+		      f);
+		pw_table_print(f, &t);
+		fputc('\n', f);
+	}
+	pw_table_free(&t);
+	return 0;
+}
+
 static int print_errors(FILE *f, const struct pw_gpu_report *g)
 {
 	if (!g->nerrors && !g->errors_other)
@@ -143,8 +175,12 @@ static int print_kernels(FILE *f, const struct pw_gpu_report *g)
 {
 	if (!g->nkernels && !g->kernel_other.count)
 		return 0;
-	static const char *const headers[] = {"Kernel", "Launches", "Launch CPU time", "Grid", "Block"};
-	struct pw_table t = {.ncols = 5, .headers = headers, .align = "lrrll"};
+	static const char *const headers[] = {"Kernel", "Launches", "Launch CPU time", "Grid", "Block", "Failed"};
+	uint64_t failed = 0;
+	for (size_t i = 0; i < g->nkernels; i++)
+		failed = pw_sat_add(failed, g->kernels[i].failed);
+	/* the Failed column only when some launch failed */
+	struct pw_table t = {.ncols = failed ? 6 : 5, .headers = headers, .align = "lrrllr"};
 	size_t shown = g->nkernels < TOP_ROWS ? g->nkernels : TOP_ROWS;
 	for (size_t i = 0; i < shown + (g->kernel_other.count ? 1 : 0); i++) {
 		int other = i == shown;
@@ -163,9 +199,14 @@ static int print_kernels(FILE *f, const struct pw_gpu_report *g)
 		pw_table_set(&t, 2, "%s", dur);
 		pw_table_set(&t, 3, "%s", grid);
 		pw_table_set(&t, 4, "%s", block);
+		if (failed && other)
+			pw_table_set(&t, 5, "-");
+		else if (failed)
+			pw_table_set(&t, 5, "%" PRIu64, k->failed);
 	}
-	fprintf(f, "Kernel launches (%zu kernel%s, by launches; Grid and Block: the most frequent configuration)\n",
-		g->nkernels, g->nkernels == 1 ? "" : "s");
+	fprintf(f, "Kernel launches (%zu kernel%s, by launches; Grid and Block: the most frequent configuration%s)\n",
+		g->nkernels, g->nkernels == 1 ? "" : "s",
+		failed ? "; Failed: launch calls that returned an error, not in Launches" : "");
 	pw_table_print(f, &t);
 	if (g->nkernels > shown)
 		fprintf(f, "... %zu more kernels (all are in the JSON report)\n", g->nkernels - shown);
@@ -408,7 +449,7 @@ int pw_gpu_write_text(FILE *f, const struct pw_rank_report *r)
 	if (!g)
 		return 0;
 	print_headline(f, r);
-	if (print_api_summary(f, r) || print_errors(f, g) || print_kernels(f, g) || print_gemms(f, g) ||
+	if (print_api_summary(f, r) || print_nested_calls(f, r) || print_errors(f, g) || print_kernels(f, g) || print_gemms(f, g) ||
 	    print_dnn_graphs(f, g) || print_collectives(f, g) || print_memory_ops(f, g) || print_allocations(f, g))
 		return -1;
 	return 0;
@@ -542,6 +583,7 @@ void pw_gpu_write_json(struct pw_json *j, const struct pw_rank_report *r)
 		pw_json_begin_object(j);
 		pw_json_kv_string(j, "name", k->name);
 		pw_json_kv_uint(j, "launches", k->launches);
+		pw_json_kv_uint(j, "failed", k->failed);
 		pw_json_kv_uint(j, "total_ns", k->total_ns);
 		json_dims(j, "grid", k->grid);
 		json_dims(j, "block", k->block);
@@ -549,6 +591,24 @@ void pw_gpu_write_json(struct pw_json *j, const struct pw_rank_report *r)
 	}
 	pw_json_end_array(j);
 	json_other(j, "kernels_other", &g->kernel_other, 0);
+
+	pw_json_key(j, "nested_calls");
+	pw_json_begin_array(j);
+	for (int ev = 0; ev < PW_EV_COUNT; ev++) {
+		const struct pw_call_stat *c = &r->nested[ev];
+		if (!c->count)
+			continue;
+		pw_json_begin_object(j);
+		pw_json_kv_string(j, "domain", pw_domain_names[pw_events[ev].domain]);
+		pw_json_kv_string(j, "name", pw_events[ev].name);
+		pw_json_kv_uint(j, "count", c->count);
+		pw_json_kv_uint(j, "total_ns", c->total_ns);
+		pw_json_kv_uint(j, "min_ns", c->min_ns);
+		pw_json_kv_uint(j, "max_ns", c->max_ns);
+		pw_json_kv_uint(j, "errors", c->errors);
+		pw_json_end_object(j);
+	}
+	pw_json_end_array(j);
 
 	pw_json_key(j, "gpu_errors");
 	pw_json_begin_array(j);

@@ -373,6 +373,15 @@ enum pw_mem {
 	X(MPI_WAITALL, MPI, "MPI_Waitall", PW_K_MPI_WAIT)                        \
 	X(MPI_WAITANY, MPI, "MPI_Waitany", PW_K_MPI_WAIT)
 
+/* GPU library calls added after the MPI events (ids are stored, so they go at the end). __cudaLaunchKernel is
+ * the launch that nvcc's host stubs make for `kernel<<<...>>>()` (CUDA 12 and later); the NCCL calls are
+ * NCCL 2.28's all-to-all, gather and scatter. */
+#define PW_GPU_EVENT_LIST_LATER(X)                                                        \
+	X(CUDA_NVCC_LAUNCH_KERNEL, CUDART, "__cudaLaunchKernel", PW_K_GPU_LAUNCH)        \
+	X(NCCL_ALL_TO_ALL, NCCL, "ncclAlltoAll", PW_K_COLL)                               \
+	X(NCCL_GATHER, NCCL, "ncclGather", PW_K_COLL)                                     \
+	X(NCCL_SCATTER, NCCL, "ncclScatter", PW_K_COLL)
+
 /* X(ID, domain, "name", kind). Append only: ids are stored in raw traces. */
 #define PW_EVENT_LIST(X)                                  \
 	X(PAD, IO, "pad", PW_K_PLAIN)                     \
@@ -440,7 +449,8 @@ enum pw_mem {
 	PW_GPU_EVENT_LIST(X)                              \
 	PW_ACT_EVENT_LIST(X)                              \
 	PW_NVTX_EVENT_LIST(X)                             \
-	PW_MPI_EVENT_LIST(X)
+	PW_MPI_EVENT_LIST(X)                              \
+	PW_GPU_EVENT_LIST_LATER(X)
 
 enum pw_event {
 #define PW_X(id, dom, name, kind) PW_EV_##id,
@@ -460,7 +470,11 @@ enum pw_event {
 /* type flag: the record's last 8 bytes (counted in size8) are a stack reference: the arena offset of a stack
  * (struct pw_stack below) captured for this call, possibly with PW_STACK_PY_PENDING set. */
 #define PW_REC_STACK 0x4000u
-#define PW_REC_TYPE(type) ((type) & ~(PW_REC_OUTSIDE | PW_REC_STACK))
+/* type flag: a GPU library call made from inside another one on the same thread (cuDNN calling
+ * cublasLtMatmul): its time is inside the outer call's and its GPU work belongs to the outer call (no
+ * external id of its own), so the report counts it apart and adds it to no total. */
+#define PW_REC_NESTED 0x2000u
+#define PW_REC_TYPE(type) ((type) & ~(PW_REC_OUTSIDE | PW_REC_STACK | PW_REC_NESTED))
 struct pw_rec_hdr {
 	uint16_t type;
 	uint8_t size8;

@@ -2,10 +2,10 @@
  *
  * Each wrapper records the calling thread's device, the stream, the status code and the kind's fields
  * (common/pw_record.h). The per-thread default stream variants (_ptsz, _ptds: programs built with
- * --default-stream per-thread) are the same events with PW_API_PTSZ. Launches made through the `<<<>>>`
- * syntax reach cudaLaunchKernel from the host stub nvcc generates, when the program links the shared
- * runtime (nvcc -cudart shared); a statically linked runtime is inside the program and cannot be
- * interposed (CUPTI sees its kernels). */
+ * --default-stream per-thread) are the same events with PW_API_PTSZ. `<<<>>>` launches reach
+ * __cudaLaunchKernel (CUDA 12 and later) from the host stub nvcc generates, with the kernel handle that
+ * __cudaGetKernel gave the stub, when the program links the shared runtime (nvcc -cudart shared); a
+ * statically linked runtime is inside the program and cannot be interposed (CUPTI sees its kernels). */
 #define _GNU_SOURCE
 #include <cuda_profiler_api.h>
 #include <cuda_runtime_api.h>
@@ -43,6 +43,16 @@ PW_CUDART_PTSZ(CUDA_LAUNCH_KERNEL, cudaLaunchKernel,
 	       (func, grid, block, args, shmem, stream), launch_fields(&r, func, grid, block, shmem, ret);
 	       STREAM(stream))
 
+/* nvcc's host stubs: declared by its headers for C++ only. */
+PW_CUDART(CUDA_NVCC_LAUNCH_KERNEL, __cudaLaunchKernel,
+	  (cudaKernel_t kernel, dim3 grid, dim3 block, void **args, size_t shmem, cudaStream_t stream),
+	  (kernel, grid, block, args, shmem, stream), launch_fields(&r, kernel, grid, block, shmem, ret);
+	  STREAM(stream))
+PW_CUDART(CUDA_NVCC_LAUNCH_KERNEL, __cudaLaunchKernel_ptsz,
+	  (cudaKernel_t kernel, dim3 grid, dim3 block, void **args, size_t shmem, cudaStream_t stream),
+	  (kernel, grid, block, args, shmem, stream), launch_fields(&r, kernel, grid, block, shmem, ret);
+	  STREAM(stream))
+
 PW_CUDART_PTSZ(CUDA_LAUNCH_COOPERATIVE_KERNEL, cudaLaunchCooperativeKernel,
 	       (const void *func, dim3 grid, dim3 block, void **args, size_t shmem, cudaStream_t stream),
 	       (func, grid, block, args, shmem, stream), launch_fields(&r, func, grid, block, shmem, ret);
@@ -58,6 +68,49 @@ PW_CUDART_PTSZ(CUDA_LAUNCH_KERNEL_EXC, cudaLaunchKernelExC,
 PW_CUDART_PTSZ(CUDA_GRAPH_LAUNCH, cudaGraphLaunch, (cudaGraphExec_t exec, cudaStream_t stream), (exec, stream),
 	       r.c.arg0 = ADDR(exec);
 	       STREAM(stream))
+
+/* ---- kernel registration: not recorded, only noted, so that launches are named ---- */
+
+/* A function that is passed through and noted: `note` runs after the real one, with its result in ret. */
+#define PW_CUDART_NOTED(ret_t, missing, name, params, args, note)                                        \
+	static ret_t(*real_##name) params;                                                                \
+	PW_EXPORT ret_t name params;                                                                      \
+	PW_GPU_SLOT(CUDART, name, (void *)name);                                                          \
+	PW_EXPORT ret_t name params                                                                       \
+	{                                                                                                 \
+		if (PW_UNLIKELY(!real_##name) && pw_gpu_resolve(&pw_gpu_slot_##name) < 0)                \
+			return missing;                                                                   \
+		ret_t ret = real_##name args;                                                             \
+		int errno_ = errno;                                                                       \
+		note;                                                                                     \
+		errno = errno_;                                                                           \
+		return ret;                                                                               \
+	}
+
+/* Called by each module's constructor for each of its kernels (host_runtime.h declares it for C++ only).
+ * The name is noted first: the call returns nothing to wait for. */
+static void (*real___cudaRegisterFunction)(void **, const char *, char *, const char *, int, uint3 *, uint3 *,
+					   dim3 *, dim3 *, int *);
+PW_EXPORT void __cudaRegisterFunction(void **fatbin, const char *host_stub, char *device_fun, const char *device_name,
+				      int thread_limit, uint3 *tid, uint3 *bid, dim3 *block, dim3 *grid, int *warp_size);
+PW_GPU_SLOT(CUDART, __cudaRegisterFunction, (void *)__cudaRegisterFunction);
+PW_EXPORT void __cudaRegisterFunction(void **fatbin, const char *host_stub, char *device_fun, const char *device_name,
+				      int thread_limit, uint3 *tid, uint3 *bid, dim3 *block, dim3 *grid, int *warp_size)
+{
+	if (PW_UNLIKELY(!real___cudaRegisterFunction) && pw_gpu_resolve(&pw_gpu_slot___cudaRegisterFunction) < 0)
+		return;
+	int saved = errno;
+	pw_kernel_registered(host_stub, device_fun ? device_fun : device_name);
+	errno = saved;
+	real___cudaRegisterFunction(fatbin, host_stub, device_fun, device_name, thread_limit, tid, bid, block, grid,
+				    warp_size);
+}
+
+/* A failed lookup (no driver) leaves the stub itself as the handle, which is registered already. */
+PW_CUDART_NOTED(cudaError_t, cudaErrorUnknown, __cudaGetKernel, (cudaKernel_t * kernel, const void *host_stub),
+		(kernel, host_stub), if (ret == cudaSuccess && kernel) pw_kernel_handle_made(*kernel, host_stub))
+PW_CUDART_NOTED(cudaError_t, cudaErrorUnknown, cudaGetKernel, (cudaKernel_t * kernel, const void *host_stub),
+		(kernel, host_stub), if (ret == cudaSuccess && kernel) pw_kernel_handle_made(*kernel, host_stub))
 
 /* ---- copies ---- */
 

@@ -232,7 +232,8 @@ static void resolve_real_dlsym(void)
 
 static struct pw_gpu_slot *wrapped_slot(const char *name)
 {
-	if (strncmp(name, "cu", 2) != 0 && strncmp(name, "nccl", 4) != 0 && strncmp(name, "MPI_", 4) != 0)
+	if (strncmp(name, "cu", 2) != 0 && strncmp(name, "__cuda", 6) != 0 && strncmp(name, "nccl", 4) != 0 &&
+	    strncmp(name, "MPI_", 4) != 0)
 		return NULL;
 	for (struct pw_gpu_slot *s = __start_pw_real_gpu; s < __stop_pw_real_gpu; s++)
 		if (s->wrapper && strcmp(s->name, name) == 0)
@@ -326,41 +327,9 @@ void pw_gpu_learn_device(void)
 		pw_self.gpu_device = (uint32_t)dev + 1;
 }
 
-/* ---- kernel names ---- */
-
-PW_GPU_HELPER(CUDART, int, cudaFuncGetName, (const char **, const void *));
-
-static struct pw_once_slot knames[PW_NAME_SLOTS]; /* kernel names by function address */
-
-static pw_strref lookup_name(const void *func, int ask_runtime)
-{
-	const char *name = NULL;
-	if (ask_runtime && real_cudaFuncGetName && real_cudaFuncGetName(&name, func) != 0)
-		name = NULL;
-	Dl_info info;
-	if (!name && dladdr(func, &info) && info.dli_saddr == func)
-		name = info.dli_sname;
-	return name ? pw_intern_path(name) : 0;
-}
-
-static pw_strref lookup_launched(uint64_t func, const void *unused)
-{
-	(void)unused;
-	return lookup_name((const void *)(uintptr_t)func, 1);
-}
-
-pw_strref pw_gpu_kernel_name(const void *func, int launched)
-{
-	if (!func)
-		return 0;
-	if (!launched)
-		return lookup_name(func, 0); /* the runtime may not know it: not cached */
-	return pw_once(knames, PW_NAME_SLOTS, (uintptr_t)func, lookup_launched, NULL);
-}
-
 void pw_gpu_after_fork(void)
 {
-	memset((void *)knames, 0, sizeof knames);
+	pw_kernel_names_after_fork();
 	if (pw_cupti_after_fork)
 		pw_cupti_after_fork();
 	if (pw_nvtx_after_fork)

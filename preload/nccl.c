@@ -33,6 +33,8 @@ static void coll_fields(struct pw_rec_api *r, size_t count, ncclDataType_t type,
 	r->a[2] = comm_shape(comm);
 	r->sub = ((uint32_t)type & 0xff) | ((uint32_t)op & 0xff) << 8;
 	r->stream = (uint64_t)(uintptr_t)stream;
+	if (pw_self.nccl_group_ext)
+		r->corr = pw_self.nccl_group_ext; /* its work is launched by the group's end */
 }
 
 #define NO_OP ncclSum /* collectives without a reduction: the field is left at 0 */
@@ -69,8 +71,44 @@ PW_NCCL(NCCL_RECV, ncclRecv,
 	(void *recv, size_t count, ncclDataType_t type, int peer, ncclComm_t comm, cudaStream_t stream),
 	(recv, count, type, peer, comm, stream), coll_fields(&r, count, type, NO_OP, peer, comm, stream))
 
-PW_NCCL(NCCL_GROUP_START, ncclGroupStart, (void), (), (void)0)
-PW_NCCL(NCCL_GROUP_END, ncclGroupEnd, (void), (), (void)0)
+PW_NCCL(NCCL_ALL_TO_ALL, ncclAlltoAll,
+	(const void *send, void *recv, size_t count, ncclDataType_t type, ncclComm_t comm, cudaStream_t stream),
+	(send, recv, count, type, comm, stream), coll_fields(&r, count, type, NO_OP, -1, comm, stream))
+
+PW_NCCL(NCCL_GATHER, ncclGather,
+	(const void *send, void *recv, size_t count, ncclDataType_t type, int root, ncclComm_t comm,
+	 cudaStream_t stream),
+	(send, recv, count, type, root, comm, stream), coll_fields(&r, count, type, NO_OP, root, comm, stream))
+
+PW_NCCL(NCCL_SCATTER, ncclScatter,
+	(const void *send, void *recv, size_t count, ncclDataType_t type, int root, ncclComm_t comm,
+	 cudaStream_t stream),
+	(send, recv, count, type, root, comm, stream), coll_fields(&r, count, type, NO_OP, root, comm, stream))
+
+/* Groups: NCCL enqueues the work of the calls between the outermost ncclGroupStart and ncclGroupEnd (batched
+ * send/recv, all-to-all, coalesced collectives) inside ncclGroupEnd. One external id is pushed at the start
+ * and popped after the end; the calls of the group carry it (pw_gpu_ext_push pushes none for them), so the
+ * kernels that the end launches are tied to the group's collectives. */
+static void group_started(struct pw_rec_api *r, ncclResult_t ret)
+{
+	if (ret != ncclSuccess)
+		return;
+	if (pw_self.nccl_group_depth++ == 0 && pw_cupti_on())
+		pw_self.nccl_group_ext = pw_cupti_push();
+	r->corr = pw_self.nccl_group_ext;
+}
+
+static void group_ended(struct pw_rec_api *r)
+{
+	r->corr = pw_self.nccl_group_ext;
+	if (pw_self.nccl_group_depth && --pw_self.nccl_group_depth == 0 && pw_self.nccl_group_ext) {
+		pw_cupti_pop();
+		pw_self.nccl_group_ext = 0;
+	}
+}
+
+PW_NCCL(NCCL_GROUP_START, ncclGroupStart, (void), (), group_started(&r, ret))
+PW_NCCL(NCCL_GROUP_END, ncclGroupEnd, (void), (), group_ended(&r))
 
 /* The communicator a set-up call made, read only when it succeeded. */
 static void comm_made(struct pw_rec_api *r, ncclResult_t ret, const ncclComm_t *comm)

@@ -69,11 +69,19 @@ void pw_gpu_learn_device(void);
 /* Slots of the per-address name tables (pw_once): kernel names, CUPTI's names. */
 #define PW_NAME_SLOTS 8192
 
-/* The kernel name of a launched function, interned once per function: cudaFuncGetName where the runtime
- * has it, else the symbol dladdr finds. 0 when unknown. launched is 0 when the launch failed: the runtime
- * is then not asked (a failing call would set its sticky last error) and the name is not cached. Called
- * with the internal guard held. */
+/* The kernel name of a launched function or kernel handle, interned once per address (kernel_names.c): the
+ * device function registered for it, else cudaFuncGetName where the runtime has it, else the symbol dladdr
+ * finds. 0 when unknown. launched is 0 when the launch failed: the runtime is then not asked (a failing call
+ * would set its sticky last error), and a name not registered is not cached. Called with the internal guard
+ * held. */
 pw_strref pw_gpu_kernel_name(const void *func, int launched);
+/* A module registered a kernel (__cudaRegisterFunction): host_stub launches the device function named
+ * device_name, a string of the module's that lives as long as it. */
+void pw_kernel_registered(const void *host_stub, const char *device_name);
+/* __cudaGetKernel or cudaGetKernel gave handle for host_stub: launches through handle get the stub's name. */
+void pw_kernel_handle_made(const void *handle, const void *host_stub);
+/* In a fork child: the names interned named the parent's arena. */
+void pw_kernel_names_after_fork(void);
 
 /* Writes a finished GPU call record into the thread's lane. */
 static inline __attribute__((always_inline)) void pw_emit_api(const struct pw_rec_api *rec)
@@ -137,6 +145,16 @@ static inline int pw_cupti_on(void)
 	return __atomic_load_n(&pw_cupti_correlating, __ATOMIC_RELAXED);
 }
 
+/* The external id an outermost call of kind k pushes around itself (0: none, nothing pushed): a fresh one
+ * for calls that enqueue GPU work, except NCCL calls inside a group, which enqueue nothing themselves: the
+ * group's id, pushed at its start (nccl.c), stays on top until its end, where NCCL launches the work. */
+static inline uint64_t pw_gpu_ext_push(int k)
+{
+	if (!pw_kind_enqueues(k) || (k == PW_K_COLL && pw_self.nccl_group_ext))
+		return 0;
+	return pw_cupti_push();
+}
+
 /* The common part of a GPU call record; the wrapper's fill statements add the kind's fields. */
 static inline __attribute__((always_inline)) void pw_api_init(struct pw_rec_api *r, uint16_t ev, int64_t status,
 							      uint32_t sub)
@@ -180,18 +198,22 @@ static inline __attribute__((always_inline)) void pw_api_init(struct pw_rec_api 
 			return real_##name args;                                                          \
 		struct pw_rec_api r;                                                                      \
 		uint64_t corr_ = 0;                                                                       \
-		if (pw_kind_enqueues(PW_EVKIND_##ev) && PW_UNLIKELY(pw_cupti_on()))                       \
-			corr_ = pw_cupti_push();                                                          \
+		uint32_t nested_ = pw_self.gpu_depth++;                                                   \
+		if (!nested_ && PW_UNLIKELY(pw_cupti_on()))                                               \
+			corr_ = pw_gpu_ext_push(PW_EVKIND_##ev);                                          \
 		r.c.t0 = pw_clock_ticks();                                                                \
 		ret_t ret = real_##name args;                                                             \
 		r.c.t1 = pw_clock_ticks();                                                                \
 		int errno_ = errno;                                                                       \
+		pw_self.gpu_depth = nested_;                                                              \
 		if (corr_)                                                                                \
 			pw_cupti_pop();                                                                   \
 		if ((int)PW_EVKIND_##ev == (int)PW_K_GPU_SYNC && PW_UNLIKELY(pw_cupti_on()))              \
 			pw_cupti_after_sync();                                                            \
 		pw_self.guard = PW_GUARD_INTERNAL;                                                        \
 		pw_api_init(&r, PW_EV_##ev, (int64_t)ret, sub0);                                          \
+		if (nested_)                                                                              \
+			r.c.h.type |= PW_REC_NESTED;                                                      \
 		r.corr = corr_;                                                                           \
 		__VA_ARGS__;                                                                              \
 		pw_self.guard = PW_GUARD_RECORDING;                                                       \

@@ -51,6 +51,9 @@ struct pw_thread {
 	uint8_t shared; /* lane is the shared one */
 	uint16_t drop_slot; /* its entry in the segment's thread_drops + 1; 0 before its first drop */
 	uint32_t gpu_device; /* the thread's current CUDA device + 1, 0 while unknown (pw_gpu.h) */
+	uint32_t gpu_depth;  /* GPU library calls this thread is inside (pw_gpu.h): >1 is a nested call */
+	uint32_t nccl_group_depth; /* ncclGroupStart calls not yet ended (nccl.c) */
+	uint64_t nccl_group_ext;   /* the external id pushed for the outermost open NCCL group, 0: none */
 	/* call stacks (stacks.c, python.c) */
 	uint8_t py_hooked;   /* the Python profile hook has run on this thread */
 	uint8_t py_pending;  /* calls wait for this thread's Python frames (PW_STACK_PY_PENDING) */

@@ -553,6 +553,55 @@ void fakegpu_set_activity_callback(fakegpu_activity_fn fn, void *arg)
 
 /* ---- kernels and graphs ---- */
 
+/* Kernels that modules registered (__cudaRegisterFunction), with the handle __cudaGetKernel gives out for
+ * each: the host stub a launch names, whether by stub or by handle. Registrations are never removed (the
+ * strings are the module's; a module is only unregistered at exit). */
+#define FG_KERNEL_MAGIC 0x4b524e4cU
+struct fg_kernel {
+	uint32_t magic;
+	const void *stub;
+	const char *name;
+	struct fg_kernel *next;
+};
+static struct fg_kernel *g_kernels;
+
+static struct fg_kernel *kernel_find(const void *stub_or_handle)
+{
+	struct fg_kernel *k;
+
+	for (k = g_kernels; k != NULL; k = k->next)
+		if (k == stub_or_handle || k->stub == stub_or_handle)
+			return k;
+	return NULL;
+}
+
+/* The host stub a launch's function stands for: a registered kernel's handle is turned back into its stub. */
+static const void *kernel_stub(const void *func)
+{
+	struct fg_kernel *k;
+
+	pthread_mutex_lock(&g_lock);
+	k = kernel_find(func);
+	pthread_mutex_unlock(&g_lock);
+	return k ? k->stub : func;
+}
+
+/* The registered device function name of a stub, else its symbol (dladdr), else NULL. */
+static const char *kernel_name(const void *stub)
+{
+	struct fg_kernel *k;
+	Dl_info info;
+
+	pthread_mutex_lock(&g_lock);
+	k = kernel_find(stub);
+	pthread_mutex_unlock(&g_lock);
+	if (k != NULL)
+		return k->name;
+	if (dladdr(stub, &info) && info.dli_saddr == stub)
+		return info.dli_sname;
+	return NULL;
+}
+
 static cudaError_t launch(const void *func, dim3 grid, dim3 block, size_t shared, cudaStream_t h, int per_thread)
 {
 	struct fg_stream *s;
@@ -562,6 +611,7 @@ static cudaError_t launch(const void *func, dim3 grid, dim3 block, size_t shared
 
 	if (func == NULL)
 		return cudaErrorInvalidDeviceFunction;
+	func = kernel_stub(func);
 	blocks = (uint64_t)grid.x * grid.y * grid.z;
 	threads = (uint64_t)block.x * block.y * block.z;
 	if (blocks == 0 || threads == 0 || threads > 1024 || block.x > 1024 || block.y > 1024 || block.z > 64 ||
@@ -573,10 +623,7 @@ static cudaError_t launch(const void *func, dim3 grid, dim3 block, size_t shared
 		enqueue_locked(s, (uint64_t)(g_cfg.ns_per_block * (double)blocks), FAKEGPU_ACT_KERNEL, &pend);
 	pthread_mutex_unlock(&g_lock);
 	if (e == cudaSuccess && pend.fn != NULL) {
-		Dl_info info;
-
-		if (dladdr(func, &info) && info.dli_saddr == func)
-			pend.act.name = info.dli_sname;
+		pend.act.name = kernel_name(func);
 		pend.act.grid[0] = grid.x, pend.act.grid[1] = grid.y, pend.act.grid[2] = grid.z;
 		pend.act.block[0] = block.x, pend.act.block[1] = block.y, pend.act.block[2] = block.z;
 		pend.act.handle = func;
@@ -641,15 +688,154 @@ cudaError_t cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t *config, const voi
 
 cudaError_t cudaFuncGetName(const char **name, const void *func)
 {
-	Dl_info info;
+	const char *found;
 
 	fg_enter();
 	if (name == NULL)
 		return fin(cudaErrorInvalidValue);
-	if (func == NULL || !dladdr(func, &info) || info.dli_saddr != func || info.dli_sname == NULL)
+	found = func ? kernel_name(kernel_stub(func)) : NULL;
+	if (found == NULL)
 		return fin(cudaErrorInvalidDeviceFunction);
-	*name = info.dli_sname;
+	*name = found;
 	return cudaSuccess;
+}
+
+/* ---- what nvcc's generated code calls (crt/host_runtime.h, crt/device_functions.h) ---- */
+
+/* Module registration, called by each translation unit's constructor. The fatbinary is not read: the
+ * simulated device runs no code. */
+static void *g_fatbin_handle;
+
+void **__cudaRegisterFatBinary(void *fatCubin)
+{
+	(void)fatCubin;
+	fg_enter();
+	return &g_fatbin_handle;
+}
+
+void __cudaRegisterFatBinaryEnd(void **fatCubinHandle)
+{
+	(void)fatCubinHandle;
+	fg_enter();
+}
+
+void __cudaUnregisterFatBinary(void **fatCubinHandle)
+{
+	(void)fatCubinHandle;
+	fg_enter();
+}
+
+char __cudaInitModule(void **fatCubinHandle)
+{
+	(void)fatCubinHandle;
+	fg_enter();
+	return 1;
+}
+
+void __cudaRegisterVar(void **fatCubinHandle, char *hostVar, char *deviceAddress, const char *deviceName, int ext,
+		       size_t size, int constant, int global)
+{
+	(void)fatCubinHandle, (void)hostVar, (void)deviceAddress, (void)deviceName, (void)ext, (void)size,
+		(void)constant, (void)global;
+	fg_enter();
+}
+
+void __cudaRegisterFunction(void **fatCubinHandle, const char *hostFun, char *deviceFun, const char *deviceName,
+			    int thread_limit, uint3 *tid, uint3 *bid, dim3 *bDim, dim3 *gDim, int *wSize)
+{
+	struct fg_kernel *k;
+
+	(void)fatCubinHandle, (void)thread_limit, (void)tid, (void)bid, (void)bDim, (void)gDim, (void)wSize;
+	fg_enter();
+	k = calloc(1, sizeof *k);
+	if (k == NULL || hostFun == NULL) {
+		free(k);
+		return;
+	}
+	k->magic = FG_KERNEL_MAGIC;
+	k->stub = hostFun;
+	k->name = deviceFun ? deviceFun : deviceName;
+	pthread_mutex_lock(&g_lock);
+	k->next = g_kernels;
+	g_kernels = k;
+	pthread_mutex_unlock(&g_lock);
+}
+
+/* The handle of a registered stub, a pointer of the runtime's own as the real one's (CUkern_st). Without a
+ * device the real runtime fails with the stub itself left as the handle, and so does this one. */
+cudaError_t __cudaGetKernel(cudaKernel_t *kernel, const void *entryFuncAddr)
+{
+	struct fg_kernel *k;
+
+	fg_enter();
+	if (kernel == NULL || entryFuncAddr == NULL)
+		return fin(cudaErrorInvalidValue);
+	if (g_cfg.ndev == 0) {
+		*kernel = (cudaKernel_t)(uintptr_t)entryFuncAddr;
+		return fin(cudaErrorNoDevice);
+	}
+	pthread_mutex_lock(&g_lock);
+	k = kernel_find(entryFuncAddr);
+	pthread_mutex_unlock(&g_lock);
+	if (k == NULL)
+		return fin(cudaErrorInvalidDeviceFunction);
+	*kernel = (cudaKernel_t)(void *)k;
+	return cudaSuccess;
+}
+
+cudaError_t cudaGetKernel(cudaKernel_t *kernelPtr, const void *entryFuncAddr)
+{
+	return __cudaGetKernel(kernelPtr, entryFuncAddr);
+}
+
+/* `<<<grid, block, shared, stream>>>` pushes its configuration, the stub pops it before it launches. */
+#define FG_CALL_CONFIGS 8
+struct fg_call_config {
+	dim3 grid, block;
+	size_t shared;
+	cudaStream_t stream;
+};
+static _Thread_local struct fg_call_config t_configs[FG_CALL_CONFIGS];
+static _Thread_local unsigned t_nconfigs;
+
+unsigned __cudaPushCallConfiguration(dim3 gridDim, dim3 blockDim, size_t sharedMem, struct CUstream_st *stream)
+{
+	fg_enter();
+	if (t_nconfigs == FG_CALL_CONFIGS)
+		return 1;
+	t_configs[t_nconfigs++] = (struct fg_call_config){gridDim, blockDim, sharedMem, stream};
+	return 0;
+}
+
+cudaError_t __cudaPopCallConfiguration(dim3 *gridDim, dim3 *blockDim, size_t *sharedMem, void *stream)
+{
+	struct fg_call_config c;
+
+	fg_enter();
+	if (t_nconfigs == 0)
+		return fin(cudaErrorMissingConfiguration);
+	c = t_configs[--t_nconfigs];
+	*gridDim = c.grid;
+	*blockDim = c.block;
+	*sharedMem = c.shared;
+	*(cudaStream_t *)stream = c.stream;
+	return cudaSuccess;
+}
+
+cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim, void **args, size_t sharedMem,
+			       cudaStream_t stream)
+{
+	(void)args;
+	fg_enter();
+	return fin(launch((const void *)kernel, gridDim, blockDim, sharedMem, stream, 0));
+}
+
+cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim, void **args, size_t sharedMem,
+				    cudaStream_t stream)
+{
+	(void)args;
+	fg_enter();
+	return fin(launch((const void *)kernel, gridDim, blockDim, sharedMem, stream, 1));
 }
 
 static cudaError_t graph_launch(cudaGraphExec_t exec, cudaStream_t h, int per_thread)

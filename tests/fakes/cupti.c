@@ -482,7 +482,8 @@ static uint32_t fc_graph_id(const void *exec)
 	X(cudaMemcpyPeer, v4000) X(cudaMemcpyPeerAsync, v4000)                                        \
 	X(cudaMemset, v3020) X(cudaMemset_ptds, v7000) X(cudaMemsetAsync, v3020)                      \
 	X(cudaMemsetAsync_ptsz, v7000) X(cudaMemset2D, v3020) X(cudaMemset2D_ptds, v7000)             \
-	X(cudaMemset2DAsync, v3020) X(cudaMemset2DAsync_ptsz, v7000)
+	X(cudaMemset2DAsync, v3020) X(cudaMemset2DAsync_ptsz, v7000)                                  \
+	X(__cudaLaunchKernel, v13000) X(__cudaLaunchKernel_ptsz, v13000)
 
 static const struct fc_api {
 	const char *name;

@@ -60,3 +60,23 @@ $(BUILD)/workloads/cuda_cupti_check: tests/workloads/cuda_cupti_check.c $(FAKE_L
 	@mkdir -p $(dir $@)
 	$(call say,CC,$@)$(CC) $(ALL_CFLAGS) -isystem $(CUDA_INC) -o $@ $< $(CUDA_WORKLOAD_LIBS) -rdynamic \
 		-Wl,-rpath,'$$ORIGIN/../fakes' -ldl -lpthread
+
+# nvcc_*.cu workloads: programs as nvcc builds them (its host stubs, module registration and launches), linked
+# against the shared runtime with no RUNPATH, so that LD_LIBRARY_PATH picks the toolkit's runtime or the fakes.
+# Each is built twice: as it is, and with --default-stream per-thread (<name>_ptsz). Only where nvcc is.
+NVCC ?= $(CUDA_HOME)/bin/nvcc
+HAVE_NVCC := $(if $(wildcard $(NVCC)),1,0)
+ifeq ($(HAVE_NVCC),1)
+NVCC_WORKLOAD_SRC := $(wildcard tests/workloads/nvcc_*.cu)
+NVCC_WORKLOAD_BIN := $(NVCC_WORKLOAD_SRC:tests/workloads/%.cu=$(BUILD)/workloads/%) \
+	$(NVCC_WORKLOAD_SRC:tests/workloads/%.cu=$(BUILD)/workloads/%_ptsz)
+FAKES += $(NVCC_WORKLOAD_BIN)
+
+$(BUILD)/workloads/nvcc_%: tests/workloads/nvcc_%.cu
+	@mkdir -p $(dir $@)
+	$(call say,NVCC,$@)$(NVCC) -cudart shared -o $@ $<
+
+$(BUILD)/workloads/nvcc_%_ptsz: tests/workloads/nvcc_%.cu
+	@mkdir -p $(dir $@)
+	$(call say,NVCC,$@)$(NVCC) -cudart shared --default-stream per-thread -o $@ $<
+endif

@@ -80,11 +80,47 @@ static int comm_ok(ncclComm_t c)
 	return c != NULL && c->magic == NC_COMM_MAGIC;
 }
 
+/* Work of the calls inside a group, launched by the outermost ncclGroupEnd as NCCL does: one kernel per
+ * stream and kernel name, taking the time of all of its calls. */
+struct nc_deferred {
+	cudaStream_t stream;
+	uint64_t ns;
+	char name[96];
+};
+static _Thread_local struct nc_deferred *t_deferred;
+static _Thread_local size_t t_ndeferred, t_cap_deferred;
+
+static ncclResult_t nc_defer(cudaStream_t stream, uint64_t ns, const char *name)
+{
+	for (size_t i = 0; i < t_ndeferred; i++)
+		if (t_deferred[i].stream == stream && strcmp(t_deferred[i].name, name) == 0) {
+			t_deferred[i].ns += ns;
+			return ncclSuccess;
+		}
+	if (t_ndeferred == t_cap_deferred) {
+		size_t cap = t_cap_deferred ? t_cap_deferred * 2 : 8;
+		struct nc_deferred *n = realloc(t_deferred, cap * sizeof(*n));
+
+		if (n == NULL)
+			return nc_fail(ncclSystemError, "fake NCCL: out of memory");
+		t_deferred = n;
+		t_cap_deferred = cap;
+	}
+	t_deferred[t_ndeferred] = (struct nc_deferred){ stream, ns, "" };
+	snprintf(t_deferred[t_ndeferred++].name, sizeof(t_deferred[0].name), "%s", name);
+	return ncclSuccess;
+}
+
 static ncclResult_t nc_time(cudaStream_t stream, size_t bytes, const char *name)
 {
 	double ns = (double)bytes * 1e9 / fakegpu_env_double("FAKEGPU_NCCL_BW", 10e9);
+	uint64_t t = ns < 1000 ? 1000 : (uint64_t)ns;
 
-	if (fakegpu_enqueue_named(stream, ns < 1000 ? 1000 : (uint64_t)ns, name) != cudaSuccess)
+	if (fakegpu_stream_check(stream) != cudaSuccess)
+		return nc_fail(ncclUnhandledCudaError, "fake NCCL: invalid stream");
+	if (t_group_depth > 0)
+		return nc_defer(stream, t, name);
+	if (fakegpu_enqueue_named(stream, t, name) != cudaSuccess)
 		return nc_fail(ncclUnhandledCudaError, "fake NCCL: invalid stream");
 	return ncclSuccess;
 }
@@ -468,8 +504,15 @@ ncclResult_t pncclGroupEnd(void)
 		size_t n = t_npending;
 
 		t_npending = 0;
+		t_ndeferred = 0;
 		return nc_fail(ncclInvalidUsage, "fake NCCL: %zu send/receive operations without their other half", n);
 	}
+	for (size_t i = 0; i < t_ndeferred; i++)
+		if (fakegpu_enqueue_named(t_deferred[i].stream, t_deferred[i].ns, t_deferred[i].name) != cudaSuccess) {
+			t_ndeferred = 0;
+			return nc_fail(ncclUnhandledCudaError, "fake NCCL: invalid stream");
+		}
+	t_ndeferred = 0;
 	return ncclSuccess;
 }
 

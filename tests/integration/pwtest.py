@@ -423,11 +423,14 @@ def gpu_event_names():
     import re
     with open(os.path.join(REPO, "common", "pw_record.h")) as f:
         text = f.read()
-    table = text[text.index("#define PW_GPU_EVENT_LIST"):]
-    table = table[:table.index("\n\n")]
     domains = {"CUDART": "cudart", "CUBLAS": "cublas", "CUBLASLT": "cublaslt", "CUDNN": "cudnn", "NCCL": "nccl"}
-    return {m.group(2): domains[m.group(1)]
-            for m in re.finditer(r'X\(\w+, (\w+), "(\w+)", PW_K_\w+\)', table)}
+    names = {}
+    for table in ("#define PW_GPU_EVENT_LIST(X)", "#define PW_GPU_EVENT_LIST_LATER(X)"):
+        body = text[text.index(table):]
+        body = body[:body.index("\n\n")]
+        names.update((m.group(2), domains[m.group(1)])
+                     for m in re.finditer(r'X\(\w+, (\w+), "(\w+)", PW_K_\w+\)', body))
+    return names
 
 
 def parse_expect(out):
@@ -438,7 +441,7 @@ def parse_expect(out):
 # ---- raw traces (collector/rawfile.h), read directly where a test needs every record ----
 
 RAW_CHUNK_RECORDS = 3
-RAW_REC_FLAGS = 0xc000  # PW_REC_OUTSIDE | PW_REC_STACK
+RAW_REC_FLAGS = 0xe000  # PW_REC_OUTSIDE | PW_REC_STACK | PW_REC_NESTED
 
 
 def event_ids():

@@ -862,10 +862,11 @@ static void test_kernel_launches(void **state)
 	assert_int_equal(k->launches, 2);
 	assert_int_equal(k->grid[2], 2);
 	assert_int_equal(k->block[2], 4);
-	k = &g->kernels[4]; /* its failed launch launched nothing: a call with an error only */
+	k = &g->kernels[4]; /* its failed launch launched nothing: counted apart, its call time in */
 	assert_string_equal(k->name, "kernB");
 	assert_int_equal(k->launches, 1);
-	assert_int_equal(k->total_ns, 7);
+	assert_int_equal(k->failed, 1);
+	assert_int_equal(k->total_ns, 10);
 	assert_int_equal(k->block[0], 32);
 	assert_int_equal(g->nerrors, 1);
 	assert_int_equal(g->errors[0].code, 98);
