@@ -11,7 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cublasLt.h>
 #include <cudnn.h>
+#include <dlfcn.h>
+#include <pthread.h>
 
 #include "fakegpu.h"
 
@@ -596,6 +599,60 @@ static double max3(double a, double b, double c)
 	return m > c ? m : c;
 }
 
+/* The explicit-GEMM convolution runs its GEMM in cuBLASLt, which cuDNN 9's engines load with dlopen and call
+ * through dlsym (cuDNN links no cuBLAS): one GEMM_TILE^3 cublasLtMatmul on the handle's stream, on buffers of
+ * its own, before the convolution's own kernel. A profiler sees it as a call inside the cuDNN call. */
+#define GEMM_TILE 64
+static struct {
+	cublasStatus_t (*matmul)(cublasLtHandle_t, cublasLtMatmulDesc_t, const void *, const void *,
+				 cublasLtMatrixLayout_t, const void *, cublasLtMatrixLayout_t, const void *, const void *,
+				 cublasLtMatrixLayout_t, void *, cublasLtMatrixLayout_t, const cublasLtMatmulAlgo_t *,
+				 void *, size_t, cudaStream_t);
+	cublasLtHandle_t lt;
+	cublasLtMatmulDesc_t desc;
+	cublasLtMatrixLayout_t layout;
+	float *a, *b, *d;
+} g_gemm;
+static pthread_once_t g_gemm_once = PTHREAD_ONCE_INIT;
+
+static void gemm_load(void)
+{
+	void *lib = dlopen("libcublasLt.so.13", RTLD_NOW | RTLD_LOCAL);
+	cublasStatus_t (*create)(cublasLtHandle_t *);
+	cublasStatus_t (*desc_create)(cublasLtMatmulDesc_t *, cublasComputeType_t, cudaDataType_t);
+	cublasStatus_t (*layout_create)(cublasLtMatrixLayout_t *, cudaDataType, uint64_t, uint64_t, int64_t);
+	size_t tile = (size_t)GEMM_TILE * GEMM_TILE;
+
+	if (lib == NULL)
+		return;
+	*(void **)&create = dlsym(lib, "cublasLtCreate");
+	*(void **)&desc_create = dlsym(lib, "cublasLtMatmulDescCreate");
+	*(void **)&layout_create = dlsym(lib, "cublasLtMatrixLayoutCreate");
+	*(void **)&g_gemm.matmul = dlsym(lib, "cublasLtMatmul");
+	g_gemm.a = calloc(tile, sizeof(float));
+	g_gemm.b = calloc(tile, sizeof(float));
+	g_gemm.d = calloc(tile, sizeof(float));
+	if (create == NULL || desc_create == NULL || layout_create == NULL || g_gemm.matmul == NULL || !g_gemm.a ||
+	    !g_gemm.b || !g_gemm.d || create(&g_gemm.lt) != CUBLAS_STATUS_SUCCESS ||
+	    desc_create(&g_gemm.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F) != CUBLAS_STATUS_SUCCESS ||
+	    layout_create(&g_gemm.layout, CUDA_R_32F, GEMM_TILE, GEMM_TILE, GEMM_TILE) != CUBLAS_STATUS_SUCCESS)
+		g_gemm.matmul = NULL;
+}
+
+static cudnnStatus_t conv_gemm(cudnnHandle_t h)
+{
+	float one = 1, zero = 0;
+
+	pthread_once(&g_gemm_once, gemm_load);
+	if (g_gemm.matmul == NULL)
+		return CUDNN_STATUS_NOT_SUPPORTED;
+	return g_gemm.matmul(g_gemm.lt, g_gemm.desc, &one, g_gemm.a, g_gemm.layout, g_gemm.b, g_gemm.layout, &zero,
+			     g_gemm.d, g_gemm.layout, g_gemm.d, g_gemm.layout, NULL, NULL, 0,
+			     h->stream) == CUBLAS_STATUS_SUCCESS
+		       ? CUDNN_STATUS_SUCCESS
+		       : CUDNN_STATUS_EXECUTION_FAILED;
+}
+
 cudnnStatus_t cudnnConvolutionForward(cudnnHandle_t handle, const void *alpha, const cudnnTensorDescriptor_t xDesc,
 				      const void *x, const cudnnFilterDescriptor_t wDesc, const void *w,
 				      const cudnnConvolutionDescriptor_t convDesc, cudnnConvolutionFwdAlgo_t algo,
@@ -612,6 +669,8 @@ cudnnStatus_t cudnnConvolutionForward(cudnnHandle_t handle, const void *alpha, c
 	if (alpha == NULL || beta == NULL || x == NULL || w == NULL || y == NULL || (int)algo < 0 ||
 	    algo >= CUDNN_CONVOLUTION_FWD_ALGO_COUNT)
 		return CUDNN_STATUS_BAD_PARAM;
+	if (algo == CUDNN_CONVOLUTION_FWD_ALGO_GEMM && (st = conv_gemm(handle)) != CUDNN_STATUS_SUCCESS)
+		return st;
 	return dn_time(handle, max3(tensor_elements(xt), filter_elements(wf), tensor_elements(yt)), K_CONV_FWD);
 }
 
