@@ -637,10 +637,20 @@ static void add_call_time(struct pw_act_call_time *c, const struct act_op *op)
 	add_call_share(c, op, op->t1 - op->t0, 1);
 }
 
+/* Whether wr[i]'s call is the first of its kind among wr[0..i). */
+static int first_of_kind(const struct pw_act_wrapped *wr, size_t i)
+{
+	for (size_t j = 0; j < i; j++)
+		if ((wr[j].flags & W_COLL) && wr[j].ev == wr[i].ev)
+			return 0;
+	return 1;
+}
+
 /* The calls of an NCCL group share its external id (wr is the first, n of them, by time): the group's end
- * launched its work, which is its collectives'. The time goes to them by their bus bytes (evenly when none
- * says), the operation is counted on the one with the largest share, and their bytes count once. Returns
- * the call that operation is counted on (the group's end when the group had no collective). */
+ * launched its work, which is its collectives'. The operation's time goes to them by their bus bytes (evenly
+ * when none says; the largest share takes the rounding, so that the parts add up), and the operation counts
+ * once on the row of each kind of call in the group. Returns the call with the largest share (the group's
+ * end when the group had no collective). */
 static struct pw_act_wrapped *link_group(struct pw_act_report *a, struct pw_act_wrapped *wr, size_t n,
 					 const struct act_op *op)
 {
@@ -661,15 +671,15 @@ static struct pw_act_wrapped *link_group(struct pw_act_report *a, struct pw_act_
 	}
 	uint64_t dur = op->t1 - op->t0, given = 0;
 	for (size_t i = 0; i < n; i++) {
-		if (!(wr[i].flags & W_COLL))
+		if (!(wr[i].flags & W_COLL) || &wr[i] == main)
 			continue;
 		double share = total > 0 ? wr[i].bus / total : 1.0 / (double)colls;
-		uint64_t part = &wr[i] == main ? 0 : (uint64_t)((double)dur * share);
+		uint64_t part = (uint64_t)((double)dur * share);
 		given += part;
-		add_call_share(&a->by_call[wr[i].ev < PW_EV_COUNT ? wr[i].ev : 0], op, part, 0);
+		add_call_share(&a->by_call[wr[i].ev < PW_EV_COUNT ? wr[i].ev : 0], op, part, first_of_kind(wr, i));
 	}
-	/* the largest share takes the rest, so that the parts add up to the operation's time exactly */
-	add_call_share(&a->by_call[main->ev < PW_EV_COUNT ? main->ev : 0], op, dur > given ? dur - given : 0, 1);
+	add_call_share(&a->by_call[main->ev < PW_EV_COUNT ? main->ev : 0], op, dur > given ? dur - given : 0,
+		       first_of_kind(wr, (size_t)(main - wr)));
 	return main;
 }
 

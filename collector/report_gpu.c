@@ -1000,7 +1000,8 @@ static int print_time_by_call(FILE *f, const struct pw_act_report *a)
 		rc = call_time_row(&t, "(not linked to a call)", &a->unlinked);
 	if (!rc && t.nrows) {
 		fputs("GPU time by call (the GPU work each call enqueued, linked through CUPTI's correlation ids; not\n"
-		      "wrapped: runtime or driver calls only CUPTI saw, such as the launches inside libraries)\n",
+		      "wrapped: runtime or driver calls only CUPTI saw, such as the launches inside libraries; the\n"
+		      "kernels an NCCL group launched count for each kind of call in it, their time shared by bytes)\n",
 		      f);
 		pw_table_print(f, &t);
 		fputc('\n', f);
