@@ -20,6 +20,7 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/.." && pwd)
+rm -f "$repo/build/e2e-environment-failed"
 venv=${PROFWRAP_E2E_VENV:-$HOME/.cache/profwrap/e2e-venv}
 base_python=${PROFWRAP_E2E_BASE_PYTHON:-python3}
 pip_timeout=${PROFWRAP_E2E_PIP_TIMEOUT:-600}
@@ -27,8 +28,11 @@ py=$venv/bin/python
 # Lower bounds only: the scripts use emit_nvtx and PyTorchProfiler(emit_nvtx=True) as Lightning 2.x has them.
 packages="torch>=2.1 lightning>=2.1"
 
+# The environment could not be made: said on stderr and in build/e2e-environment-failed, which .ci/run reads
+# to tell this (a loud skip) from a failed test.
 die() {
 	echo "e2e: $*" >&2
+	mkdir -p "$repo/build" && echo "$*" >"$repo/build/e2e-environment-failed"
 	exit 2
 }
 
