@@ -269,68 +269,80 @@ out "counted, which costs less than recording it: see 'dropped'."
 LAUNCH_N=1000000
 FAKES_DIR=$BB/../fakes
 NO_GPU_DOMAINS=io,stdio,process,dl,wait,cudart,cublas,cublaslt,cudnn,nccl
-if [ -x "$BB/launchloop" ]; then
-	section "1b. Per-launch overhead: cudaLaunchKernel on the fake CUDA runtime (best of 5 timed loops per process)"
-	# The fake's kernels take 1 ns each, so the stream never holds the loop back.
-	launch_env="FAKEGPU_NS_PER_BLOCK=1"
+# launch_rows API: the rows of one launch entry point (cudaLaunchKernel, or __cudaLaunchKernel as nvcc's host
+# stubs call it), each measured in ROUNDS processes of their own.
+launch_rows() {
+	api=$1
 	i=1
 	while [ "$i" -le "$ROUNDS" ]; do
-		env $launch_env "$BB/launchloop" "$LAUNCH_N" 5 >"$TMP/lplain.$i" 2>&1
-		track lplain "$TMP/lplain.$i" || die "launchloop failed: $(cat "$TMP/lplain.$i")"
+		env $launch_env "$BB/launchloop" "$LAUNCH_N" 5 "$api" >"$TMP/lplain.$i" 2>&1
+		track "lplain$api" "$TMP/lplain.$i" || die "launchloop failed: $(cat "$TMP/lplain.$i")"
 		[ -n "$rec_dir" ] && rm -rf "$rec_dir"
 		rec_dir=$TMP/launch-recorded.$i
 		# every domain but gpu: the wrapper alone, CUPTI not loaded
 		env $launch_env "$PROFWRAP" -q -o "$rec_dir" --trace "$NO_GPU_DOMAINS" -- "$BB/launchloop" "$LAUNCH_N" 5 \
-			>"$TMP/lrec.$i" 2>&1
-		track lrec "$TMP/lrec.$i" "$(jnum "$rec_dir/rank0.json" events)" "$(jnum "$rec_dir/rank0.json" dropped_events)" ||
+			"$api" >"$TMP/lrec.$i" 2>&1
+		track "lrec$api" "$TMP/lrec.$i" "$(jnum "$rec_dir/rank0.json" events)" \
+			"$(jnum "$rec_dir/rank0.json" dropped_events)" ||
 			out "profwrap round $i failed: $(tail -n 3 "$TMP/lrec.$i")"
 		rm -rf "$rec_dir"
 		if [ -e "$FAKES_DIR/libcupti.so.13" ]; then
-			env $launch_env "$PROFWRAP" -q -o "$rec_dir" -- "$BB/launchloop" "$LAUNCH_N" 5 >"$TMP/lcupti.$i" 2>&1
-			track lcupti "$TMP/lcupti.$i" "$(jnum "$rec_dir/rank0.json" events)" \
+			env $launch_env "$PROFWRAP" -q -o "$rec_dir" -- "$BB/launchloop" "$LAUNCH_N" 5 "$api" \
+				>"$TMP/lcupti.$i" 2>&1
+			track "lcupti$api" "$TMP/lcupti.$i" "$(jnum "$rec_dir/rank0.json" events)" \
 				"$(jnum "$rec_dir/rank0.json" dropped_events)" ||
 				out "profwrap+CUPTI round $i failed: $(tail -n 3 "$TMP/lcupti.$i")"
 		fi
 		env $launch_env LD_PRELOAD="$LIB" PROFWRAP_SESSION_DIR="$TMP/no-such-session" PROFWRAP_QUIET=1 \
-			"$BB/launchloop" "$LAUNCH_N" 5 >"$TMP/lpas.$i" 2>&1
-		track lpas "$TMP/lpas.$i" || out "passive round $i failed: $(tail -n 3 "$TMP/lpas.$i")"
+			"$BB/launchloop" "$LAUNCH_N" 5 "$api" >"$TMP/lpas.$i" 2>&1
+		track "lpas$api" "$TMP/lpas.$i" || out "passive round $i failed: $(tail -n 3 "$TMP/lpas.$i")"
 		i=$((i + 1))
 	done
 	rm -rf "$rec_dir"
 	rec_dir=""
 	# shellcheck disable=SC2046
-	set -- $(pick lplain)
+	set -- $(pick "lplain$api")
 	lplain_cpu=$1 lplain_wall=$2
+	outf "$row_fmt" "$api, plain" "$LAUNCH_N" 5 "$(fmt %.1f "$lplain_cpu")" "-" \
+		"$(fmt %.1f "$lplain_wall")" "-" "best of $ROUNDS processes"
+	if [ -s "$TMP/lrec$api.vals" ]; then
+		# shellcheck disable=SC2046
+		set -- $(pick "lrec$api")
+		outf "$row_fmt" "  profwrap -q -o DIR (recording)" "$LAUNCH_N" 5 "$(fmt %.1f "$1")" \
+			"$(diff1 "$1" "$lplain_cpu")" "$(fmt %.1f "$2")" "$(diff1 "$2" "$lplain_wall")" \
+			"best of $ROUNDS; ${3:-?} recorded, ${4:-?} dropped"
+	fi
+	if [ -s "$TMP/lcupti$api.vals" ]; then
+		# shellcheck disable=SC2046
+		set -- $(pick "lcupti$api")
+		outf "$row_fmt" "  profwrap, + GPU activity (fake CUPTI)" "$LAUNCH_N" 5 "$(fmt %.1f "$1")" \
+			"$(diff1 "$1" "$lplain_cpu")" "$(fmt %.1f "$2")" "$(diff1 "$2" "$lplain_wall")" \
+			"best of $ROUNDS; ${3:-?} recorded, ${4:-?} dropped"
+	fi
+	if [ -s "$TMP/lpas$api.vals" ]; then
+		# shellcheck disable=SC2046
+		set -- $(pick "lpas$api")
+		outf "$row_fmt" "  libprofwrap.so, passive" "$LAUNCH_N" 5 "$(fmt %.1f "$1")" \
+			"$(diff1 "$1" "$lplain_cpu")" "$(fmt %.1f "$2")" "$(diff1 "$2" "$lplain_wall")" "best of $ROUNDS"
+	fi
+}
+
+if [ -x "$BB/launchloop" ]; then
+	section "1b. Per-launch overhead: cudaLaunchKernel and nvcc's __cudaLaunchKernel on the fake CUDA runtime (best of 5 timed loops per process)"
+	# The fake's kernels take 1 ns each, so the stream never holds the loop back.
+	launch_env="FAKEGPU_NS_PER_BLOCK=1"
 	rule
 	outf "$row_fmt" "tool" "calls/loop" "loops" "cpu ns" "added" "wall ns" "added" "notes"
 	rule
-	outf "$row_fmt" "plain (the fake's own cost)" "$LAUNCH_N" 5 "$(fmt %.1f "$lplain_cpu")" "-" \
-		"$(fmt %.1f "$lplain_wall")" "-" "best of $ROUNDS processes"
-	if [ -s "$TMP/lrec.vals" ]; then
-		# shellcheck disable=SC2046
-		set -- $(pick lrec)
-		outf "$row_fmt" "profwrap -q -o DIR (recording)" "$LAUNCH_N" 5 "$(fmt %.1f "$1")" \
-			"$(diff1 "$1" "$lplain_cpu")" "$(fmt %.1f "$2")" "$(diff1 "$2" "$lplain_wall")" \
-			"best of $ROUNDS; ${3:-?} recorded, ${4:-?} dropped"
-	fi
-	if [ -s "$TMP/lcupti.vals" ]; then
-		# shellcheck disable=SC2046
-		set -- $(pick lcupti)
-		outf "$row_fmt" "profwrap, + GPU activity (fake CUPTI)" "$LAUNCH_N" 5 "$(fmt %.1f "$1")" \
-			"$(diff1 "$1" "$lplain_cpu")" "$(fmt %.1f "$2")" "$(diff1 "$2" "$lplain_wall")" \
-			"best of $ROUNDS; ${3:-?} recorded, ${4:-?} dropped"
-	fi
-	if [ -s "$TMP/lpas.vals" ]; then
-		# shellcheck disable=SC2046
-		set -- $(pick lpas)
-		outf "$row_fmt" "libprofwrap.so, passive" "$LAUNCH_N" 5 "$(fmt %.1f "$1")" \
-			"$(diff1 "$1" "$lplain_cpu")" "$(fmt %.1f "$2")" "$(diff1 "$2" "$lplain_wall")" "best of $ROUNDS"
-	fi
+	launch_rows cudaLaunchKernel
+	launch_rows __cudaLaunchKernel
 	out "Goal for profwrap recording: under 60 ns added per launch (kernel name from a per-function cache,"
-	out "a 104-byte record). With the default 2 MiB lane, records beyond what the collector drains are dropped."
-	out "The recording row leaves the gpu domain out (--trace), so CUPTI is not loaded. The GPU activity row adds"
-	out "the push/pop of an external correlation id per launch and the fake CUPTI's own work (an API, a kernel"
-	out "and a correlation record per launch, made on the launching thread as real CUPTI does in its callbacks)."
+	out "a 104-byte record), for both entry points. With the default 2 MiB lane, records beyond what the collector"
+	out "drains are dropped. The recording rows leave the gpu domain out (--trace), so CUPTI is not loaded. The GPU"
+	out "activity rows add the push/pop of an external correlation id per launch and the fake CUPTI's own work (an"
+	out "API, a kernel and a correlation record per launch, made on the launching thread as real CUPTI does in its"
+	out "callbacks). __cudaLaunchKernel launches the handle __cudaGetKernel gave for a registered kernel, as nvcc's"
+	out "host stubs do; its name comes from the registration."
 else
 	out ""
 	out "1b. Per-launch overhead: not measured (no CUDA headers: the fake CUDA runtime was not built)"
