@@ -70,10 +70,39 @@ for name in sorted(set(ours) | set(tp["calls"])):
           "%.0f" % (o["total_ns"] / 1e3) if o else "-", "%.0f" % t["total_us"] if t else "-"))
 print()
 print("profwrap: %d events, %d dropped" % (pw["events"], pw["dropped_events"]))
+print("kernels linked to a wrapped call: %s of %s (to CUDA API records only: %s)" % (
+    act.get("kernels_linked"), act.get("kernels"), act.get("kernels_linked_api")))
 ok = abs(diff(k_count, t_count)) <= 2.0 and abs(diff(k_us, t_us)) <= 2.0
 print("kernel agreement within 2 %%: %s" % ("yes" if ok else "NO"))
 open(sys.argv[1] + ".verdict", "w").write("ok" if ok else "differ")
 PY
+	echo
+	# nvcc's <<<>>> launches (tests/workloads/nvcc_launches.cu, built by make where nvcc is) against the
+	# runtime PyTorch brought: every launch counted by kernel name and linked to the kernel it ran.
+	cudart_dir=$("$py" -c 'import glob, os, torch; d = os.path.dirname(os.path.dirname(torch.__file__)); print(next(iter(sorted(os.path.dirname(p) for p in glob.glob(os.path.join(d, "nvidia", "*", "lib", "libcudart.so.1*")))), ""))')
+	for prog in "$repo/build/workloads/nvcc_launches" "$repo/build/workloads/nvcc_launches_ptsz"; do
+		[ -x "$prog" ] || { echo "nvcc launches: $prog not built (no nvcc where profwrap was built)"; continue; }
+		name=$(basename "$prog")
+		LD_LIBRARY_PATH="$cudart_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$repo/profwrap" -q -o "$tmp/$name" -- "$prog" \
+			>"$tmp/$name.txt" 2>&1
+		"$py" - "$tmp/$name/rank0.json" "$tmp/$name.txt" "$name" <<'PY'
+import json, sys
+rep = json.load(open(sys.argv[1]))
+want = {}
+for line in open(sys.argv[2]):
+    w = line.split()
+    if w[:2] == ["expect", "kernel"]:
+        want[w[2]] = int(w[3])
+got = {k["name"]: (k["launches"], k["failed"]) for k in rep["kernels_launched"]}
+act = rep.get("gpu_activity", {})
+ok = all(got.get(n, (0, 0))[0] == c for n, c in want.items()) and act.get("kernels_linked") == sum(want.values())
+print("nvcc launches (%s): launches %s, expected %s; kernels %s, linked %s: %s" % (
+    sys.argv[3], got, want, act.get("kernels"), act.get("kernels_linked"), "ok" if ok else "DIFFER"))
+if not ok:
+    open(sys.argv[1] + ".verdict", "w").write("differ")
+PY
+		[ -f "$tmp/$name/rank0.json.verdict" ] && echo differ >"$tmp/pw/rank0.json.verdict"
+	done
 	echo
 	sed -n '/What to fix first/,/^$/p' "$tmp/pw/rank0.txt"
 	sed -n '/GPU kernels/,/^$/p' "$tmp/pw/rank0.txt"
