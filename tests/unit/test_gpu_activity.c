@@ -24,6 +24,7 @@
 #include "../../collector/demangle.h"
 #include "../../collector/findings.h"
 #include "../../collector/gpu_activity.h"
+#include "../../collector/gpu_analysis.h"
 #include "../../collector/rawfile.h"
 #include "../../collector/report_format.h"
 #include "json_reader.h"
@@ -295,6 +296,70 @@ static void test_correlation(void **state)
 	assert_int_equal(fx->an.nranks, 2);
 	check_correlated(rank_n(fx, 0));
 	check_correlated(rank_n(fx, 1));
+}
+
+/* An NCCL collective of count floats among nranks, inside a group whose external id is ext. */
+static struct pw_rec_api coll(uint16_t ev, uint64_t t0, uint64_t count, uint64_t nranks, uint64_t ext)
+{
+	struct pw_rec_api r = call(ev, T, t0, t0 + 10, ext);
+	r.c.arg0 = count;
+	r.sub = 7; /* ncclFloat32 */
+	r.a[2] = nranks;
+	return r;
+}
+
+/* An NCCL group's calls share its external id: the kernels its end launched share their time among its
+ * collectives by bus bytes (the largest share, the first of equals, takes the rounding) and count once on
+ * each kind of call in it, never on ncclGroupStart/End; the collectives' bytes count once. A call made inside
+ * another (PW_REC_NESTED) is counted apart, in no other figure, and its kernel is the outer call's. */
+static void test_groups_and_nesting(void **state)
+{
+	struct fx *fx = *state;
+	int fd = pwt_open(fx, 12, 0, 500);
+	struct pw_rec_api calls[] = {
+		call(PW_EV_NCCL_GROUP_START, T, 1000, 1005, 201),
+		coll(PW_EV_NCCL_SEND, 1010, 1000, 2, 201),
+		coll(PW_EV_NCCL_SEND, 1020, 1000, 2, 201),
+		coll(PW_EV_NCCL_ALL_REDUCE, 1030, 1000, 2, 201), /* bus factor 2(n-1)/n = 1: 4000 bytes, as each send */
+		call(PW_EV_NCCL_GROUP_END, T, 1040, 1100, 201),
+		call(PW_EV_CUDNN_CONV_FWD, T, 2000, 2500, 301),
+		call(PW_EV_CUBLASLT_MATMUL, T, 2100, 2200, 0),
+	};
+	calls[NREC(calls) - 1].c.h.type |= PW_REC_NESTED;
+	struct pw_rec_gpu g[] = {
+		extcorr(1, 201), kern(0, 7, 1, 1200, 2200, KNAME), /* 1000 ns, the group's */
+		extcorr(2, 301), kern(0, 7, 2, 2300, 2400, KNAME), /* the nested GEMM's kernel */
+		extcorr(3, 301), kern(0, 7, 3, 2400, 2450, KNAME), /* the convolution's own */
+	};
+	put_api_records(fd, calls, NREC(calls));
+	put_act_records(fd, g, NREC(g));
+	fx_raw_end(fd, 10000);
+	fx_analyze(fx);
+	const struct pw_rank_report *r = rank_n(fx, 0);
+	const struct pw_act_report *a = r->act;
+	assert_non_null(a);
+	assert_int_equal(a->kernels_linked, 3);
+	assert_int_equal(a->by_call[PW_EV_NCCL_SEND].kernels, 1);
+	assert_int_equal(a->by_call[PW_EV_NCCL_SEND].kernel_ns, 334 + 333);
+	assert_int_equal(a->by_call[PW_EV_NCCL_ALL_REDUCE].kernels, 1);
+	assert_int_equal(a->by_call[PW_EV_NCCL_ALL_REDUCE].kernel_ns, 333);
+	assert_int_equal(a->by_call[PW_EV_NCCL_GROUP_START].kernels, 0);
+	assert_int_equal(a->by_call[PW_EV_NCCL_GROUP_END].kernels, 0);
+	assert_int_equal(a->by_call[PW_EV_NCCL_GROUP_END].kernel_ns, 0);
+	assert_true(fabs(a->coll_bus_bytes - 12000.0) < 1e-9);
+	assert_int_equal(a->coll_kernels, 1);
+
+	assert_int_equal(a->by_call[PW_EV_CUDNN_CONV_FWD].kernels, 2);
+	assert_int_equal(a->by_call[PW_EV_CUDNN_CONV_FWD].kernel_ns, 150);
+	assert_int_equal(a->by_call[PW_EV_CUBLASLT_MATMUL].kernels, 0);
+	assert_int_equal(r->calls[PW_EV_CUBLASLT_MATMUL].count, 0);
+	assert_int_equal(r->nested[PW_EV_CUBLASLT_MATMUL].count, 1);
+	assert_int_equal(r->nested[PW_EV_CUBLASLT_MATMUL].total_ns, 100);
+	assert_int_equal(r->nested[PW_EV_CUBLASLT_MATMUL].min_ns, 100);
+	assert_int_equal(r->nested[PW_EV_CUDNN_CONV_FWD].count, 0);
+	assert_int_equal(r->nested[PW_EV_CUDNN_CONV_FWD].min_ns, 0);
+	assert_int_equal(r->calls[PW_EV_CUDNN_CONV_FWD].count, 1);
+	assert_int_equal(r->gpu->ngemms, 0); /* the nested GEMM is in no GPU call table */
 }
 
 /* Correlation ids are per process: the same ids in two processes of one rank link within each. */
@@ -859,6 +924,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_hostile_records, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_not_recorded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_gpu, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_groups_and_nesting, setup, teardown),
 		cmocka_unit_test(test_names),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
