@@ -71,22 +71,6 @@ PW_CUDART_PTSZ(CUDA_GRAPH_LAUNCH, cudaGraphLaunch, (cudaGraphExec_t exec, cudaSt
 
 /* ---- kernel registration: not recorded, only noted, so that launches are named ---- */
 
-/* A function that is passed through and noted: `note` runs after the real one, with its result in ret. */
-#define PW_CUDART_NOTED(ret_t, missing, name, params, args, note)                                        \
-	static ret_t(*real_##name) params;                                                                \
-	PW_EXPORT ret_t name params;                                                                      \
-	PW_GPU_SLOT(CUDART, name, (void *)name);                                                          \
-	PW_EXPORT ret_t name params                                                                       \
-	{                                                                                                 \
-		if (PW_UNLIKELY(!real_##name) && pw_gpu_resolve(&pw_gpu_slot_##name) < 0)                \
-			return missing;                                                                   \
-		ret_t ret = real_##name args;                                                             \
-		int errno_ = errno;                                                                       \
-		note;                                                                                     \
-		errno = errno_;                                                                           \
-		return ret;                                                                               \
-	}
-
 /* Called by each module's constructor for each of its kernels (host_runtime.h declares it for C++ only).
  * The name is noted first: the call returns nothing to wait for. */
 static void (*real___cudaRegisterFunction)(void **, const char *, char *, const char *, int, uint3 *, uint3 *,
@@ -107,10 +91,10 @@ PW_EXPORT void __cudaRegisterFunction(void **fatbin, const char *host_stub, char
 }
 
 /* A failed lookup (no driver) leaves the stub itself as the handle, which is registered already. */
-PW_CUDART_NOTED(cudaError_t, cudaErrorUnknown, __cudaGetKernel, (cudaKernel_t * kernel, const void *host_stub),
-		(kernel, host_stub), if (ret == cudaSuccess && kernel) pw_kernel_handle_made(*kernel, host_stub))
-PW_CUDART_NOTED(cudaError_t, cudaErrorUnknown, cudaGetKernel, (cudaKernel_t * kernel, const void *host_stub),
-		(kernel, host_stub), if (ret == cudaSuccess && kernel) pw_kernel_handle_made(*kernel, host_stub))
+PW_GPU_WATCH(CUDART, cudaError_t, cudaErrorUnknown, __cudaGetKernel, (cudaKernel_t * kernel, const void *host_stub),
+	     (kernel, host_stub), if (ret == cudaSuccess && kernel) pw_kernel_handle_made(*kernel, host_stub))
+PW_GPU_WATCH(CUDART, cudaError_t, cudaErrorUnknown, cudaGetKernel, (cudaKernel_t * kernel, const void *host_stub),
+	     (kernel, host_stub), if (ret == cudaSuccess && kernel) pw_kernel_handle_made(*kernel, host_stub))
 
 /* ---- copies ---- */
 

@@ -227,6 +227,24 @@ static inline __attribute__((always_inline)) void pw_api_init(struct pw_rec_api 
 		return ret;                                                                               \
 	}
 
+/* A wrapper that only watches, unrecorded: calls the real function, then the statements (of the parameters
+ * and `ret`), with errno as the call left it. For calls whose arguments or results later records need
+ * (kernel registrations, cuDNN descriptors) and which cost next to nothing. */
+#define PW_GPU_WATCH(lib, ret_t, missing, name, params, args, ...)                                       \
+	static ret_t(*real_##name) params;                                                                \
+	PW_EXPORT ret_t name params;                                                                      \
+	PW_GPU_SLOT(lib, name, (void *)name);                                                             \
+	PW_EXPORT ret_t name params                                                                       \
+	{                                                                                                 \
+		if (PW_UNLIKELY(!real_##name) && pw_gpu_resolve(&pw_gpu_slot_##name) < 0)                \
+			return missing;                                                                   \
+		ret_t ret = real_##name args;                                                             \
+		int errno_ = errno;                                                                       \
+		__VA_ARGS__;                                                                              \
+		errno = errno_;                                                                           \
+		return ret;                                                                               \
+	}
+
 /* Grid and block dimensions packed as PW_K_GPU_LAUNCH records carry them. */
 #define PW_PACK_DIMS(r, grid, block)                                                                      \
 	do {                                                                                              \
