@@ -9,7 +9,8 @@ Each build runs twice under profwrap:
   its status: launches + failed = the launches made, failed = those the program saw fail, and the failed
   calls' error codes are the program's;
 - against the fake runtime: every kernel runs on the simulated GPU, is named as registered, and is linked to
-  its launch call (kernels_linked == kernels), the launch calls' GPU time by call counting them all."""
+  its launch call (kernels_linked == kernels), the launch calls' GPU time by call counting them all; in the
+  trace each launch is a slice named by call and kernel, with an arrow to the kernel it ran."""
 import os
 import sys
 
@@ -20,20 +21,22 @@ LAUNCH_APIS = ("__cudaLaunchKernel", "cudaLaunchKernelExC")
 
 
 def program_facts(out):
-    """(call statuses, kernels {name: (launches, grid x, block x)}, launch apis {name: count}, launch errors)."""
-    calls, kernels, apis, errors = {}, {}, {}, None
+    """(call statuses, kernels {name: (launches, grid x, block x)}, launch apis {name: count}, launches
+    {"API: kernel": count}, launch errors)."""
+    calls, kernels, apis, launches, errors = {}, {}, {}, {}, None
     for line in out.splitlines():
         w = line.split()
         if w[:1] == ["call"]:
             calls.setdefault(w[1], []).append(int(w[2]))
         elif w[:2] == ["expect", "kernel"]:
             kernels[w[2]] = tuple(int(x) for x in w[3:6])
-        elif w[:2] == ["expect", "api"]:
-            apis[w[2]] = int(w[3])
+        elif w[:2] == ["expect", "launch"]:
+            apis[w[2]] = apis.get(w[2], 0) + int(w[4])
+            launches["%s: %s" % (w[2], w[3])] = int(w[4])
         elif w[:1] == ["launch-errors"]:
             errors = int(w[1])
     check(kernels and apis and errors is not None, "the workload printed no ground truth:\n%s", out)
-    return calls, kernels, apis, errors
+    return calls, kernels, apis, launches, errors
 
 
 def check_launches(rep, kernels, apis, errors, ctx):
@@ -72,7 +75,7 @@ def check_statuses(rep, calls, ctx):
 def run_real(prog, libdir):
     env = {"LD_LIBRARY_PATH": libdir}
     plain = run([prog], extra_env=env)
-    calls, kernels, apis, errors = program_facts(plain.out)
+    calls, kernels, apis, _, errors = program_facts(plain.out)
     out = "OUT-real-" + os.path.basename(prog)
     r, rep = profile([prog], out, expect_rc=plain.rc, extra_env=env)
     ctx = " (%s, real runtime)\ncalls:\n%s" % (os.path.basename(prog), describe_calls(rep))
@@ -85,7 +88,7 @@ def run_real(prog, libdir):
 def run_fake(prog):
     env = {"LD_LIBRARY_PATH": fakes_dir()}
     plain = run([prog], extra_env=env)
-    calls, kernels, apis, errors = program_facts(plain.out)
+    calls, kernels, apis, launches, errors = program_facts(plain.out)
     check_eq(errors, 0, "launch errors on the fake GPU\n" + plain.out)
     out = "OUT-fake-" + os.path.basename(prog)
     r, rep = profile([prog], out, expect_rc=plain.rc, extra_env=env)
@@ -103,6 +106,15 @@ def run_fake(prog):
     check_eq(ran, {name: n for name, (n, _, _) in kernels.items()}, "kernels by name, from CUPTI" + ctx)
     by_call = {c["call"]: c["kernels"] for c in rep["gpu_time_by_call"]}
     check_eq(by_call, apis, "GPU time by call: kernels per launch call" + ctx)
+    trace = load_json(os.path.join(out, "rank0.trace.json"))
+    events = trace["traceEvents"] if isinstance(trace, dict) else trace
+    slices = {}
+    for e in events:
+        if e.get("ph") == "X" and e.get("name", "").split(":")[0] in LAUNCH_APIS:
+            slices[e["name"]] = slices.get(e["name"], 0) + 1
+    check_eq(slices, launches, "launch slices in the trace, by call and kernel" + ctx)
+    arrows = [e for e in events if e.get("ph") == "s" and e.get("name") == "launch"]
+    check_eq(len(arrows), total, "launch -> kernel arrows in the trace" + ctx)
 
 
 def test():

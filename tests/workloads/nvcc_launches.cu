@@ -6,7 +6,7 @@
 // Prints what it did, for tests/integration/test_nvcc_launches.py:
 //   call NAME STATUS                       the status a runtime call returned
 //   expect kernel MANGLED LAUNCHES GRIDX BLOCKX   launches made of a kernel, with their one configuration
-//   expect api NAME COUNT                   launch calls made through that runtime entry point
+//   expect launch API MANGLED COUNT         launch calls of a kernel made through a runtime entry point
 //   launch-errors N                         launches whose cudaGetLastError() was not cudaSuccess
 #include <cstdio>
 #include <cuda_runtime.h>
@@ -72,8 +72,10 @@ int main()
     std::printf("expect kernel _Z4fillPffi %d 4 256\n", fills + exs);
     std::printf("expect kernel _Z5scaleIfEvPT_S0_i %d 2 128\n", scales);
     std::printf("expect kernel _Z12empty_kernelv 1 1 1\n");
-    std::printf("expect api __cudaLaunchKernel %d\n", fills + scales + 1);
-    std::printf("expect api cudaLaunchKernelExC %d\n", exs);
+    std::printf("expect launch __cudaLaunchKernel _Z4fillPffi %d\n", fills);
+    std::printf("expect launch __cudaLaunchKernel _Z5scaleIfEvPT_S0_i %d\n", scales);
+    std::printf("expect launch __cudaLaunchKernel _Z12empty_kernelv 1\n");
+    std::printf("expect launch cudaLaunchKernelExC _Z4fillPffi %d\n", exs);
     std::printf("launch-errors %d\n", launch_errors);
     return 0;
 }
