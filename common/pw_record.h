@@ -374,13 +374,28 @@ enum pw_mem {
 	X(MPI_WAITANY, MPI, "MPI_Waitany", PW_K_MPI_WAIT)
 
 /* GPU library calls added after the MPI events (ids are stored, so they go at the end). __cudaLaunchKernel is
- * the launch that nvcc's host stubs make for `kernel<<<...>>>()` (CUDA 12 and later); the NCCL calls are
- * NCCL 2.28's all-to-all, gather and scatter. */
-#define PW_GPU_EVENT_LIST_LATER(X)                                                        \
-	X(CUDA_NVCC_LAUNCH_KERNEL, CUDART, "__cudaLaunchKernel", PW_K_GPU_LAUNCH)        \
-	X(NCCL_ALL_TO_ALL, NCCL, "ncclAlltoAll", PW_K_COLL)                               \
-	X(NCCL_GATHER, NCCL, "ncclGather", PW_K_COLL)                                     \
-	X(NCCL_SCATTER, NCCL, "ncclScatter", PW_K_COLL)
+ * the launch that nvcc's host stubs make for `kernel<<<...>>>()` (CUDA 12 and later); ncclAlltoAll, ncclGather
+ * and ncclScatter are NCCL 2.28's; then what the PyTorch wheel imports besides: the complex batched GEMMs,
+ * cublasSgemmEx, cuDNN's batch normalisation with fused activation (its training path), pooling and spatial
+ * transformer, and ncclBcast (NCCL's in-place broadcast). */
+#define PW_GPU_EVENT_LIST_LATER(X)                                                                      \
+	X(CUDA_NVCC_LAUNCH_KERNEL, CUDART, "__cudaLaunchKernel", PW_K_GPU_LAUNCH)                      \
+	X(NCCL_ALL_TO_ALL, NCCL, "ncclAlltoAll", PW_K_COLL)                                             \
+	X(NCCL_GATHER, NCCL, "ncclGather", PW_K_COLL)                                                   \
+	X(NCCL_SCATTER, NCCL, "ncclScatter", PW_K_COLL)                                                 \
+	X(CUBLAS_CGEMM_BATCHED, CUBLAS, "cublasCgemmBatched", PW_K_GEMM)                                \
+	X(CUBLAS_ZGEMM_BATCHED, CUBLAS, "cublasZgemmBatched", PW_K_GEMM)                                \
+	X(CUBLAS_CGEMM_STRIDED_BATCHED, CUBLAS, "cublasCgemmStridedBatched", PW_K_GEMM)                 \
+	X(CUBLAS_ZGEMM_STRIDED_BATCHED, CUBLAS, "cublasZgemmStridedBatched", PW_K_GEMM)                 \
+	X(CUBLAS_SGEMM_EX, CUBLAS, "cublasSgemmEx", PW_K_GEMM)                                          \
+	X(CUDNN_BN_FWD_TRAINING_EX, CUDNN, "cudnnBatchNormalizationForwardTrainingEx", PW_K_DNN)        \
+	X(CUDNN_BN_BWD_EX, CUDNN, "cudnnBatchNormalizationBackwardEx", PW_K_DNN)                        \
+	X(CUDNN_POOLING_FWD, CUDNN, "cudnnPoolingForward", PW_K_DNN)                                    \
+	X(CUDNN_SPATIAL_TF_GRID_FWD, CUDNN, "cudnnSpatialTfGridGeneratorForward", PW_K_DNN)             \
+	X(CUDNN_SPATIAL_TF_GRID_BWD, CUDNN, "cudnnSpatialTfGridGeneratorBackward", PW_K_DNN)            \
+	X(CUDNN_SPATIAL_TF_SAMPLER_FWD, CUDNN, "cudnnSpatialTfSamplerForward", PW_K_DNN)                \
+	X(CUDNN_SPATIAL_TF_SAMPLER_BWD, CUDNN, "cudnnSpatialTfSamplerBackward", PW_K_DNN)               \
+	X(NCCL_BCAST, NCCL, "ncclBcast", PW_K_COLL)
 
 /* X(ID, domain, "name", kind). Append only: ids are stored in raw traces. */
 #define PW_EVENT_LIST(X)                                  \

@@ -67,6 +67,18 @@ PW_STRIDED_GEMM(CUBLAS_HGEMM_STRIDED_BATCHED, cublasHgemmStridedBatched, pw_half
 PW_BATCHED_GEMM(CUBLAS_SGEMM_BATCHED, cublasSgemmBatched, float, CUDA_R_32F)
 PW_BATCHED_GEMM(CUBLAS_DGEMM_BATCHED, cublasDgemmBatched, double, CUDA_R_64F)
 PW_BATCHED_GEMM(CUBLAS_HGEMM_BATCHED, cublasHgemmBatched, pw_half, CUDA_R_16F)
+PW_STRIDED_GEMM(CUBLAS_CGEMM_STRIDED_BATCHED, cublasCgemmStridedBatched, cuComplex, CUDA_C_32F)
+PW_STRIDED_GEMM(CUBLAS_ZGEMM_STRIDED_BATCHED, cublasZgemmStridedBatched, cuDoubleComplex, CUDA_C_64F)
+PW_BATCHED_GEMM(CUBLAS_CGEMM_BATCHED, cublasCgemmBatched, cuComplex, CUDA_C_32F)
+PW_BATCHED_GEMM(CUBLAS_ZGEMM_BATCHED, cublasZgemmBatched, cuDoubleComplex, CUDA_C_64F)
+
+/* cublasSgemmEx takes its data types as arguments and computes in float whatever they are. */
+PW_CUBLAS(CUBLAS_SGEMM_EX, cublasSgemmEx,
+	  (cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, const float *alpha,
+	   const void *A, cudaDataType at, int lda, const void *B, cudaDataType bt, int ldb, const float *beta,
+	   void *C, cudaDataType ct, int ldc),
+	  (h, ta, tb, m, n, k, alpha, A, at, lda, B, bt, ldb, beta, C, ct, ldc),
+	  gemm_fields(&r, h, ta, tb, m, n, k, 1, at, CUBLAS_COMPUTE_32F))
 
 PW_CUBLAS(CUBLAS_GEMM_EX, cublasGemmEx,
 	  (cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, const void *alpha,

@@ -1,5 +1,5 @@
-/* cuDNN: the legacy convolution, batch-norm, softmax and RNN entry points, and graph executions
- * (cudnnBackendExecute) with the operations their plan runs.
+/* cuDNN: the legacy convolution, batch-norm, softmax, pooling, spatial transformer and RNN entry points, and
+ * graph executions (cudnnBackendExecute) with the operations their plan runs.
  *
  * A plan does not say what it computes without a chain of cuDNN calls, so the operations are followed as
  * the program builds the plan: each operation descriptor's type at creation, the graph's operations, the
@@ -80,6 +80,29 @@ PW_CUDNN(CUDNN_BN_BWD, cudnnBatchNormalizationBackward,
 	  epsilon, saved_mean, saved_inv_var),
 	 STREAM_OF(h))
 
+/* The Ex forms add a fused activation (and addition of z) to batch normalisation; PyTorch trains with them. */
+PW_CUDNN(CUDNN_BN_FWD_TRAINING_EX, cudnnBatchNormalizationForwardTrainingEx,
+	 (cudnnHandle_t h, cudnnBatchNormMode_t mode, cudnnBatchNormOps_t ops, const void *alpha, const void *beta,
+	  const cudnnTensorDescriptor_t xd, const void *x, const cudnnTensorDescriptor_t zd, const void *z,
+	  const cudnnTensorDescriptor_t yd, void *y, const cudnnTensorDescriptor_t bnd, const void *scale,
+	  const void *bias, double factor, void *running_mean, void *running_var, double epsilon, void *save_mean,
+	  void *save_inv_var, cudnnActivationDescriptor_t ad, void *ws, size_t ws_size, void *rs, size_t rs_size),
+	 (h, mode, ops, alpha, beta, xd, x, zd, z, yd, y, bnd, scale, bias, factor, running_mean, running_var, epsilon,
+	  save_mean, save_inv_var, ad, ws, ws_size, rs, rs_size),
+	 STREAM_OF(h))
+
+PW_CUDNN(CUDNN_BN_BWD_EX, cudnnBatchNormalizationBackwardEx,
+	 (cudnnHandle_t h, cudnnBatchNormMode_t mode, cudnnBatchNormOps_t ops, const void *alpha_data,
+	  const void *beta_data, const void *alpha_param, const void *beta_param, const cudnnTensorDescriptor_t xd,
+	  const void *x, const cudnnTensorDescriptor_t yd, const void *y, const cudnnTensorDescriptor_t dyd,
+	  const void *dy, const cudnnTensorDescriptor_t dzd, void *dz, const cudnnTensorDescriptor_t dxd, void *dx,
+	  const cudnnTensorDescriptor_t bnd, const void *scale, const void *bias, void *dscale, void *dbias,
+	  double epsilon, const void *saved_mean, const void *saved_inv_var, cudnnActivationDescriptor_t ad, void *ws,
+	  size_t ws_size, void *rs, size_t rs_size),
+	 (h, mode, ops, alpha_data, beta_data, alpha_param, beta_param, xd, x, yd, y, dyd, dy, dzd, dz, dxd, dx, bnd,
+	  scale, bias, dscale, dbias, epsilon, saved_mean, saved_inv_var, ad, ws, ws_size, rs, rs_size),
+	 STREAM_OF(h))
+
 PW_CUDNN(CUDNN_SOFTMAX_FWD, cudnnSoftmaxForward,
 	 (cudnnHandle_t h, cudnnSoftmaxAlgorithm_t algo, cudnnSoftmaxMode_t mode, const void *alpha,
 	  const cudnnTensorDescriptor_t xd, const void *x, const void *beta, const cudnnTensorDescriptor_t yd, void *y),
@@ -90,6 +113,31 @@ PW_CUDNN(CUDNN_SOFTMAX_BWD, cudnnSoftmaxBackward,
 	  const cudnnTensorDescriptor_t yd, const void *y, const cudnnTensorDescriptor_t dyd, const void *dy,
 	  const void *beta, const cudnnTensorDescriptor_t dxd, void *dx),
 	 (h, algo, mode, alpha, yd, y, dyd, dy, beta, dxd, dx), STREAM_OF(h))
+
+PW_CUDNN(CUDNN_POOLING_FWD, cudnnPoolingForward,
+	 (cudnnHandle_t h, const cudnnPoolingDescriptor_t pd, const void *alpha, const cudnnTensorDescriptor_t xd,
+	  const void *x, const void *beta, const cudnnTensorDescriptor_t yd, void *y),
+	 (h, pd, alpha, xd, x, beta, yd, y), STREAM_OF(h))
+
+/* The spatial transformer: an affine grid from theta, then x sampled at the grid's points. */
+PW_CUDNN(CUDNN_SPATIAL_TF_GRID_FWD, cudnnSpatialTfGridGeneratorForward,
+	 (cudnnHandle_t h, const cudnnSpatialTransformerDescriptor_t st, const void *theta, void *grid),
+	 (h, st, theta, grid), STREAM_OF(h))
+
+PW_CUDNN(CUDNN_SPATIAL_TF_GRID_BWD, cudnnSpatialTfGridGeneratorBackward,
+	 (cudnnHandle_t h, const cudnnSpatialTransformerDescriptor_t st, const void *dgrid, void *dtheta),
+	 (h, st, dgrid, dtheta), STREAM_OF(h))
+
+PW_CUDNN(CUDNN_SPATIAL_TF_SAMPLER_FWD, cudnnSpatialTfSamplerForward,
+	 (cudnnHandle_t h, cudnnSpatialTransformerDescriptor_t st, const void *alpha, const cudnnTensorDescriptor_t xd,
+	  const void *x, const void *grid, const void *beta, cudnnTensorDescriptor_t yd, void *y),
+	 (h, st, alpha, xd, x, grid, beta, yd, y), STREAM_OF(h))
+
+PW_CUDNN(CUDNN_SPATIAL_TF_SAMPLER_BWD, cudnnSpatialTfSamplerBackward,
+	 (cudnnHandle_t h, cudnnSpatialTransformerDescriptor_t st, const void *alpha, const cudnnTensorDescriptor_t xd,
+	  const void *x, const void *beta, const cudnnTensorDescriptor_t dxd, void *dx, const void *alpha_dgrid,
+	  const cudnnTensorDescriptor_t dyd, const void *dy, const void *grid, const void *beta_dgrid, void *dgrid),
+	 (h, st, alpha, xd, x, beta, dxd, dx, alpha_dgrid, dyd, dy, grid, beta_dgrid, dgrid), STREAM_OF(h))
 
 PW_CUDNN(CUDNN_RNN_FWD, cudnnRNNForward,
 	 (cudnnHandle_t h, cudnnRNNDescriptor_t rd, cudnnForwardMode_t fwd_mode, const int32_t seq_lengths[],
@@ -218,22 +266,10 @@ static int is_operation(cudnnBackendDescriptorType_t t)
 	}
 }
 
-/* A wrapper that only watches: calls the real function and, after it, `after` (statements of the
- * parameters and `ret`). Not recorded: these calls build descriptors and cost next to nothing. */
+/* Descriptor-building calls are only watched (PW_GPU_WATCH): the statements run after a call that succeeded. */
 #define PW_CUDNN_WATCH(name, params, args, ...)                                                        \
-	static cudnnStatus_t(*real_##name) params;                                                     \
-	PW_EXPORT cudnnStatus_t name params;                                                           \
-	PW_GPU_SLOT(CUDNN, name, (void *)name);                                                        \
-	PW_EXPORT cudnnStatus_t name params                                                            \
-	{                                                                                              \
-		if (PW_UNLIKELY(!real_##name) && pw_gpu_resolve(&pw_gpu_slot_##name) < 0)             \
-			return CUDNN_STATUS_NOT_INITIALIZED;                                           \
-		cudnnStatus_t ret = real_##name args;                                                  \
-		if (ret == CUDNN_STATUS_SUCCESS) {                                                     \
-			__VA_ARGS__;                                                                   \
-		}                                                                                      \
-		return ret;                                                                            \
-	}
+	PW_GPU_WATCH(CUDNN, cudnnStatus_t, CUDNN_STATUS_NOT_INITIALIZED, name, params, args,           \
+		     if (ret == CUDNN_STATUS_SUCCESS) { __VA_ARGS__; })
 
 static void watch_create(cudnnBackendDescriptorType_t type, cudnnBackendDescriptor_t *d)
 {

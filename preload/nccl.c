@@ -49,6 +49,11 @@ PW_NCCL(NCCL_BROADCAST, ncclBroadcast,
 	 cudaStream_t stream),
 	(send, recv, count, type, root, comm, stream), coll_fields(&r, count, type, NO_OP, root, comm, stream))
 
+/* NCCL's legacy broadcast, in place: the root's buffer is the others' receive buffer. */
+PW_NCCL(NCCL_BCAST, ncclBcast,
+	(void *buff, size_t count, ncclDataType_t type, int root, ncclComm_t comm, cudaStream_t stream),
+	(buff, count, type, root, comm, stream), coll_fields(&r, count, type, NO_OP, root, comm, stream))
+
 PW_NCCL(NCCL_REDUCE, ncclReduce,
 	(const void *send, void *recv, size_t count, ncclDataType_t type, ncclRedOp_t op, int root, ncclComm_t comm,
 	 cudaStream_t stream),

@@ -235,6 +235,27 @@ struct gemm_batch {
 	int64_t count;
 };
 
+/* Whether a pointer-array batch lacks one of its arrays (CUBLAS_STATUS_INVALID_VALUE). */
+static int batch_arrays_missing(const struct gemm_batch *bt)
+{
+	int given = (bt->Aarr != NULL) + (bt->Barr != NULL) + (bt->Carr != NULL);
+
+	return given != 0 && given != 3;
+}
+
+/* The matrices of entry i, elements of a_size bytes in A and B, c_size in C. */
+static void batch_entry(const struct gemm_batch *bt, int64_t i, size_t a_size, size_t c_size, const void **A,
+			const void **B, void **C)
+{
+	if (bt->Aarr != NULL) {
+		*A = bt->Aarr[i], *B = bt->Barr[i], *C = bt->Carr[i];
+	} else {
+		*A = (const char *)bt->A + i * bt->sa * (long long)a_size;
+		*B = (const char *)bt->B + i * bt->sb * (long long)a_size;
+		*C = (char *)bt->C + i * bt->sc * (long long)c_size;
+	}
+}
+
 static cublasStatus_t gemm_real_run(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int64_t m,
 				    int64_t n, int64_t k, cudaDataType at, cudaDataType ct, cudaDataType scale,
 				    int acc64, const void *alpha, int64_t lda, int64_t ldb, const void *beta,
@@ -252,19 +273,13 @@ static cublasStatus_t gemm_real_run(cublasHandle_t h, cublasOperation_t ta, cubl
 		return CUBLAS_STATUS_INVALID_VALUE;
 	if (fakegpu_stream_check(h->stream) != cudaSuccess)
 		return CUBLAS_STATUS_EXECUTION_FAILED;
+	if (batch_arrays_missing(bt))
+		return CUBLAS_STATUS_INVALID_VALUE;
 	g.alpha = fb_load(alpha, scale, 0);
 	g.beta = fb_load(beta, scale, 0);
 	for (int64_t i = 0; i < bt->count; i++) {
-		if (bt->Aarr != NULL || bt->Barr != NULL || bt->Carr != NULL) {
-			if (bt->Aarr == NULL || bt->Barr == NULL || bt->Carr == NULL)
-				return CUBLAS_STATUS_INVALID_VALUE;
-			g.A = bt->Aarr[i], g.B = bt->Barr[i], g.C = g.D = bt->Carr[i];
-		} else {
-			g.A = (const char *)bt->A + i * bt->sa * (long long)fb_type_size(at);
-			g.B = (const char *)bt->B + i * bt->sb * (long long)fb_type_size(at);
-			g.D = (char *)bt->C + i * bt->sc * (long long)fb_type_size(ct);
-			g.C = g.D;
-		}
+		batch_entry(bt, i, fb_type_size(at), fb_type_size(ct), &g.A, &g.B, &g.D);
+		g.C = g.D;
 		fb_gemm(&g);
 	}
 	return gemm_time(h, m, n, k, bt->count, name);
@@ -412,7 +427,17 @@ cublasStatus_t cublasGemmBatchedEx(cublasHandle_t handle, cublasOperation_t tran
 			   computeType, FB_ARRAYS(Aarray, Barray, Carray, batchCount), K_GEMM_EX);
 }
 
-/* Complex products (Cgemm, Zgemm): op C conjugates. */
+/* Float alpha and beta and float arithmetic over the data types given: those of CUBLAS_COMPUTE_32F. */
+cublasStatus_t cublasSgemmEx(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n,
+			     int k, const float *alpha, const void *A, cudaDataType Atype, int lda, const void *B,
+			     cudaDataType Btype, int ldb, const float *beta, void *C, cudaDataType Ctype, int ldc)
+{
+	return gemm_ex_run(handle, transa, transb, m, n, k, alpha, Atype, lda, Btype, ldb, beta, Ctype, ldc,
+			   CUBLAS_COMPUTE_32F, FB_ONE(A, B, C), K_GEMM_EX);
+}
+
+/* Complex products (Cgemm, Zgemm and their batched forms), checked and timed as the real ones: op C
+ * conjugates. NAME computes one product, NAME##_run a batch. */
 #define FB_COMPLEX_GEMM(NAME, CT, RT)                                                                          \
 	static void NAME(cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, CT alpha, const CT *A,   \
 			 int lda, const CT *B, int ldb, CT beta, CT *C, int ldc)                                   \
@@ -441,6 +466,29 @@ cublasStatus_t cublasGemmBatchedEx(cublasHandle_t handle, cublasOperation_t tran
 				C[i + (long)j * ldc].y = alpha.x * si + alpha.y * sr + ci;                         \
 			}                                                                                          \
 		}                                                                                                  \
+	}                                                                                                          \
+	static cublasStatus_t NAME##_run(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m,      \
+					 int n, int k, const CT *alpha, int lda, int ldb, const CT *beta, int ldc,  \
+					 const struct gemm_batch *bt, const char *name)                             \
+	{                                                                                                          \
+		cublasStatus_t st = gemm_check(h, ta, tb, m, n, k, lda, ldb, ldc, bt->count);                     \
+		const void *A, *B;                                                                                 \
+		void *C;                                                                                           \
+		if (st != CUBLAS_STATUS_SUCCESS || m == 0 || n == 0 || bt->count == 0)                             \
+			return st;                                                                                 \
+		if (alpha == NULL || beta == NULL)                                                                 \
+			return CUBLAS_STATUS_INVALID_VALUE;                                                        \
+		if (fakegpu_stream_check(h->stream) != cudaSuccess)                                                \
+			return CUBLAS_STATUS_EXECUTION_FAILED;                                                     \
+		if (batch_arrays_missing(bt))                                                                      \
+			return CUBLAS_STATUS_INVALID_VALUE;                                                        \
+		if ((double)m * n * k <= fakegpu_env_double("FAKEGPU_GEMM_MAX_MACS", 1073741824.0)) {              \
+			for (int64_t i = 0; i < bt->count; i++) {                                                  \
+				batch_entry(bt, i, sizeof(CT), sizeof(CT), &A, &B, &C);                            \
+				NAME(ta, tb, m, n, k, *alpha, A, lda, B, ldb, *beta, C, ldc);                      \
+			}                                                                                          \
+		}                                                                                                  \
+		return gemm_time(h, m, n, k, bt->count, name);                                                     \
 	}
 
 FB_COMPLEX_GEMM(cgemm, cuComplex, float)
@@ -450,17 +498,7 @@ cublasStatus_t cublasCgemm_v2(cublasHandle_t handle, cublasOperation_t transa, c
 			      int n, int k, const cuComplex *alpha, const cuComplex *A, int lda, const cuComplex *B,
 			      int ldb, const cuComplex *beta, cuComplex *C, int ldc)
 {
-	cublasStatus_t st = gemm_check(handle, transa, transb, m, n, k, lda, ldb, ldc, 1);
-
-	if (st != CUBLAS_STATUS_SUCCESS || m == 0 || n == 0)
-		return st;
-	if (alpha == NULL || beta == NULL)
-		return CUBLAS_STATUS_INVALID_VALUE;
-	if (fakegpu_stream_check(handle->stream) != cudaSuccess)
-		return CUBLAS_STATUS_EXECUTION_FAILED;
-	if ((double)m * n * k <= fakegpu_env_double("FAKEGPU_GEMM_MAX_MACS", 1073741824.0))
-		cgemm(transa, transb, m, n, k, *alpha, A, lda, B, ldb, *beta, C, ldc);
-	return gemm_time(handle, m, n, k, 1, K_CGEMM);
+	return cgemm_run(handle, transa, transb, m, n, k, alpha, lda, ldb, beta, ldc, FB_ONE(A, B, C), K_CGEMM);
 }
 
 cublasStatus_t cublasZgemm_v2(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m,
@@ -468,17 +506,45 @@ cublasStatus_t cublasZgemm_v2(cublasHandle_t handle, cublasOperation_t transa, c
 			      const cuDoubleComplex *B, int ldb, const cuDoubleComplex *beta, cuDoubleComplex *C,
 			      int ldc)
 {
-	cublasStatus_t st = gemm_check(handle, transa, transb, m, n, k, lda, ldb, ldc, 1);
+	return zgemm_run(handle, transa, transb, m, n, k, alpha, lda, ldb, beta, ldc, FB_ONE(A, B, C), K_ZGEMM);
+}
 
-	if (st != CUBLAS_STATUS_SUCCESS || m == 0 || n == 0)
-		return st;
-	if (alpha == NULL || beta == NULL)
-		return CUBLAS_STATUS_INVALID_VALUE;
-	if (fakegpu_stream_check(handle->stream) != cudaSuccess)
-		return CUBLAS_STATUS_EXECUTION_FAILED;
-	if ((double)m * n * k <= fakegpu_env_double("FAKEGPU_GEMM_MAX_MACS", 1073741824.0))
-		zgemm(transa, transb, m, n, k, *alpha, A, lda, B, ldb, *beta, C, ldc);
-	return gemm_time(handle, m, n, k, 1, K_ZGEMM);
+cublasStatus_t cublasCgemmStridedBatched(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
+					 int m, int n, int k, const cuComplex *alpha, const cuComplex *A, int lda,
+					 long long int strideA, const cuComplex *B, int ldb, long long int strideB,
+					 const cuComplex *beta, cuComplex *C, int ldc, long long int strideC,
+					 int batchCount)
+{
+	return cgemm_run(handle, transa, transb, m, n, k, alpha, lda, ldb, beta, ldc,
+			 FB_STRIDED(A, strideA, B, strideB, C, strideC, batchCount), K_CGEMM);
+}
+
+cublasStatus_t cublasZgemmStridedBatched(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
+					 int m, int n, int k, const cuDoubleComplex *alpha, const cuDoubleComplex *A,
+					 int lda, long long int strideA, const cuDoubleComplex *B, int ldb,
+					 long long int strideB, const cuDoubleComplex *beta, cuDoubleComplex *C, int ldc,
+					 long long int strideC, int batchCount)
+{
+	return zgemm_run(handle, transa, transb, m, n, k, alpha, lda, ldb, beta, ldc,
+			 FB_STRIDED(A, strideA, B, strideB, C, strideC, batchCount), K_ZGEMM);
+}
+
+cublasStatus_t cublasCgemmBatched(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m,
+				  int n, int k, const cuComplex *alpha, const cuComplex *const Aarray[], int lda,
+				  const cuComplex *const Barray[], int ldb, const cuComplex *beta,
+				  cuComplex *const Carray[], int ldc, int batchCount)
+{
+	return cgemm_run(handle, transa, transb, m, n, k, alpha, lda, ldb, beta, ldc,
+			 FB_ARRAYS(Aarray, Barray, Carray, batchCount), K_CGEMM);
+}
+
+cublasStatus_t cublasZgemmBatched(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m,
+				  int n, int k, const cuDoubleComplex *alpha, const cuDoubleComplex *const Aarray[],
+				  int lda, const cuDoubleComplex *const Barray[], int ldb, const cuDoubleComplex *beta,
+				  cuDoubleComplex *const Carray[], int ldc, int batchCount)
+{
+	return zgemm_run(handle, transa, transb, m, n, k, alpha, lda, ldb, beta, ldc,
+			 FB_ARRAYS(Aarray, Barray, Carray, batchCount), K_ZGEMM);
 }
 
 /* C = alpha * op(A) + beta * op(B), m x n. In place (C == A or C == B) only with op N and the same leading

@@ -1,7 +1,9 @@
 /* Fake libcudnn.so.9: handles, the legacy descriptor API (tensors, filters, 2-D convolutions, activations,
- * RNNs), the legacy operations (convolutions, batch normalisation, softmax, RNN) and the v9 backend graph
- * API. Operations check their arguments as cuDNN does and take device time on the handle's stream (the
- * largest tensor they touch, FAKEGPU_DNN_NS_PER_ELEM ns per element, at least 1 us); they compute nothing.
+ * pooling, spatial transformers, RNNs), the legacy operations (convolutions, batch normalisation, softmax,
+ * pooling, spatial transformer, RNN) and the v9 backend graph API. Like NVIDIA's libcudnn.so.9, it exports
+ * the functions of the sub-libraries (libcudnn_ops, libcudnn_cnn, ...) under its own version node.
+ * Operations check their arguments as cuDNN does and take device time on the handle's stream (the largest
+ * tensor they touch, FAKEGPU_DNN_NS_PER_ELEM ns per element, at least 1 us); they compute nothing.
  * Backend descriptors keep their type and every attribute set; descriptor-valued attributes hold copies of
  * the (finalized) descriptors given, as cuDNN does, so a plan can be walked down to its operations.
  * No public CUDA name is called (tests/fakes/README.md). */
@@ -30,6 +32,11 @@
 #define K_BN_BWD "_ZN5cudnn21bn_bw_1C11_kernel_newEv"
 #define K_SOFTMAX_FWD "_ZN5cudnn17softmax_fw_kernelEv"
 #define K_SOFTMAX_BWD "_ZN5cudnn17softmax_bw_kernelEv"
+#define K_POOLING_FWD "_ZN5cudnn20pooling_fw_4d_kernelEv"
+#define K_ST_GRID_FWD "_ZN5cudnn27st_grid_generator_fw_kernelEv"
+#define K_ST_GRID_BWD "_ZN5cudnn27st_grid_generator_bw_kernelEv"
+#define K_ST_SAMPLER_FWD "_ZN5cudnn20st_sampler_fw_kernelEv"
+#define K_ST_SAMPLER_BWD "_ZN5cudnn20st_sampler_bw_kernelEv"
 #define K_RNN_FWD "_ZN5cudnn22rnn_fwd_persist_kernelEv"
 #define K_RNN_BWD_DATA "_ZN5cudnn27rnn_bwd_data_persist_kernelEv"
 #define K_RNN_BWD_WEIGHTS "_ZN5cudnn22rnn_bwd_weights_kernelEv"
@@ -42,6 +49,8 @@
 #define DN_ACT_MAGIC 0x444e4143u
 #define DN_RNN_MAGIC 0x444e524eu
 #define DN_RNNDATA_MAGIC 0x444e5244u
+#define DN_POOL_MAGIC 0x444e504fu
+#define DN_ST_MAGIC 0x444e5354u
 #define DN_BACKEND_MAGIC 0x444e4244u
 
 struct cudnnContext {
@@ -101,6 +110,23 @@ struct cudnnRNNDataStruct {
 	cudnnDataType_t dtype;
 	cudnnRNNDataLayout_t layout;
 	int max_seq, batch, vector;
+};
+
+struct cudnnPoolingStruct {
+	uint32_t magic;
+	int set;
+	cudnnPoolingMode_t mode;
+	cudnnNanPropagation_t nan;
+	int nb_dims; /* spatial dimensions: 2 */
+	int window[2], pad[2], stride[2];
+};
+
+/* The transformed (output) tensor: n, c, h, w. */
+struct cudnnSpatialTransformerStruct {
+	uint32_t magic;
+	int set;
+	cudnnDataType_t dtype;
+	int dims[4];
 };
 
 static cudnnStatus_t dn_time(cudnnHandle_t h, double elements, const char *name)
@@ -245,6 +271,10 @@ DN_CREATE(cudnnCreateRNNDescriptor, cudnnRNNDescriptor_t, DN_RNN_MAGIC)
 DN_DESTROY(cudnnDestroyRNNDescriptor, cudnnRNNDescriptor_t, DN_RNN_MAGIC)
 DN_CREATE(cudnnCreateRNNDataDescriptor, cudnnRNNDataDescriptor_t, DN_RNNDATA_MAGIC)
 DN_DESTROY(cudnnDestroyRNNDataDescriptor, cudnnRNNDataDescriptor_t, DN_RNNDATA_MAGIC)
+DN_CREATE(cudnnCreatePoolingDescriptor, cudnnPoolingDescriptor_t, DN_POOL_MAGIC)
+DN_DESTROY(cudnnDestroyPoolingDescriptor, cudnnPoolingDescriptor_t, DN_POOL_MAGIC)
+DN_CREATE(cudnnCreateSpatialTransformerDescriptor, cudnnSpatialTransformerDescriptor_t, DN_ST_MAGIC)
+DN_DESTROY(cudnnDestroySpatialTransformerDescriptor, cudnnSpatialTransformerDescriptor_t, DN_ST_MAGIC)
 
 /* Set descriptors (created, valid and set), else NULL. */
 static const struct cudnnTensorStruct *tensor_of(const cudnnTensorDescriptor_t t)
@@ -858,6 +888,138 @@ cudnnStatus_t cudnnBatchNormalizationBackward(cudnnHandle_t handle, cudnnBatchNo
 	return dn_time(handle, tensor_elements(xt), K_BN_BWD);
 }
 
+/* The Ex forms' operations: BN_ACTIVATION and BN_ADD_ACTIVATION need a set activation descriptor. */
+static int bn_ops_ok(cudnnBatchNormOps_t ops, const cudnnActivationDescriptor_t act)
+{
+	if ((int)ops < CUDNN_BATCHNORM_OPS_BN || (int)ops > CUDNN_BATCHNORM_OPS_BN_ADD_ACTIVATION)
+		return 0;
+	return ops == CUDNN_BATCHNORM_OPS_BN || (act != NULL && act->magic == DN_ACT_MAGIC && act->set);
+}
+
+/* BN_ADD_ACTIVATION adds a tensor of the shape of x (z forward, dz backward; NULL: not given). */
+static int bn_added_ok(cudnnBatchNormOps_t ops, const struct cudnnTensorStruct *added,
+		       const struct cudnnTensorStruct *x)
+{
+	return ops != CUDNN_BATCHNORM_OPS_BN_ADD_ACTIVATION || (added != NULL && same_dims(added, x));
+}
+
+/* The Ex forms take 4-D and 5-D tensors only. */
+static int bn_ex_tensor_ok(const struct cudnnTensorStruct *x)
+{
+	return x != NULL && (x->nb_dims == 4 || x->nb_dims == 5);
+}
+
+/* The fake's batch normalisation needs no workspace and keeps nothing in the reserve space: any given (NULL
+ * included) is accepted. */
+cudnnStatus_t cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(
+	cudnnHandle_t handle, cudnnBatchNormMode_t mode, cudnnBatchNormOps_t bnOps, const cudnnTensorDescriptor_t xDesc,
+	const cudnnTensorDescriptor_t zDesc, const cudnnTensorDescriptor_t yDesc,
+	const cudnnTensorDescriptor_t bnScaleBiasMeanVarDesc, const cudnnActivationDescriptor_t activationDesc,
+	size_t *sizeInBytes)
+{
+	const struct cudnnTensorStruct *xt = tensor_of(xDesc), *yt = tensor_of(yDesc),
+				       *pt = tensor_of(bnScaleBiasMeanVarDesc);
+
+	if (!handle_ok(handle) || !bn_ex_tensor_ok(xt) || yt == NULL || !same_dims(xt, yt) ||
+	    !bn_param_ok(xt, pt, mode) || !bn_ops_ok(bnOps, activationDesc) ||
+	    !bn_added_ok(bnOps, tensor_of(zDesc), xt) ||
+	    sizeInBytes == NULL)
+		return CUDNN_STATUS_BAD_PARAM;
+	*sizeInBytes = 0;
+	return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t cudnnGetBatchNormalizationBackwardExWorkspaceSize(
+	cudnnHandle_t handle, cudnnBatchNormMode_t mode, cudnnBatchNormOps_t bnOps, const cudnnTensorDescriptor_t xDesc,
+	const cudnnTensorDescriptor_t yDesc, const cudnnTensorDescriptor_t dyDesc, const cudnnTensorDescriptor_t dzDesc,
+	const cudnnTensorDescriptor_t dxDesc, const cudnnTensorDescriptor_t dBnScaleBiasDesc,
+	const cudnnActivationDescriptor_t activationDesc, size_t *sizeInBytes)
+{
+	const struct cudnnTensorStruct *xt = tensor_of(xDesc), *yt = tensor_of(yDesc), *dyt = tensor_of(dyDesc),
+				       *dxt = tensor_of(dxDesc), *pt = tensor_of(dBnScaleBiasDesc);
+
+	if (!handle_ok(handle) || !bn_ex_tensor_ok(xt) || dyt == NULL || dxt == NULL || !same_dims(xt, dyt) ||
+	    !same_dims(xt, dxt) || !bn_param_ok(xt, pt, mode) ||
+	    !bn_ops_ok(bnOps, activationDesc) ||
+	    !bn_added_ok(bnOps, tensor_of(dzDesc), xt) ||
+	    (bnOps != CUDNN_BATCHNORM_OPS_BN && (yt == NULL || !same_dims(xt, yt))) || sizeInBytes == NULL)
+		return CUDNN_STATUS_BAD_PARAM;
+	*sizeInBytes = 0;
+	return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t cudnnGetBatchNormalizationTrainingExReserveSpaceSize(cudnnHandle_t handle, cudnnBatchNormMode_t mode,
+								   cudnnBatchNormOps_t bnOps,
+								   const cudnnActivationDescriptor_t activationDesc,
+								   const cudnnTensorDescriptor_t xDesc,
+								   size_t *sizeInBytes)
+{
+	const struct cudnnTensorStruct *xt = tensor_of(xDesc);
+
+	if (!handle_ok(handle) || !bn_ex_tensor_ok(xt) || (int)mode < CUDNN_BATCHNORM_PER_ACTIVATION ||
+	    (int)mode > CUDNN_BATCHNORM_SPATIAL_PERSISTENT ||
+	    !bn_ops_ok(bnOps, activationDesc) || sizeInBytes == NULL)
+		return CUDNN_STATUS_BAD_PARAM;
+	*sizeInBytes = 0;
+	return CUDNN_STATUS_SUCCESS;
+}
+
+/* As cudnnBatchNormalizationForwardTraining, then activation (of the sum with z for BN_ADD_ACTIVATION). */
+cudnnStatus_t cudnnBatchNormalizationForwardTrainingEx(
+	cudnnHandle_t handle, cudnnBatchNormMode_t mode, cudnnBatchNormOps_t bnOps, const void *alpha, const void *beta,
+	const cudnnTensorDescriptor_t xDesc, const void *xData, const cudnnTensorDescriptor_t zDesc, const void *zData,
+	const cudnnTensorDescriptor_t yDesc, void *yData, const cudnnTensorDescriptor_t bnScaleBiasMeanVarDesc,
+	const void *bnScale, const void *bnBias, double exponentialAverageFactor, void *resultRunningMean,
+	void *resultRunningVariance, double epsilon, void *resultSaveMean, void *resultSaveInvVariance,
+	cudnnActivationDescriptor_t activationDesc, void *workspace, size_t workSpaceSizeInBytes, void *reserveSpace,
+	size_t reserveSpaceSizeInBytes)
+{
+	const struct cudnnTensorStruct *xt = tensor_of(xDesc), *yt = tensor_of(yDesc),
+				       *pt = tensor_of(bnScaleBiasMeanVarDesc);
+
+	(void)exponentialAverageFactor, (void)workspace, (void)workSpaceSizeInBytes, (void)reserveSpace,
+		(void)reserveSpaceSizeInBytes;
+	if (!handle_ok(handle) || !bn_ex_tensor_ok(xt) || yt == NULL || !same_dims(xt, yt) || xt->dtype != yt->dtype ||
+	    !bn_param_ok(xt, pt, mode) || !bn_ops_ok(bnOps, activationDesc) ||
+	    !bn_added_ok(bnOps, tensor_of(zDesc), xt) ||
+	    (bnOps == CUDNN_BATCHNORM_OPS_BN_ADD_ACTIVATION && zData == NULL) || alpha == NULL || beta == NULL ||
+	    xData == NULL || yData == NULL || bnScale == NULL || bnBias == NULL ||
+	    (resultRunningMean == NULL) != (resultRunningVariance == NULL) ||
+	    (resultSaveMean == NULL) != (resultSaveInvVariance == NULL) || epsilon < CUDNN_BN_MIN_EPSILON)
+		return CUDNN_STATUS_BAD_PARAM;
+	return dn_time(handle, tensor_elements(xt), K_BN_FWD_TRAINING);
+}
+
+/* As cudnnBatchNormalizationBackward, through the activation: y and the bias are needed then, and dz for
+ * BN_ADD_ACTIVATION. */
+cudnnStatus_t cudnnBatchNormalizationBackwardEx(
+	cudnnHandle_t handle, cudnnBatchNormMode_t mode, cudnnBatchNormOps_t bnOps, const void *alphaDataDiff,
+	const void *betaDataDiff, const void *alphaParamDiff, const void *betaParamDiff,
+	const cudnnTensorDescriptor_t xDesc, const void *xData, const cudnnTensorDescriptor_t yDesc, const void *yData,
+	const cudnnTensorDescriptor_t dyDesc, const void *dyData, const cudnnTensorDescriptor_t dzDesc, void *dzData,
+	const cudnnTensorDescriptor_t dxDesc, void *dxData, const cudnnTensorDescriptor_t dBnScaleBiasDesc,
+	const void *bnScaleData, const void *bnBiasData, void *dBnScaleData, void *dBnBiasData, double epsilon,
+	const void *savedMean, const void *savedInvVariance, cudnnActivationDescriptor_t activationDesc,
+	void *workSpace, size_t workSpaceSizeInBytes, void *reserveSpace, size_t reserveSpaceSizeInBytes)
+{
+	const struct cudnnTensorStruct *xt = tensor_of(xDesc), *yt = tensor_of(yDesc), *dyt = tensor_of(dyDesc),
+				       *dxt = tensor_of(dxDesc), *pt = tensor_of(dBnScaleBiasDesc);
+	int activation = bnOps != CUDNN_BATCHNORM_OPS_BN;
+
+	(void)workSpace, (void)workSpaceSizeInBytes, (void)reserveSpace, (void)reserveSpaceSizeInBytes;
+	if (!handle_ok(handle) || !bn_ex_tensor_ok(xt) || dyt == NULL || dxt == NULL || !same_dims(xt, dyt) ||
+	    !same_dims(xt, dxt) || !bn_param_ok(xt, pt, mode) ||
+	    !bn_ops_ok(bnOps, activationDesc) ||
+	    !bn_added_ok(bnOps, tensor_of(dzDesc), xt) ||
+	    (bnOps == CUDNN_BATCHNORM_OPS_BN_ADD_ACTIVATION && dzData == NULL) ||
+	    (activation && (yt == NULL || !same_dims(xt, yt) || yData == NULL || bnBiasData == NULL)) ||
+	    alphaDataDiff == NULL || betaDataDiff == NULL || alphaParamDiff == NULL || betaParamDiff == NULL ||
+	    xData == NULL || dyData == NULL || dxData == NULL || bnScaleData == NULL || dBnScaleData == NULL ||
+	    dBnBiasData == NULL || (savedMean == NULL) != (savedInvVariance == NULL) || epsilon < CUDNN_BN_MIN_EPSILON)
+		return CUDNN_STATUS_BAD_PARAM;
+	return dn_time(handle, tensor_elements(xt), K_BN_BWD);
+}
+
 static int softmax_args_ok(cudnnSoftmaxAlgorithm_t algo, cudnnSoftmaxMode_t mode)
 {
 	return (int)algo >= CUDNN_SOFTMAX_FAST && (int)algo <= CUDNN_SOFTMAX_LOG &&
@@ -888,6 +1050,136 @@ cudnnStatus_t cudnnSoftmaxBackward(cudnnHandle_t handle, cudnnSoftmaxAlgorithm_t
 	    dx == NULL)
 		return CUDNN_STATUS_BAD_PARAM;
 	return dn_time(handle, tensor_elements(yt), K_SOFTMAX_BWD);
+}
+
+/* ---- pooling, spatial transformer ---- */
+
+cudnnStatus_t cudnnSetPooling2dDescriptor(cudnnPoolingDescriptor_t poolingDesc, cudnnPoolingMode_t mode,
+					  cudnnNanPropagation_t maxpoolingNanOpt, int windowHeight, int windowWidth,
+					  int verticalPadding, int horizontalPadding, int verticalStride,
+					  int horizontalStride)
+{
+	if (poolingDesc == NULL || poolingDesc->magic != DN_POOL_MAGIC || (int)mode < CUDNN_POOLING_MAX ||
+	    (int)mode > CUDNN_POOLING_MAX_DETERMINISTIC ||
+	    ((int)maxpoolingNanOpt != CUDNN_NOT_PROPAGATE_NAN && (int)maxpoolingNanOpt != CUDNN_PROPAGATE_NAN) ||
+	    windowHeight <= 0 || windowWidth <= 0 || verticalPadding < 0 || horizontalPadding < 0 ||
+	    verticalStride <= 0 || horizontalStride <= 0)
+		return CUDNN_STATUS_BAD_PARAM;
+	poolingDesc->mode = mode;
+	poolingDesc->nan = maxpoolingNanOpt;
+	poolingDesc->nb_dims = 2;
+	poolingDesc->window[0] = windowHeight, poolingDesc->window[1] = windowWidth;
+	poolingDesc->pad[0] = verticalPadding, poolingDesc->pad[1] = horizontalPadding;
+	poolingDesc->stride[0] = verticalStride, poolingDesc->stride[1] = horizontalStride;
+	poolingDesc->set = 1;
+	return CUDNN_STATUS_SUCCESS;
+}
+
+/* x and y: the pooling's spatial dimensions plus n and c, which they share, of one data type. */
+cudnnStatus_t cudnnPoolingForward(cudnnHandle_t handle, const cudnnPoolingDescriptor_t poolingDesc, const void *alpha,
+				  const cudnnTensorDescriptor_t xDesc, const void *x, const void *beta,
+				  const cudnnTensorDescriptor_t yDesc, void *y)
+{
+	const struct cudnnTensorStruct *xt = tensor_of(xDesc), *yt = tensor_of(yDesc);
+	double xn, yn;
+
+	if (!handle_ok(handle) || poolingDesc == NULL || poolingDesc->magic != DN_POOL_MAGIC || !poolingDesc->set ||
+	    xt == NULL || yt == NULL || xt->nb_dims != poolingDesc->nb_dims + 2 || yt->nb_dims != xt->nb_dims ||
+	    xt->dims[0] != yt->dims[0] || xt->dims[1] != yt->dims[1] || xt->dtype != yt->dtype || alpha == NULL ||
+	    beta == NULL || x == NULL || y == NULL)
+		return CUDNN_STATUS_BAD_PARAM;
+	xn = tensor_elements(xt), yn = tensor_elements(yt);
+	return dn_time(handle, xn > yn ? xn : yn, K_POOLING_FWD);
+}
+
+/* cuDNN transforms in 2-D only (4-D tensors): other sizes are CUDNN_STATUS_NOT_SUPPORTED. */
+cudnnStatus_t cudnnSetSpatialTransformerNdDescriptor(cudnnSpatialTransformerDescriptor_t stDesc,
+						     cudnnSamplerType_t samplerType, cudnnDataType_t dataType,
+						     const int nbDims, const int dimA[])
+{
+	if (stDesc == NULL || stDesc->magic != DN_ST_MAGIC || dimA == NULL || samplerType != CUDNN_SAMPLER_BILINEAR ||
+	    !dtype_ok(dataType) || nbDims <= 0 || nbDims > CUDNN_DIM_MAX)
+		return CUDNN_STATUS_BAD_PARAM;
+	if (nbDims != 4)
+		return CUDNN_STATUS_NOT_SUPPORTED;
+	for (int i = 0; i < 4; i++)
+		if (dimA[i] <= 0)
+			return CUDNN_STATUS_BAD_PARAM;
+	stDesc->dtype = dataType;
+	memcpy(stDesc->dims, dimA, sizeof(stDesc->dims));
+	stDesc->set = 1;
+	return CUDNN_STATUS_SUCCESS;
+}
+
+static const struct cudnnSpatialTransformerStruct *st_of(const cudnnSpatialTransformerDescriptor_t st)
+{
+	return st != NULL && st->magic == DN_ST_MAGIC && st->set ? st : NULL;
+}
+
+/* The sampling grid: an (x, y) pair per point of the transformed tensor's n x h x w. */
+static double st_grid_elements(const struct cudnnSpatialTransformerStruct *st)
+{
+	return 2.0 * st->dims[0] * st->dims[2] * st->dims[3];
+}
+
+/* The grid of an affine transform theta (n x 2 x 3), and theta's gradient from the grid's. */
+cudnnStatus_t cudnnSpatialTfGridGeneratorForward(cudnnHandle_t handle, const cudnnSpatialTransformerDescriptor_t stDesc,
+						 const void *theta, void *grid)
+{
+	const struct cudnnSpatialTransformerStruct *st = st_of(stDesc);
+
+	if (!handle_ok(handle) || st == NULL || theta == NULL || grid == NULL)
+		return CUDNN_STATUS_BAD_PARAM;
+	return dn_time(handle, st_grid_elements(st), K_ST_GRID_FWD);
+}
+
+cudnnStatus_t cudnnSpatialTfGridGeneratorBackward(cudnnHandle_t handle,
+						  const cudnnSpatialTransformerDescriptor_t stDesc, const void *dgrid,
+						  void *dtheta)
+{
+	const struct cudnnSpatialTransformerStruct *st = st_of(stDesc);
+
+	if (!handle_ok(handle) || st == NULL || dgrid == NULL || dtheta == NULL)
+		return CUDNN_STATUS_BAD_PARAM;
+	return dn_time(handle, st_grid_elements(st), K_ST_GRID_BWD);
+}
+
+/* x (4-D) sampled into the transformed tensor y (the descriptor's dimensions), n and c shared. */
+static int st_tensors_ok(const struct cudnnSpatialTransformerStruct *st, const struct cudnnTensorStruct *x,
+			 const struct cudnnTensorStruct *y)
+{
+	return st != NULL && x != NULL && y != NULL && x->nb_dims == 4 && y->nb_dims == 4 &&
+	       memcmp(y->dims, st->dims, sizeof(st->dims)) == 0 && x->dims[0] == y->dims[0] &&
+	       x->dims[1] == y->dims[1] && x->dtype == y->dtype;
+}
+
+cudnnStatus_t cudnnSpatialTfSamplerForward(cudnnHandle_t handle, cudnnSpatialTransformerDescriptor_t stDesc,
+					   const void *alpha, const cudnnTensorDescriptor_t xDesc, const void *x,
+					   const void *grid, const void *beta, cudnnTensorDescriptor_t yDesc, void *y)
+{
+	const struct cudnnSpatialTransformerStruct *st = st_of(stDesc);
+	const struct cudnnTensorStruct *xt = tensor_of(xDesc), *yt = tensor_of(yDesc);
+
+	if (!handle_ok(handle) || !st_tensors_ok(st, xt, yt) || alpha == NULL || beta == NULL || x == NULL ||
+	    grid == NULL || y == NULL)
+		return CUDNN_STATUS_BAD_PARAM;
+	return dn_time(handle, max3(tensor_elements(xt), tensor_elements(yt), st_grid_elements(st)), K_ST_SAMPLER_FWD);
+}
+
+cudnnStatus_t cudnnSpatialTfSamplerBackward(cudnnHandle_t handle, cudnnSpatialTransformerDescriptor_t stDesc,
+					    const void *alpha, const cudnnTensorDescriptor_t xDesc, const void *x,
+					    const void *beta, const cudnnTensorDescriptor_t dxDesc, void *dx,
+					    const void *alphaDgrid, const cudnnTensorDescriptor_t dyDesc, const void *dy,
+					    const void *grid, const void *betaDgrid, void *dgrid)
+{
+	const struct cudnnSpatialTransformerStruct *st = st_of(stDesc);
+	const struct cudnnTensorStruct *xt = tensor_of(xDesc), *dxt = tensor_of(dxDesc), *dyt = tensor_of(dyDesc);
+
+	if (!handle_ok(handle) || !st_tensors_ok(st, xt, dyt) || dxt == NULL || !same_dims(xt, dxt) || alpha == NULL ||
+	    beta == NULL || alphaDgrid == NULL || betaDgrid == NULL || x == NULL || dx == NULL || dy == NULL ||
+	    grid == NULL || dgrid == NULL)
+		return CUDNN_STATUS_BAD_PARAM;
+	return dn_time(handle, max3(tensor_elements(xt), tensor_elements(dyt), st_grid_elements(st)), K_ST_SAMPLER_BWD);
 }
 
 /* ---- RNN (minimal: descriptors, sizes, timed operations) ---- */

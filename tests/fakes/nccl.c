@@ -360,12 +360,12 @@ static const char *kernel_name(char *buf, size_t len, const char *coll, int op, 
 	return buf;
 }
 
-/* With one rank, every collective leaves the send buffer's count elements in the receive buffer. */
-static ncclResult_t coll_run(ncclComm_t comm, const void *sendbuff, void *recvbuff, size_t count,
-			     ncclDataType_t datatype, int op, int root, cudaStream_t stream, const char *coll)
+/* With one rank, every collective leaves the send buffer's count elements in the receive buffer, in the
+ * kernel named kernel. */
+static ncclResult_t coll_move(ncclComm_t comm, const void *sendbuff, void *recvbuff, size_t count,
+			      ncclDataType_t datatype, int op, int root, cudaStream_t stream, const char *kernel)
 {
 	ncclResult_t r = coll_check(comm, sendbuff, recvbuff, count, datatype, op, root, stream);
-	char name[96];
 	size_t bytes;
 
 	if (r != ncclSuccess)
@@ -373,7 +373,17 @@ static ncclResult_t coll_run(ncclComm_t comm, const void *sendbuff, void *recvbu
 	bytes = count * nc_type_size(datatype);
 	if (bytes > 0 && sendbuff != recvbuff)
 		memmove(recvbuff, sendbuff, bytes);
-	return nc_time(stream, bytes, kernel_name(name, sizeof(name), coll, op, datatype));
+	return nc_time(stream, bytes, kernel);
+}
+
+/* A collective with a kernel of its own (ncclDevKernel_AllReduce_Sum_f32_RING_LL). */
+static ncclResult_t coll_run(ncclComm_t comm, const void *sendbuff, void *recvbuff, size_t count,
+			     ncclDataType_t datatype, int op, int root, cudaStream_t stream, const char *coll)
+{
+	char name[96];
+
+	return coll_move(comm, sendbuff, recvbuff, count, datatype, op, root, stream,
+			 kernel_name(name, sizeof(name), coll, op, datatype));
 }
 
 ncclResult_t pncclAllReduce(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype, ncclRedOp_t op,
@@ -416,6 +426,29 @@ ncclResult_t pncclReduceScatter(const void *sendbuff, void *recvbuff, size_t rec
 				ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream)
 {
 	return coll_run(comm, sendbuff, recvbuff, recvcount, datatype, (int)op, -1, stream, "ReduceScatter");
+}
+
+/* NCCL 2.28's all-to-all, gather and scatter are grouped sends and receives: they run its SendRecv kernel. */
+ncclResult_t pncclAlltoAll(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype, ncclComm_t comm,
+			   cudaStream_t stream)
+{
+	return coll_move(comm, sendbuff, recvbuff, count, datatype, -1, -1, stream, "ncclDevKernel_SendRecv");
+}
+
+ncclResult_t pncclGather(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype, int root,
+			 ncclComm_t comm, cudaStream_t stream)
+{
+	if (root < 0)
+		return nc_fail(ncclInvalidArgument, "fake NCCL: invalid root %d", root);
+	return coll_move(comm, sendbuff, recvbuff, count, datatype, -1, root, stream, "ncclDevKernel_SendRecv");
+}
+
+ncclResult_t pncclScatter(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype, int root,
+			  ncclComm_t comm, cudaStream_t stream)
+{
+	if (root < 0)
+		return nc_fail(ncclInvalidArgument, "fake NCCL: invalid root %d", root);
+	return coll_move(comm, sendbuff, recvbuff, count, datatype, -1, root, stream, "ncclDevKernel_SendRecv");
 }
 
 /* ---- point to point ---- */
@@ -539,6 +572,9 @@ NC_ALIAS(ncclBcast)
 NC_ALIAS(ncclReduce)
 NC_ALIAS(ncclAllGather)
 NC_ALIAS(ncclReduceScatter)
+NC_ALIAS(ncclAlltoAll)
+NC_ALIAS(ncclGather)
+NC_ALIAS(ncclScatter)
 NC_ALIAS(ncclSend)
 NC_ALIAS(ncclRecv)
 NC_ALIAS(ncclGroupStart)

@@ -1,7 +1,8 @@
 /* cuda_fakes_check: checks that the fake CUDA libraries (tests/fakes) keep the contracts the profiler's
  * tests rely on: stream ordering and the legacy stream's rules, events, sticky errors, memory tables and
- * copy checks, GEMM results for every op combination, cuBLASLt's attribute protocol, cuDNN's argument and
- * backend finalize rules, NCCL's one-rank collectives and send/receive pairing.
+ * copy checks, GEMM results for every op combination (complex batched and SgemmEx included), cuBLASLt's
+ * attribute protocol, cuDNN's argument rules (batch normalisation's Ex forms, pooling, spatial transformer)
+ * and backend finalize rules, NCCL's one-rank collectives and send/receive pairing.
  * Linked like cuda_train; run with no arguments. Prints one line per failed check; exit 0 when all pass. */
 #define _GNU_SOURCE
 #include <stdbool.h>
@@ -354,6 +355,92 @@ static void check_cublas(void)
 		cudaFree(cC);
 	}
 
+	/* complex batched: entry b of A is (0, b + 1), of B (1, 0): A^T B = k (0, b + 1), A^H B = k (0, -(b + 1)) */
+	{
+		cuComplex *cA, *cB, *cC, cone = { 1, 0 }, czero = { 0, 0 };
+		cuDoubleComplex *zA, *zB, *zC, zone = { 1, 0 }, zzero = { 0, 0 };
+
+		cudaMallocManaged((void **)&cA, 8 * sizeof(cuComplex), cudaMemAttachGlobal);
+		cudaMallocManaged((void **)&cB, 8 * sizeof(cuComplex), cudaMemAttachGlobal);
+		cudaMallocManaged((void **)&cC, 8 * sizeof(cuComplex), cudaMemAttachGlobal);
+		cudaMallocManaged((void **)&zA, 8 * sizeof(cuDoubleComplex), cudaMemAttachGlobal);
+		cudaMallocManaged((void **)&zB, 8 * sizeof(cuDoubleComplex), cudaMemAttachGlobal);
+		cudaMallocManaged((void **)&zC, 8 * sizeof(cuDoubleComplex), cudaMemAttachGlobal);
+		for (int i = 0; i < 8; i++) {
+			cA[i] = (cuComplex){ 0, (float)(i / 4 + 1) };
+			cB[i] = (cuComplex){ 1, 0 };
+			zA[i] = (cuDoubleComplex){ 0, i / 4 + 1 };
+			zB[i] = (cuDoubleComplex){ 1, 0 };
+		}
+		EQ(cublasCgemmStridedBatched(h, CUBLAS_OP_T, CUBLAS_OP_N, 2, 2, 2, &cone, cA, 2, 4, cB, 2, 4, &czero, cC,
+					     2, 4, 2),
+		   CUBLAS_STATUS_SUCCESS);
+		CHECK(cC[3].x == 0 && cC[3].y == 2 && cC[7].x == 0 && cC[7].y == 4);
+		EQ(cublasZgemmStridedBatched(h, CUBLAS_OP_C, CUBLAS_OP_N, 2, 2, 2, &zone, zA, 2, 4, zB, 2, 4, &zzero, zC,
+					     2, 4, 2),
+		   CUBLAS_STATUS_SUCCESS);
+		CHECK(zC[3].x == 0 && zC[3].y == -2 && zC[7].x == 0 && zC[7].y == -4);
+		{
+			const cuComplex *ca[2] = { cA + 4, cA }, *cb[2] = { cB, cB + 4 };
+			cuComplex *cc[2] = { cC, cC + 4 };
+			const cuDoubleComplex *za[2] = { zA + 4, zA }, *zb[2] = { zB, zB + 4 };
+			cuDoubleComplex *zc[2] = { zC, zC + 4 };
+
+			EQ(cublasCgemmBatched(h, CUBLAS_OP_C, CUBLAS_OP_N, 2, 2, 2, &cone, ca, 2, cb, 2, &czero, cc, 2, 2),
+			   CUBLAS_STATUS_SUCCESS);
+			CHECK(cC[0].y == -4 && cC[7].y == -2);
+			EQ(cublasZgemmBatched(h, CUBLAS_OP_T, CUBLAS_OP_N, 2, 2, 2, &zone, za, 2, zb, 2, &zzero, zc, 2, 2),
+			   CUBLAS_STATUS_SUCCESS);
+			CHECK(zC[0].y == 4 && zC[7].y == 2);
+			EQ(cublasZgemmBatched(NULL, CUBLAS_OP_T, CUBLAS_OP_N, 2, 2, 2, &zone, za, 2, zb, 2, &zzero, zc, 2, 2),
+			   CUBLAS_STATUS_NOT_INITIALIZED);
+			EQ(cublasCgemmBatched(h, CUBLAS_OP_N, CUBLAS_OP_N, 2, 2, 2, &cone, ca, 1, cb, 2, &czero, cc, 2, 2),
+			   CUBLAS_STATUS_INVALID_VALUE); /* lda < m */
+		}
+		EQ(cublasCgemmStridedBatched(h, CUBLAS_OP_N, CUBLAS_OP_N, 2, 2, 2, &cone, cA, 2, 4, cB, 2, 4, &czero, cC, 2,
+					     4, -1),
+		   CUBLAS_STATUS_INVALID_VALUE);
+		EQ(cublasZgemmStridedBatched(NULL, CUBLAS_OP_N, CUBLAS_OP_N, 2, 2, 2, &zone, zA, 2, 4, zB, 2, 4, &zzero, zC,
+					     2, 4, 2),
+		   CUBLAS_STATUS_NOT_INITIALIZED);
+		cudaFree(cA);
+		cudaFree(cB);
+		cudaFree(cC);
+		cudaFree(zA);
+		cudaFree(zB);
+		cudaFree(zC);
+	}
+
+	/* SgemmEx: float arithmetic over 32F data (as Sgemm) or 16F data into 32F; 64F is not among its types */
+	{
+		uint16_t *hA = (uint16_t *)dA, *hB = (uint16_t *)dB;
+		int bad = 0;
+
+		for (int i = 0; i < LD * LD; i++) {
+			hA[i] = to_half((float)a64[i]);
+			hB[i] = to_half((float)b64[i]);
+		}
+		EQ(cublasSgemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, M, N, K, &two, A, CUDA_R_32F, LD, B, CUDA_R_32F, LD, &zero, C,
+				 CUDA_R_32F, LD),
+		   CUBLAS_STATUS_SUCCESS);
+		for (int j = 0; j < N; j++)
+			for (int i = 0; i < M; i++)
+				bad += C[i + j * LD] != (float)(2 * ref_elem(a64, LD, 1, b64, LD, 0, K, i, j));
+		EQ(cublasSgemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, M, N, K, &one, hA, CUDA_R_16F, LD, hB, CUDA_R_16F, LD, &zero, C,
+				 CUDA_R_32F, LD),
+		   CUBLAS_STATUS_SUCCESS);
+		for (int j = 0; j < N; j++)
+			for (int i = 0; i < M; i++)
+				bad += C[i + j * LD] != (float)ref_elem(a64, LD, 0, b64, LD, 0, K, i, j);
+		CHECK(bad == 0);
+		EQ(cublasSgemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, M, N, K, &one, dA, CUDA_R_64F, LD, dB, CUDA_R_64F, LD, &zero,
+				 dC, CUDA_R_64F, LD),
+		   CUBLAS_STATUS_NOT_SUPPORTED);
+		EQ(cublasSgemmEx(NULL, CUBLAS_OP_N, CUBLAS_OP_N, M, N, K, &one, A, CUDA_R_32F, LD, B, CUDA_R_32F, LD, &zero,
+				 C, CUDA_R_32F, LD),
+		   CUBLAS_STATUS_NOT_INITIALIZED);
+	}
+
 	/* strided batched and pointer-array batched agree with single products */
 	{
 		const float *Aa[2] = { A, A + 1 }, *Ba[2] = { B, B + 2 };
@@ -602,6 +689,117 @@ static void check_cudnn(void)
 	cudaFree(buf);
 }
 
+/* Batch normalisation's Ex forms, pooling and the spatial transformer. */
+static void check_cudnn_ops(void)
+{
+	cudnnHandle_t h;
+	cudnnTensorDescriptor_t x, y, small, bn;
+	cudnnActivationDescriptor_t relu;
+	cudnnPoolingDescriptor_t pool;
+	cudnnSpatialTransformerDescriptor_t st;
+	float one = 1, zero = 0, *buf;
+	size_t size = 1;
+	int st_dims[4] = { 2, 3, 4, 4 }, st_dims5[5] = { 2, 3, 1, 4, 4 };
+
+	cudaMalloc((void **)&buf, 1 << 16);
+	EQ(cudnnCreate(&h), CUDNN_STATUS_SUCCESS);
+	cudnnCreateTensorDescriptor(&x);
+	cudnnCreateTensorDescriptor(&y);
+	cudnnCreateTensorDescriptor(&small);
+	cudnnCreateTensorDescriptor(&bn);
+	cudnnCreateActivationDescriptor(&relu);
+	cudnnSetTensor4dDescriptor(x, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 2, 3, 8, 8);
+	cudnnSetTensor4dDescriptor(y, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 2, 3, 8, 8);
+	cudnnSetTensor4dDescriptor(small, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 2, 3, 4, 4);
+	EQ(cudnnDeriveBNTensorDescriptor(bn, x, CUDNN_BATCHNORM_SPATIAL), CUDNN_STATUS_SUCCESS);
+	cudnnSetActivationDescriptor(relu, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0);
+
+	/* batch normalisation, Ex forms */
+	EQ(cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(h, CUDNN_BATCHNORM_SPATIAL,
+								    CUDNN_BATCHNORM_OPS_BN_ADD_ACTIVATION, x, y, y, bn,
+								    relu, &size),
+	   CUDNN_STATUS_SUCCESS);
+	EQ(size, 0);
+	size = 1;
+	EQ(cudnnGetBatchNormalizationTrainingExReserveSpaceSize(h, CUDNN_BATCHNORM_SPATIAL,
+								CUDNN_BATCHNORM_OPS_BN_ACTIVATION, relu, x, &size),
+	   CUDNN_STATUS_SUCCESS);
+	EQ(size, 0);
+	EQ(cudnnGetBatchNormalizationBackwardExWorkspaceSize(h, CUDNN_BATCHNORM_SPATIAL, CUDNN_BATCHNORM_OPS_BN_ACTIVATION,
+							     x, NULL, y, NULL, y, bn, relu, &size),
+	   CUDNN_STATUS_BAD_PARAM); /* the activation's backward needs y */
+	EQ(cudnnBatchNormalizationForwardTrainingEx(h, CUDNN_BATCHNORM_SPATIAL, CUDNN_BATCHNORM_OPS_BN_ADD_ACTIVATION,
+						    &one, &zero, x, buf, y, buf, y, buf, bn, buf, buf, 0.1, buf, buf,
+						    1e-5, buf, buf, relu, NULL, 0, NULL, 0),
+	   CUDNN_STATUS_SUCCESS);
+	EQ(cudnnBatchNormalizationForwardTrainingEx(h, CUDNN_BATCHNORM_SPATIAL, CUDNN_BATCHNORM_OPS_BN_ADD_ACTIVATION,
+						    &one, &zero, x, buf, NULL, NULL, y, buf, bn, buf, buf, 0.1, buf, buf,
+						    1e-5, buf, buf, relu, NULL, 0, NULL, 0),
+	   CUDNN_STATUS_BAD_PARAM); /* no z to add */
+	EQ(cudnnBatchNormalizationForwardTrainingEx(h, CUDNN_BATCHNORM_SPATIAL, CUDNN_BATCHNORM_OPS_BN_ACTIVATION, &one,
+						    &zero, x, buf, NULL, NULL, y, buf, bn, buf, buf, 0.1, buf, buf, 1e-5,
+						    buf, buf, NULL, NULL, 0, NULL, 0),
+	   CUDNN_STATUS_BAD_PARAM); /* no activation */
+	EQ(cudnnBatchNormalizationForwardTrainingEx(NULL, CUDNN_BATCHNORM_SPATIAL, CUDNN_BATCHNORM_OPS_BN, &one, &zero, x,
+						    buf, NULL, NULL, y, buf, bn, buf, buf, 0.1, buf, buf, 1e-5, buf, buf,
+						    NULL, NULL, 0, NULL, 0),
+	   CUDNN_STATUS_BAD_PARAM);
+	EQ(cudnnBatchNormalizationBackwardEx(h, CUDNN_BATCHNORM_SPATIAL, CUDNN_BATCHNORM_OPS_BN_ACTIVATION, &one, &zero,
+					     &one, &zero, x, buf, y, buf, y, buf, NULL, NULL, y, buf, bn, buf, buf, buf,
+					     buf, 1e-5, buf, buf, relu, NULL, 0, NULL, 0),
+	   CUDNN_STATUS_SUCCESS);
+	EQ(cudnnBatchNormalizationBackwardEx(h, CUDNN_BATCHNORM_SPATIAL, CUDNN_BATCHNORM_OPS_BN_ACTIVATION, &one, &zero,
+					     &one, &zero, x, buf, y, buf, y, buf, NULL, NULL, y, buf, bn, buf, NULL, buf,
+					     buf, 1e-5, buf, buf, relu, NULL, 0, NULL, 0),
+	   CUDNN_STATUS_BAD_PARAM); /* the activation's backward needs the bias */
+	EQ(cudnnBatchNormalizationBackwardEx(h, CUDNN_BATCHNORM_SPATIAL, CUDNN_BATCHNORM_OPS_BN, &one, &zero, &one,
+					     &zero, x, buf, NULL, NULL, y, buf, NULL, NULL, y, buf, bn, buf, NULL, buf,
+					     buf, 1e-5, buf, NULL, NULL, NULL, 0, NULL, 0),
+	   CUDNN_STATUS_BAD_PARAM); /* one of the saved mean and inverse variance */
+
+	/* pooling: 2x2 windows, stride 2, 8x8 -> 4x4 */
+	EQ(cudnnCreatePoolingDescriptor(&pool), CUDNN_STATUS_SUCCESS);
+	EQ(cudnnPoolingForward(h, pool, &one, x, buf, &zero, small, buf), CUDNN_STATUS_BAD_PARAM); /* not set */
+	EQ(cudnnSetPooling2dDescriptor(pool, CUDNN_POOLING_MAX, CUDNN_NOT_PROPAGATE_NAN, 0, 2, 0, 0, 2, 2),
+	   CUDNN_STATUS_BAD_PARAM);
+	EQ(cudnnSetPooling2dDescriptor(pool, CUDNN_POOLING_MAX, CUDNN_NOT_PROPAGATE_NAN, 2, 2, 0, 0, 2, 2),
+	   CUDNN_STATUS_SUCCESS);
+	EQ(cudnnPoolingForward(h, pool, &one, x, buf, &zero, small, buf), CUDNN_STATUS_SUCCESS);
+	EQ(cudnnPoolingForward(NULL, pool, &one, x, buf, &zero, small, buf), CUDNN_STATUS_BAD_PARAM);
+	EQ(cudnnPoolingForward(h, pool, &one, x, buf, &zero, bn, buf), CUDNN_STATUS_BAD_PARAM); /* n and c differ */
+	EQ(cudnnDestroyPoolingDescriptor(pool), CUDNN_STATUS_SUCCESS);
+
+	/* spatial transformer: x 8x8 sampled into the descriptor's 4x4 */
+	EQ(cudnnCreateSpatialTransformerDescriptor(&st), CUDNN_STATUS_SUCCESS);
+	EQ(cudnnSetSpatialTransformerNdDescriptor(st, CUDNN_SAMPLER_BILINEAR, CUDNN_DATA_FLOAT, 5, st_dims5),
+	   CUDNN_STATUS_NOT_SUPPORTED);
+	EQ(cudnnSetSpatialTransformerNdDescriptor(st, CUDNN_SAMPLER_BILINEAR, CUDNN_DATA_FLOAT, 4, NULL),
+	   CUDNN_STATUS_BAD_PARAM);
+	EQ(cudnnSpatialTfGridGeneratorForward(h, st, buf, buf), CUDNN_STATUS_BAD_PARAM); /* not set */
+	EQ(cudnnSetSpatialTransformerNdDescriptor(st, CUDNN_SAMPLER_BILINEAR, CUDNN_DATA_FLOAT, 4, st_dims),
+	   CUDNN_STATUS_SUCCESS);
+	EQ(cudnnSpatialTfGridGeneratorForward(h, st, buf, buf), CUDNN_STATUS_SUCCESS);
+	EQ(cudnnSpatialTfGridGeneratorForward(h, st, NULL, buf), CUDNN_STATUS_BAD_PARAM);
+	EQ(cudnnSpatialTfGridGeneratorBackward(h, st, buf, buf), CUDNN_STATUS_SUCCESS);
+	EQ(cudnnSpatialTfGridGeneratorBackward(NULL, st, buf, buf), CUDNN_STATUS_BAD_PARAM);
+	EQ(cudnnSpatialTfSamplerForward(h, st, &one, x, buf, buf, &zero, small, buf), CUDNN_STATUS_SUCCESS);
+	EQ(cudnnSpatialTfSamplerForward(h, st, &one, x, buf, buf, &zero, y, buf),
+	   CUDNN_STATUS_BAD_PARAM); /* y is not the transformed shape */
+	EQ(cudnnSpatialTfSamplerBackward(h, st, &one, x, buf, &zero, x, buf, &one, small, buf, buf, &zero, buf),
+	   CUDNN_STATUS_SUCCESS);
+	EQ(cudnnSpatialTfSamplerBackward(h, st, &one, x, buf, &zero, small, buf, &one, small, buf, buf, &zero, buf),
+	   CUDNN_STATUS_BAD_PARAM); /* dx is not x's shape */
+	EQ(cudnnDestroySpatialTransformerDescriptor(st), CUDNN_STATUS_SUCCESS);
+
+	cudnnDestroyActivationDescriptor(relu);
+	cudnnDestroyTensorDescriptor(x);
+	cudnnDestroyTensorDescriptor(y);
+	cudnnDestroyTensorDescriptor(small);
+	cudnnDestroyTensorDescriptor(bn);
+	EQ(cudnnDestroy(h), CUDNN_STATUS_SUCCESS);
+	cudaFree(buf);
+}
+
 static void check_nccl(void)
 {
 	ncclUniqueId id;
@@ -625,6 +823,16 @@ static void check_nccl(void)
 	EQ(ncclAllReduce(a, b, 64, ncclNumTypes, ncclSum, comm, NULL), ncclInvalidArgument);
 	EQ(ncclAllReduce(a, b, 64, ncclFloat, ncclNumOps, comm, NULL), ncclInvalidArgument);
 	EQ(ncclBroadcast(a, b, 64, ncclFloat, 1, comm, NULL), ncclInvalidArgument);
+	EQ(ncclBcast(a, 64, ncclFloat, 1, comm, NULL), ncclInvalidArgument);
+	EQ(ncclBcast(a, 64, ncclFloat, 0, comm, NULL), ncclSuccess);
+	CHECK(a[63] == 63); /* in place: one rank's broadcast leaves the buffer as it was */
+	EQ(ncclGather(a, b, 64, ncclFloat, 1, comm, NULL), ncclInvalidArgument);
+	EQ(ncclScatter(a, b, 64, ncclFloat, -1, comm, NULL), ncclInvalidArgument);
+	EQ(ncclAlltoAll(a, NULL, 64, ncclFloat, comm, NULL), ncclInvalidArgument);
+	EQ(ncclGather(a, b, 32, ncclFloat, 0, comm, NULL), ncclSuccess);
+	EQ(ncclScatter(a + 32, b + 32, 16, ncclFloat, 0, comm, NULL), ncclSuccess);
+	EQ(ncclAlltoAll(a + 48, b + 48, 16, ncclFloat, comm, NULL), ncclSuccess);
+	CHECK(b[0] == 0 && b[31] == 31 && b[32] == 32 && b[63] == 63);
 	EQ(ncclAllReduce(a, b, 64, ncclFloat, ncclSum, comm, NULL), ncclSuccess);
 	CHECK(b[63] == 63);
 	memset(b, 0, 64 * sizeof(float));
@@ -654,6 +862,7 @@ int main(void)
 	check_cublas();
 	check_cublaslt();
 	check_cudnn();
+	check_cudnn_ops();
 	check_nccl();
 	printf("cuda_fakes_check: %d checks, %d failed\n", g_checks, g_failed);
 	return g_failed ? 1 : 0;
