@@ -308,14 +308,14 @@ launch_rows() {
 	if [ -s "$TMP/lrec$api.vals" ]; then
 		# shellcheck disable=SC2046
 		set -- $(pick "lrec$api")
-		outf "$row_fmt" "  profwrap -q -o DIR (recording)" "$LAUNCH_N" 5 "$(fmt %.1f "$1")" \
+		outf "$row_fmt" "  profwrap, recording" "$LAUNCH_N" 5 "$(fmt %.1f "$1")" \
 			"$(diff1 "$1" "$lplain_cpu")" "$(fmt %.1f "$2")" "$(diff1 "$2" "$lplain_wall")" \
 			"best of $ROUNDS; ${3:-?} recorded, ${4:-?} dropped"
 	fi
 	if [ -s "$TMP/lcupti$api.vals" ]; then
 		# shellcheck disable=SC2046
 		set -- $(pick "lcupti$api")
-		outf "$row_fmt" "  profwrap, + GPU activity (fake CUPTI)" "$LAUNCH_N" 5 "$(fmt %.1f "$1")" \
+		outf "$row_fmt" "  profwrap + fake CUPTI" "$LAUNCH_N" 5 "$(fmt %.1f "$1")" \
 			"$(diff1 "$1" "$lplain_cpu")" "$(fmt %.1f "$2")" "$(diff1 "$2" "$lplain_wall")" \
 			"best of $ROUNDS; ${3:-?} recorded, ${4:-?} dropped"
 	fi
@@ -338,8 +338,8 @@ if [ -x "$BB/launchloop" ]; then
 	launch_rows __cudaLaunchKernel
 	out "Goal for profwrap recording: under 60 ns added per launch (kernel name from a per-function cache,"
 	out "a 104-byte record), for both entry points. With the default 2 MiB lane, records beyond what the collector"
-	out "drains are dropped. The recording rows leave the gpu domain out (--trace), so CUPTI is not loaded. The GPU"
-	out "activity rows add the push/pop of an external correlation id per launch and the fake CUPTI's own work (an"
+	out "drains are dropped. The recording rows leave the gpu domain out (--trace), so CUPTI is not loaded. The CUPTI"
+	out "rows add the push/pop of an external correlation id per launch and the fake CUPTI's own work (an"
 	out "API, a kernel and a correlation record per launch, made on the launching thread as real CUPTI does in its"
 	out "callbacks). __cudaLaunchKernel launches the handle __cudaGetKernel gave for a registered kernel, as nvcc's"
 	out "host stubs do; its name comes from the registration."
