@@ -103,17 +103,30 @@ static void group_started(struct pw_rec_api *r, ncclResult_t ret)
 	r->corr = pw_self.nccl_group_ext;
 }
 
-static void group_ended(struct pw_rec_api *r)
+static void group_end(void)
 {
-	r->corr = pw_self.nccl_group_ext;
 	if (pw_self.nccl_group_depth && --pw_self.nccl_group_depth == 0 && pw_self.nccl_group_ext) {
 		pw_cupti_pop();
 		pw_self.nccl_group_ext = 0;
 	}
 }
 
+static void group_ended(struct pw_rec_api *r)
+{
+	r->corr = pw_self.nccl_group_ext;
+	group_end();
+}
+
+/* An end that is not recorded (the capture window closed inside the group) ends the group all the same,
+ * before the call: its work is not recorded either. */
+#define GROUP_END_UNRECORDED()                                                    \
+	if (pw_self.nccl_group_depth && !pw_should_record(PW_DOM_NCCL))           \
+	group_end()
+
 PW_NCCL(NCCL_GROUP_START, ncclGroupStart, (void), (), group_started(&r, ret))
-PW_NCCL(NCCL_GROUP_END, ncclGroupEnd, (void), (), group_ended(&r))
+PW_GPU_WRAP_HOOKED(GROUP_END_UNRECORDED(), NCCL, ncclResult_t, ncclSystemError, NCCL, NCCL_GROUP_END, 0, ncclGroupEnd,
+		   (void), (), if (ret == ncclInProgress) r.c.h.err = 0;
+		   group_ended(&r))
 
 /* The communicator a set-up call made, read only when it succeeded. */
 static void comm_made(struct pw_rec_api *r, ncclResult_t ret, const ncclComm_t *comm)
