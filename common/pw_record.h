@@ -377,7 +377,8 @@ enum pw_mem {
  * the launch that nvcc's host stubs make for `kernel<<<...>>>()` (CUDA 12 and later); ncclAlltoAll, ncclGather
  * and ncclScatter are NCCL 2.28's; then what the PyTorch wheel imports besides: the complex batched GEMMs,
  * cublasSgemmEx, cuDNN's batch normalisation with fused activation (its training path), pooling and spatial
- * transformer, and ncclBcast (NCCL's in-place broadcast). */
+ * transformer, ncclBcast (NCCL's in-place broadcast), and cuDNN's algorithm searches, which run every
+ * algorithm of a convolution on the GPU (PyTorch's cudnn.benchmark). */
 #define PW_GPU_EVENT_LIST_LATER(X)                                                                      \
 	X(CUDA_NVCC_LAUNCH_KERNEL, CUDART, "__cudaLaunchKernel", PW_K_GPU_LAUNCH)                      \
 	X(NCCL_ALL_TO_ALL, NCCL, "ncclAlltoAll", PW_K_COLL)                                             \
@@ -395,7 +396,10 @@ enum pw_mem {
 	X(CUDNN_SPATIAL_TF_GRID_BWD, CUDNN, "cudnnSpatialTfGridGeneratorBackward", PW_K_DNN)            \
 	X(CUDNN_SPATIAL_TF_SAMPLER_FWD, CUDNN, "cudnnSpatialTfSamplerForward", PW_K_DNN)                \
 	X(CUDNN_SPATIAL_TF_SAMPLER_BWD, CUDNN, "cudnnSpatialTfSamplerBackward", PW_K_DNN)               \
-	X(NCCL_BCAST, NCCL, "ncclBcast", PW_K_COLL)
+	X(NCCL_BCAST, NCCL, "ncclBcast", PW_K_COLL)                                                     \
+	X(CUDNN_FIND_CONV_FWD, CUDNN, "cudnnFindConvolutionForwardAlgorithmEx", PW_K_DNN)               \
+	X(CUDNN_FIND_CONV_BWD_DATA, CUDNN, "cudnnFindConvolutionBackwardDataAlgorithmEx", PW_K_DNN)     \
+	X(CUDNN_FIND_CONV_BWD_FILTER, CUDNN, "cudnnFindConvolutionBackwardFilterAlgorithmEx", PW_K_DNN)
 
 /* X(ID, domain, "name", kind). Append only: ids are stored in raw traces. */
 #define PW_EVENT_LIST(X)                                  \

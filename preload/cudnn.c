@@ -46,6 +46,27 @@ PW_CUDNN(CUDNN_CONV_BWD_FILTER, cudnnConvolutionBackwardFilter,
 	  const cudnnFilterDescriptor_t dwd, void *dw),
 	 (h, alpha, xd, x, dyd, dy, cd, algo, ws, ws_size, beta, dwd, dw), STREAM_OF(h))
 
+/* The algorithm searches run every algorithm of the convolution on the GPU (PyTorch's cudnn.benchmark): their
+ * kernels are the search's. */
+PW_CUDNN(CUDNN_FIND_CONV_FWD, cudnnFindConvolutionForwardAlgorithmEx,
+	 (cudnnHandle_t h, const cudnnTensorDescriptor_t xd, const void *x, const cudnnFilterDescriptor_t wd,
+	  const void *w, const cudnnConvolutionDescriptor_t cd, const cudnnTensorDescriptor_t yd, void *y,
+	  const int requested, int *returned, cudnnConvolutionFwdAlgoPerf_t *results, void *ws, size_t ws_size),
+	 (h, xd, x, wd, w, cd, yd, y, requested, returned, results, ws, ws_size), STREAM_OF(h))
+
+PW_CUDNN(CUDNN_FIND_CONV_BWD_DATA, cudnnFindConvolutionBackwardDataAlgorithmEx,
+	 (cudnnHandle_t h, const cudnnFilterDescriptor_t wd, const void *w, const cudnnTensorDescriptor_t dyd,
+	  const void *dy, const cudnnConvolutionDescriptor_t cd, const cudnnTensorDescriptor_t dxd, void *dx,
+	  const int requested, int *returned, cudnnConvolutionBwdDataAlgoPerf_t *results, void *ws, size_t ws_size),
+	 (h, wd, w, dyd, dy, cd, dxd, dx, requested, returned, results, ws, ws_size), STREAM_OF(h))
+
+PW_CUDNN(CUDNN_FIND_CONV_BWD_FILTER, cudnnFindConvolutionBackwardFilterAlgorithmEx,
+	 (cudnnHandle_t h, const cudnnTensorDescriptor_t xd, const void *x, const cudnnTensorDescriptor_t dyd,
+	  const void *dy, const cudnnConvolutionDescriptor_t cd, const cudnnFilterDescriptor_t dwd, void *dw,
+	  const int requested, int *returned, cudnnConvolutionBwdFilterAlgoPerf_t *results, void *ws,
+	  size_t ws_size),
+	 (h, xd, x, dyd, dy, cd, dwd, dw, requested, returned, results, ws, ws_size), STREAM_OF(h))
+
 PW_CUDNN(CUDNN_CONV_BIAS_ACT_FWD, cudnnConvolutionBiasActivationForward,
 	 (cudnnHandle_t h, const void *alpha1, const cudnnTensorDescriptor_t xd, const void *x,
 	  const cudnnFilterDescriptor_t wd, const void *w, const cudnnConvolutionDescriptor_t cd,

@@ -746,6 +746,95 @@ cudnnStatus_t cudnnConvolutionBackwardFilter(cudnnHandle_t handle, const void *a
 		       K_CONV_BWD_FILTER);
 }
 
+/* cudnnFind*AlgorithmEx: cuDNN runs every algorithm of the operation once, on the handle's stream, and
+ * returns their results fastest first. Here each run is the operation's kernel and every algorithm takes
+ * the same time, so the results are in algorithm order. requestedAlgoCount below 1, or a NULL count or
+ * results → BAD_PARAM. */
+#define FIND_ALGOS(handle, requested, returned, results, algo_count, elements, kernel)                       \
+	do {                                                                                                  \
+		double ns_ = (elements)*fakegpu_env_double("FAKEGPU_DNN_NS_PER_ELEM", 1.0);                   \
+		int n_ = (requested) < (int)(algo_count) ? (requested) : (int)(algo_count);                   \
+		if ((requested) < 1 || (returned) == NULL || (results) == NULL)                               \
+			return CUDNN_STATUS_BAD_PARAM;                                                        \
+		for (int i_ = 0; i_ < n_; i_++) {                                                             \
+			cudnnStatus_t run_ = dn_time(handle, elements, kernel);                               \
+			if (run_ != CUDNN_STATUS_SUCCESS)                                                     \
+				return run_;                                                                  \
+			memset(&(results)[i_], 0, sizeof((results)[i_]));                                     \
+			(results)[i_].algo = (__typeof__((results)[i_].algo))i_;                              \
+			(results)[i_].status = CUDNN_STATUS_SUCCESS;                                          \
+			(results)[i_].time = (float)((ns_ < 1000 ? 1000 : ns_) / 1e6);                        \
+			(results)[i_].determinism = CUDNN_DETERMINISTIC;                                      \
+			(results)[i_].mathType = CUDNN_DEFAULT_MATH;                                          \
+		}                                                                                             \
+		*(returned) = n_;                                                                             \
+		return CUDNN_STATUS_SUCCESS;                                                                  \
+	} while (0)
+
+cudnnStatus_t cudnnFindConvolutionForwardAlgorithmEx(cudnnHandle_t handle, const cudnnTensorDescriptor_t xDesc,
+						     const void *x, const cudnnFilterDescriptor_t wDesc, const void *w,
+						     const cudnnConvolutionDescriptor_t convDesc,
+						     const cudnnTensorDescriptor_t yDesc, void *y,
+						     const int requestedAlgoCount, int *returnedAlgoCount,
+						     cudnnConvolutionFwdAlgoPerf_t *perfResults, void *workSpace,
+						     size_t workSpaceSizeInBytes)
+{
+	const struct cudnnTensorStruct *xt = tensor_of(xDesc), *yt = tensor_of(yDesc);
+	const struct cudnnFilterStruct *wf = filter_of(wDesc);
+	cudnnStatus_t st = conv_check(handle, conv_of(convDesc), xt, wf, yt);
+
+	(void)workSpace, (void)workSpaceSizeInBytes;
+	if (st != CUDNN_STATUS_SUCCESS)
+		return st;
+	if (x == NULL || w == NULL || y == NULL)
+		return CUDNN_STATUS_BAD_PARAM;
+	FIND_ALGOS(handle, requestedAlgoCount, returnedAlgoCount, perfResults, CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
+		   max3(tensor_elements(xt), filter_elements(wf), tensor_elements(yt)), K_CONV_FWD);
+}
+
+cudnnStatus_t cudnnFindConvolutionBackwardDataAlgorithmEx(cudnnHandle_t handle, const cudnnFilterDescriptor_t wDesc,
+							  const void *w, const cudnnTensorDescriptor_t dyDesc,
+							  const void *dy, const cudnnConvolutionDescriptor_t convDesc,
+							  const cudnnTensorDescriptor_t dxDesc, void *dx,
+							  const int requestedAlgoCount, int *returnedAlgoCount,
+							  cudnnConvolutionBwdDataAlgoPerf_t *perfResults,
+							  void *workSpace, size_t workSpaceSizeInBytes)
+{
+	const struct cudnnTensorStruct *dyt = tensor_of(dyDesc), *dxt = tensor_of(dxDesc);
+	const struct cudnnFilterStruct *wf = filter_of(wDesc);
+	cudnnStatus_t st = conv_check(handle, conv_of(convDesc), dxt, wf, dyt);
+
+	(void)workSpace, (void)workSpaceSizeInBytes;
+	if (st != CUDNN_STATUS_SUCCESS)
+		return st;
+	if (w == NULL || dy == NULL || dx == NULL)
+		return CUDNN_STATUS_BAD_PARAM;
+	FIND_ALGOS(handle, requestedAlgoCount, returnedAlgoCount, perfResults, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
+		   max3(tensor_elements(dxt), filter_elements(wf), tensor_elements(dyt)), K_CONV_BWD_DATA);
+}
+
+cudnnStatus_t cudnnFindConvolutionBackwardFilterAlgorithmEx(cudnnHandle_t handle, const cudnnTensorDescriptor_t xDesc,
+							    const void *x, const cudnnTensorDescriptor_t dyDesc,
+							    const void *y, const cudnnConvolutionDescriptor_t convDesc,
+							    const cudnnFilterDescriptor_t dwDesc, void *dw,
+							    const int requestedAlgoCount, int *returnedAlgoCount,
+							    cudnnConvolutionBwdFilterAlgoPerf_t *perfResults,
+							    void *workSpace, size_t workSpaceSizeInBytes)
+{
+	const struct cudnnTensorStruct *xt = tensor_of(xDesc), *dyt = tensor_of(dyDesc);
+	const struct cudnnFilterStruct *dwf = filter_of(dwDesc);
+	cudnnStatus_t st = conv_check(handle, conv_of(convDesc), xt, dwf, dyt);
+
+	(void)workSpace, (void)workSpaceSizeInBytes;
+	if (st != CUDNN_STATUS_SUCCESS)
+		return st;
+	if (x == NULL || y == NULL || dw == NULL)
+		return CUDNN_STATUS_BAD_PARAM;
+	FIND_ALGOS(handle, requestedAlgoCount, returnedAlgoCount, perfResults,
+		   CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT,
+		   max3(tensor_elements(xt), filter_elements(dwf), tensor_elements(dyt)), K_CONV_BWD_FILTER);
+}
+
 cudnnStatus_t cudnnSetActivationDescriptor(cudnnActivationDescriptor_t activationDesc, cudnnActivationMode_t mode,
 					   cudnnNanPropagation_t reluNanOpt, double coef)
 {

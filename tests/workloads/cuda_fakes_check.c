@@ -603,6 +603,32 @@ static void check_cudnn(void)
 	   CUDNN_STATUS_BAD_PARAM);
 	EQ(cudnnConvolutionForward(h, &one, x, buf, w, buf, conv, CUDNN_CONVOLUTION_FWD_ALGO_GEMM, NULL, 0, &zero, x, buf),
 	   CUDNN_STATUS_BAD_PARAM); /* output shape */
+	{ /* the algorithm searches: every algorithm asked for, run and returned */
+		cudnnConvolutionFwdAlgoPerf_t fwd[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+		cudnnConvolutionBwdDataAlgoPerf_t bwd_data[2];
+		cudnnConvolutionBwdFilterAlgoPerf_t bwd_filter[1];
+		int got = -1;
+
+		EQ(cudnnFindConvolutionForwardAlgorithmEx(h, x, buf, w, buf, conv, y, buf, CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
+							  &got, fwd, NULL, 0),
+		   CUDNN_STATUS_SUCCESS);
+		EQ(got, CUDNN_CONVOLUTION_FWD_ALGO_COUNT);
+		EQ(fwd[1].algo, 1);
+		EQ(fwd[1].status, CUDNN_STATUS_SUCCESS);
+		EQ(fwd[1].time > 0, 1);
+		EQ(cudnnFindConvolutionForwardAlgorithmEx(h, x, buf, w, buf, conv, y, buf, 0, &got, fwd, NULL, 0),
+		   CUDNN_STATUS_BAD_PARAM);
+		EQ(cudnnFindConvolutionBackwardDataAlgorithmEx(h, w, buf, y, buf, conv, x, buf, 2, &got, bwd_data, NULL, 0),
+		   CUDNN_STATUS_SUCCESS);
+		EQ(got, 2);
+		EQ(cudnnFindConvolutionBackwardFilterAlgorithmEx(h, x, buf, y, buf, conv, w, buf, 1, &got, bwd_filter, NULL,
+								 0),
+		   CUDNN_STATUS_SUCCESS);
+		EQ(got, 1);
+		EQ(cudnnFindConvolutionBackwardFilterAlgorithmEx(NULL, x, buf, y, buf, conv, w, buf, 1, &got, bwd_filter,
+								 NULL, 0),
+		   CUDNN_STATUS_BAD_PARAM);
+	}
 	EQ(cudnnSoftmaxForward(h, CUDNN_SOFTMAX_FAST, CUDNN_SOFTMAX_MODE_CHANNEL, &one, x, buf, &zero, y, buf),
 	   CUDNN_STATUS_BAD_PARAM);
 	EQ(cudnnRNNForward(h, NULL, CUDNN_FWD_MODE_TRAINING, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
