@@ -137,6 +137,8 @@ const char *pw_act_state_name(int state)
 		return "disabled";
 	case PW_ACT_NO_DRIVER:
 		return "no_driver";
+	case PW_ACT_DRIVER_UNUSABLE:
+		return "driver_unusable";
 	default:
 		return "none";
 	}
@@ -155,6 +157,18 @@ void pw_act_why_missing(char *buf, size_t len, const struct pw_act_report *act)
 		break;
 	case PW_ACT_NO_DRIVER:
 		snprintf(buf, len, "no CUDA driver (libcuda.so.1) could be loaded");
+		break;
+	case PW_ACT_DRIVER_UNUSABLE:
+		if (act->error_code == 34) /* CUDA_ERROR_STUB_LIBRARY */
+			snprintf(buf, len, "the CUDA driver (libcuda.so.1) is a stub library");
+		else if (act->error_code)
+			snprintf(buf, len, "the CUDA driver (libcuda.so.1) cannot be used (cuDriverGetVersion: CUresult %lld)",
+				 (long long)act->error_code);
+		else
+			snprintf(buf, len, "the CUDA driver (%llu.%llu) is older than the CUDA %llu runtime in use",
+				 (unsigned long long)act->driver_version / 1000,
+				 (unsigned long long)act->driver_version % 1000 / 10,
+				 (unsigned long long)act->runtime_major);
 		break;
 	case PW_ACT_FAILED:
 		snprintf(buf, len, "CUPTI failed (CUptiResult %lld)", (long long)act->error_code);
@@ -436,6 +450,7 @@ static int state_rank(int state)
 		return 3;
 	case PW_ACT_NO_CUPTI:
 	case PW_ACT_NO_DRIVER:
+	case PW_ACT_DRIVER_UNUSABLE:
 		return 2;
 	case PW_ACT_DISABLED:
 		return 1;
@@ -446,12 +461,15 @@ static int state_rank(int state)
 
 static int note_status(struct pw_act_report *a, const struct pw_raw_event *e, const struct pw_rec_gpu *g)
 {
-	int state = (int)(g->c.arg0 <= 4 ? g->c.arg0 : 0);
+	int state = (int)(g->c.arg0 <= PW_ACT_DRIVER_UNUSABLE ? g->c.arg0 : 0);
 	if (state_rank(state) <= state_rank(a->state))
 		return 0;
 	a->state = state;
 	a->error_code = g->c.ret;
-	a->cupti_version = g->a[0];
+	/* CUPTI was never asked when the driver could not serve it: a[0] is the driver's version then */
+	a->cupti_version = state == PW_ACT_DRIVER_UNUSABLE ? 0 : g->a[0];
+	a->driver_version = state == PW_ACT_DRIVER_UNUSABLE ? g->a[0] : 0;
+	a->runtime_major = state == PW_ACT_DRIVER_UNUSABLE ? g->a[2] : 0;
 	a->clock = g->a[1] == PW_ACT_CLOCK_CALLBACK || g->a[1] == PW_ACT_CLOCK_OFFSET ? (int)g->a[1] : 0;
 	free(a->cupti_path);
 	a->cupti_path = NULL;

@@ -152,6 +152,8 @@ struct pw_act_report {
 	int64_t error_code; /* CUptiResult of the call that failed */
 	char *cupti_path;
 	uint64_t cupti_version;
+	uint64_t driver_version; /* PW_ACT_DRIVER_UNUSABLE: what cuDriverGetVersion gave (0: nothing) */
+	uint64_t runtime_major;  /* PW_ACT_DRIVER_UNUSABLE: the CUDA runtime's major version (0: unknown) */
 	int clock; /* enum pw_act_clock, 0 when unknown */
 	uint64_t records; /* activity records CUPTI delivered (every kind but PW_K_ACT_STATUS and _DROPPED) */
 	uint64_t dropped; /* records CUPTI dropped (PW_K_ACT_DROPPED arg0) */

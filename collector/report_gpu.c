@@ -1012,7 +1012,7 @@ static int print_time_by_call(FILE *f, const struct pw_act_report *a)
 
 static void print_recording(FILE *f, const struct pw_act_report *a)
 {
-	char why[128];
+	char why[160];
 	fputs("GPU activity recording\n", f);
 	if (!pw_act_recorded(a)) {
 		pw_act_why_missing(why, sizeof why, a);
@@ -1098,9 +1098,10 @@ void pw_act_write_json(struct pw_json *j, const struct pw_rank_report *r)
 									 : NULL);
 	pw_json_kv_string(j, "cupti_path", a->cupti_path);
 	pw_json_kv_int(j, "error_code", a->error_code);
+	pw_json_kv_uint(j, "driver_version", a->driver_version);
 	pw_json_key(j, "recorded");
 	pw_json_bool(j, pw_act_recorded(a));
-	char why[128] = "";
+	char why[160] = "";
 	if (!pw_act_recorded(a))
 		pw_act_why_missing(why, sizeof why, a);
 	pw_json_kv_string(j, "not_recorded_why", pw_act_recorded(a) ? NULL : why);

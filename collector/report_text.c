@@ -112,7 +112,7 @@ static void print_header(FILE *f, const struct pw_analysis *a, const struct pw_r
 /* "What to fix first": the findings, largest share first, each with its evidence and advice. */
 static void print_findings(FILE *f, const struct pw_rank_report *r)
 {
-	char why[128], buf[2048];
+	char why[160], buf[2048];
 	fputs("What to fix first\n", f);
 	if (!r->nfindings) {
 		if (r->act || r->gpu)

@@ -199,6 +199,9 @@ enum pw_act_state {
 	PW_ACT_FAILED = 3,     /* libcupti loaded, but a call needed to record failed (ret says which code) */
 	PW_ACT_DISABLED = 4,   /* the gpu domain is not traced (--trace) */
 	PW_ACT_NO_DRIVER = 5,  /* no CUDA driver (libcuda.so.1) could be loaded: CUPTI is not touched */
+	PW_ACT_DRIVER_UNUSABLE = 6, /* the driver loaded cannot serve CUPTI: a stub library, or older than the runtime
+				     * (ret = cuDriverGetVersion's CUresult, a[0] = the version it gave, a[2] = the
+				     * runtime's major version, 0 when unknown); CUPTI is not touched */
 };
 
 /* PW_K_ACT_STATUS a[1]: how CUPTI's timestamps were put on CLOCK_MONOTONIC. */

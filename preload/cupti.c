@@ -94,21 +94,28 @@ static void emit_gpu(const struct pw_rec_gpu *r)
 	pw_self.guard = guard;
 }
 
+/* A PW_K_ACT_STATUS record (common/pw_record.h), for emit_status or a caller that adds fields. */
+static void status_record(struct pw_rec_gpu *r, enum pw_act_state state, int64_t code, uint32_t version,
+			  enum pw_act_clock clock)
+{
+	memset(r, 0, sizeof *r);
+	r->c.h.type = PW_EV_GPU_STATUS;
+	r->c.h.size8 = sizeof *r / 8;
+	r->c.t0 = r->c.t1 = pw_clock_mono_ns();
+	r->c.ret = code;
+	r->c.arg0 = state;
+	r->c.arg1 = cu.path_ref;
+	r->device = -1;
+	r->a[0] = version;
+	r->a[1] = clock;
+}
+
 static void emit_status(enum pw_act_state state, int64_t code, uint32_t version, enum pw_act_clock clock)
 {
 	if (!((pw_recording >> PW_DOM_GPU) & 1))
 		return;
 	struct pw_rec_gpu r;
-	memset(&r, 0, sizeof r);
-	r.c.h.type = PW_EV_GPU_STATUS;
-	r.c.h.size8 = sizeof r / 8;
-	r.c.t0 = r.c.t1 = pw_clock_mono_ns();
-	r.c.ret = code;
-	r.c.arg0 = state;
-	r.c.arg1 = cu.path_ref;
-	r.device = -1;
-	r.a[0] = version;
-	r.a[1] = clock;
+	status_record(&r, state, code, version, clock);
 	emit_gpu(&r);
 }
 
@@ -335,30 +342,62 @@ static void say(const char *what)
 			what);
 }
 
-/* Whether a CUDA driver can be loaded: the one in the process, one next to the runtime, or the loader's.
- * Without one, CUPTI must not be touched: some libcupti builds recurse until the stack overflows when their
- * first call finds no driver. */
-static int driver_present(const char *cuda_path)
+/* The CUDA driver the runtime will use: the one in the process, else the loader's libcuda.so.1 (what the
+ * runtime opens), else one next to the runtime. NULL when none. */
+static void *driver_handle(const char *cuda_path)
 {
-	if (real_dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD))
-		return 1;
+	void *h = real_dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+	if (!h)
+		h = real_dlopen("libcuda.so.1", RTLD_LAZY);
 	char path[600];
 	const char *slash = strrchr(cuda_path, '/');
-	if (slash && snprintf(path, sizeof path, "%.*s/libcuda.so.1", (int)(slash - cuda_path), cuda_path) <
-			     (int)sizeof path &&
-	    real_dlopen(path, RTLD_LAZY))
+	if (!h && slash &&
+	    snprintf(path, sizeof path, "%.*s/libcuda.so.1", (int)(slash - cuda_path), cuda_path) < (int)sizeof path)
+		h = real_dlopen(path, RTLD_LAZY);
+	return h;
+}
+
+/* Whether the driver can serve CUPTI, asked with cuDriverGetVersion (which does not initialise CUDA): a stub
+ * library (build containers put the toolkit's first on LD_LIBRARY_PATH) answers CUDA_ERROR_STUB_LIBRARY, and
+ * libcupti crashes in its first call over a stub, a missing driver or one older than the runtime. Says why
+ * not, once, and writes the status. */
+static int driver_usable(void *driver, const char *cuda_path)
+{
+	int (*get_version)(int *) = NULL;
+	int version = 0, rc = -1;
+	*(void **)&get_version = pw_real_dlsym ? pw_real_dlsym(driver, "cuDriverGetVersion") : NULL;
+	if (get_version)
+		rc = get_version(&version);
+	dlerror();
+	int runtime_major = strstr(cuda_path, "libcudart") ? major_of(cuda_path) : 0;
+	char msg[300];
+	if (rc != 0 || version <= 0)
+		snprintf(msg, sizeof msg, "the CUDA driver (libcuda.so.1) cannot be used: cuDriverGetVersion %s (%d)",
+			 rc == 34 ? "says it is a stub library" : "failed", rc);
+	else if (runtime_major && version < runtime_major * 1000)
+		snprintf(msg, sizeof msg, "the CUDA driver (%d.%d) is older than the CUDA %d runtime in use",
+			 version / 1000, version % 1000 / 10, runtime_major);
+	else
 		return 1;
-	return real_dlopen("libcuda.so.1", RTLD_LAZY) != NULL;
+	say(msg);
+	struct pw_rec_gpu r;
+	status_record(&r, PW_ACT_DRIVER_UNUSABLE, rc, (uint32_t)(version > 0 ? version : 0), 0);
+	r.a[2] = (uint64_t)runtime_major;
+	emit_gpu(&r);
+	return 0;
 }
 
 static void start(const char *cuda_path)
 {
 	char found[512] = "";
-	if (!driver_present(cuda_path)) {
+	void *driver = driver_handle(cuda_path);
+	if (!driver) {
 		say("no CUDA driver (libcuda.so.1) could be loaded");
 		emit_status(PW_ACT_NO_DRIVER, 0, 0, 0);
 		return;
 	}
+	if (!driver_usable(driver, cuda_path))
+		return;
 	void *h = open_cupti(cuda_path, found, sizeof found);
 	if (!h) {
 		char msg[700];

@@ -17,6 +17,10 @@
    and, as each NVTX range lies inside SimpleProfiler's interval of the same call, no more total time (with a
    tolerance for the clocks). The two tables are printed side by side.
 
+3. `import torch` with the CUDA toolkit's stub libcuda.so.1 first on LD_LIBRARY_PATH, as build containers and CI
+   images have it: the same output and exit status under profwrap as without (libcupti crashes over a stub
+   driver, so it must not be called), and the report says why GPU activity is off.
+
 The interpreter is $PROFWRAP_E2E_PYTHON, else $PROFWRAP_E2E_VENV/bin/python, else
 ~/.cache/profwrap/e2e-venv/bin/python. $PROFWRAP_E2E_OPTS adds profwrap options (split on blanks).
 """
@@ -289,12 +293,34 @@ def test_lightning(py):
     note("SimpleProfiler's own table: %s" % os.path.abspath(c["simple_txt"]))
 
 
+def test_stub_driver(py):
+    stub = os.path.join(CUDA_HOME, "lib64", "stubs", "libcuda.so")
+    if not os.path.exists(stub):
+        note("no toolkit stub driver at %s: the stub-driver case is not run" % stub)
+        return
+    os.makedirs("stub", exist_ok=True)
+    if not os.path.lexists(os.path.join("stub", "libcuda.so.1")):
+        os.symlink(stub, os.path.join("stub", "libcuda.so.1"))
+    env = {"LD_LIBRARY_PATH": os.path.abspath("stub")}
+    code = "import torch; print(torch.__version__, torch.cuda.is_available())"
+    plain = run([py, "-c", code], extra_env=env, timeout=120)
+    r, rep = profile([py, "-c", code], "OUT-stub", expect_rc=plain.rc, extra_env=env, timeout=120)
+    ctx = "\n" + r.describe()
+    check_eq(r.out, plain.out, "import torch's output over a stub driver, under profwrap vs without" + ctx)
+    act = rep["gpu_activity"]
+    check_eq(act["status"], "driver_unusable", "gpu_activity.status over a stub driver" + ctx)
+    check("stub" in (act["not_recorded_why"] or ""), "not_recorded_why %r%s", act["not_recorded_why"], ctx)
+    note("import torch over the toolkit's stub driver: exit %d as without profwrap; %s" %
+         (r.rc, act["not_recorded_why"]))
+
+
 def test():
     py, versions = e2e_python()
     note("e2e: %s (torch %s, lightning %s)" % (py, versions[0], versions[1]))
     test_train(py)
     test_capture(py)
     test_lightning(py)
+    test_stub_driver(py)
 
 
 main(test)

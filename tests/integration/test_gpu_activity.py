@@ -9,7 +9,9 @@ where the host's timing is involved: idle50's busy share (0.45..0.55), launch la
 Runs: multi (two threads, two streams, on two devices and on one), idle50, balanced, pageable and pinned
 copies, collective (NCCL's kernels), and multi again with no libcupti reachable (PROFWRAP_CUPTI pointing
 nowhere): the program's output and exit status are unchanged, the GPU call tables are there, the activity
-status is "no_cupti", and stderr says so once.
+status is "no_cupti", and stderr says so once; and multi with a driver that cannot serve CUPTI (the toolkit's
+stub libcuda.so.1 first on LD_LIBRARY_PATH, a driver older than the runtime): the same, status
+"driver_unusable", and CUPTI never touched.
 
 The helpers (run_mode, check_report) are shared with test_gpu_findings.py."""
 import os
@@ -447,6 +449,44 @@ def test_no_cupti():
     check_eq(launched, {e[0]: int(e[1]) for e in expects(expect, "kernel")}, "kernels_launched" + ctx)
     check_eq(count(rep, "cudart", "cudaStreamCreateWithFlags"), 2, "cudart.cudaStreamCreateWithFlags count" + ctx)
     check_eq(sorted(d["id"] for d in rep["devices"]), [0, 1], "devices" + ctx)
+
+
+def test_unusable_driver():
+    """A driver that cannot serve CUPTI: the toolkit's stub libcuda.so.1 first on LD_LIBRARY_PATH (build
+    containers do this), or a driver older than the runtime. CUPTI is never called (its first call crashes over
+    either), the program runs as without profwrap, stderr says why once, and the report too."""
+    fakes_dir()
+    prog = workload(PATTERNS)
+    stub = os.path.join(CUDA_HOME, "lib64", "stubs", "libcuda.so")
+    cases = [("old", {"FAKECUDA_DRIVER_VERSION": "12080"}, 0, "older than the CUDA 13 runtime")]
+    if os.path.exists(stub):
+        os.makedirs("stub", exist_ok=True)
+        os.symlink(stub, os.path.join("stub", "libcuda.so.1"))
+        cases.append(("stub", {"LD_LIBRARY_PATH": os.path.abspath("stub")}, 34, "stub library"))
+    else:
+        note("no toolkit stub driver at %s: only the older driver is tried" % stub)
+    for name, extra, code, why in cases:
+        env = clean_env({"FAKEGPU_DEVICES": "2"})
+        env.update(extra)
+        cmd = [prog, "multi", "--exit", "3"]
+        plain = run(cmd, env=env)
+        check_eq(plain.rc, 3, "exit status of %s without profwrap\n%s" % (" ".join(cmd), plain.describe()))
+        r, rep = profile(cmd, "OUT-" + name, quiet=False, expect_rc=3, env=env)
+        ctx = "\n(%s driver)\n%s" % (name, r.describe())
+        check_eq(r.out_bytes, plain.out_bytes, "the program's output under profwrap with the %s driver" % name)
+        said = [line for line in r.err.splitlines() if "driver" in line]
+        check(len(said) == 1 and why in said[0], "stderr about the driver: %r%s", said, ctx)
+        act = rep["gpu_activity"]
+        check_eq(act["status"], "driver_unusable", "gpu_activity.status" + ctx)
+        check_eq(act["error_code"], code, "gpu_activity.error_code (cuDriverGetVersion's)" + ctx)
+        check(why in (act["not_recorded_why"] or ""), "not_recorded_why %r%s", act["not_recorded_why"], ctx)
+        check(act["cupti_path"] is None and not act["records"], "CUPTI was touched: %r%s", act, ctx)
+        if name == "old":
+            check_eq(act["driver_version"], 12080, "gpu_activity.driver_version" + ctx)
+        launched = sum(k["launches"] for k in rep["kernels_launched"])
+        check_eq(launched, int(one(parse_expect(r.out), "launches")[0]), "launches recorded" + ctx)
+        with open(os.path.join("OUT-" + name, "rank0.txt")) as f:
+            check(why in f.read(), "rank0.txt does not say why GPU activity is off (%s)", why)
 
 
 def test():

@@ -298,6 +298,46 @@ static void test_correlation(void **state)
 	check_correlated(rank_n(fx, 1));
 }
 
+/* A driver that cannot serve CUPTI, or none: the status, the driver's version or CUresult, and why in words;
+ * a driver with no CUPTI status at all stays "none". */
+static void test_driver_states(void **state)
+{
+	struct fx *fx = *state;
+	struct pw_rec_gpu st[] = {
+		gstatus(PW_ACT_DRIVER_UNUSABLE, 0, 34, 0, 0), /* a stub library */
+		gstatus(PW_ACT_DRIVER_UNUSABLE, 0, 0, 12080, 0),
+		gstatus(PW_ACT_NO_DRIVER, 0, 0, 0, 0),
+	};
+	st[1].a[2] = 13;
+	for (int i = 0; i < 3; i++) {
+		int fd = pwt_open(fx, 20 + i, i, 500);
+		put_act_records(fd, &st[i], 1);
+		fx_raw_end(fd, 10000);
+	}
+	fx_analyze(fx);
+	char why[160];
+	const struct pw_act_report *a = rank_n(fx, 0)->act;
+	assert_int_equal(a->state, PW_ACT_DRIVER_UNUSABLE);
+	assert_int_equal(a->error_code, 34);
+	assert_int_equal(a->cupti_version, 0);
+	pw_act_why_missing(why, sizeof why, a);
+	assert_string_equal(why, "the CUDA driver (libcuda.so.1) is a stub library");
+	a = rank_n(fx, 1)->act;
+	assert_int_equal(a->driver_version, 12080);
+	assert_int_equal(a->cupti_version, 0);
+	pw_act_why_missing(why, sizeof why, a);
+	assert_string_equal(why, "the CUDA driver (12.8) is older than the CUDA 13 runtime in use");
+	a = rank_n(fx, 2)->act;
+	assert_int_equal(a->state, PW_ACT_NO_DRIVER);
+	assert_string_equal(pw_act_state_name(a->state), "no_driver");
+	reports_ok(fx);
+	struct jr *doc = fx_json(fx, "rank1.json");
+	const struct jr *ga = jr_get(jr_at(doc, 0), "gpu_activity");
+	assert_true(jr_is(jr_get(ga, "status"), "driver_unusable"));
+	assert_int_equal(jr_u64(jr_get(ga, "driver_version")), 12080);
+	fx_json_free(doc);
+}
+
 /* An NCCL collective of count floats among nranks, inside a group whose external id is ext. */
 static struct pw_rec_api coll(uint16_t ev, uint64_t t0, uint64_t count, uint64_t nranks, uint64_t ext)
 {
@@ -925,6 +965,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_not_recorded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_gpu, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_groups_and_nesting, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_driver_states, setup, teardown),
 		cmocka_unit_test(test_names),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
