@@ -38,7 +38,6 @@
 #include "cupti_records.h"
 #include "pw_gpu.h"
 
-#define CUPTI_EXT_KIND CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0
 
 PW_REAL(void *, dlopen, (const char *, int));
 
@@ -504,7 +503,7 @@ uint64_t pw_cupti_push(void)
 	uint64_t id = atomic_fetch_add_explicit(&cu.next_ext_id, 1, memory_order_relaxed) + 1;
 	uint8_t guard = pw_self.guard;
 	pw_self.guard = PW_GUARD_INTERNAL;
-	CUptiResult rc = cu.cuptiActivityPushExternalCorrelationId(CUPTI_EXT_KIND, id);
+	CUptiResult rc = cu.cuptiActivityPushExternalCorrelationId(PW_CUPTI_EXT_KIND, id);
 	pw_self.guard = guard;
 	return rc == CUPTI_SUCCESS ? id : 0;
 }
@@ -514,7 +513,7 @@ void pw_cupti_pop(void)
 	uint64_t last;
 	uint8_t guard = pw_self.guard;
 	pw_self.guard = PW_GUARD_INTERNAL;
-	cu.cuptiActivityPopExternalCorrelationId(CUPTI_EXT_KIND, &last);
+	cu.cuptiActivityPopExternalCorrelationId(PW_CUPTI_EXT_KIND, &last);
 	pw_self.guard = guard;
 }
 

@@ -156,6 +156,8 @@ int pw_cupti_convert(const CUpti_Activity *rec, struct pw_rec_gpu *out, int64_t 
 	}
 	case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
 		const CUpti_ActivityExternalCorrelation *x = (const CUpti_ActivityExternalCorrelation *)rec;
+		if (x->externalKind != PW_CUPTI_EXT_KIND)
+			return 0;
 		init(out, PW_EV_GPU_EXTCORR, -1, 0, 0, x->correlationId);
 		out->c.arg0 = x->externalId;
 		out->c.arg1 = (uint64_t)x->externalKind;

@@ -12,11 +12,17 @@
 
 #include "../common/pw_record.h"
 
+/* The kind of profwrap's external correlation ids. Other clients push their own (PyTorch's Kineto: CUSTOM0 and
+ * CUSTOM1) on the same thread; records of other kinds are not profwrap's and are not kept, so a kernel is never
+ * tied to a stranger's id that happens to equal one of ours. */
+#define PW_CUPTI_EXT_KIND CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2
+
 /* Interns a string CUPTI owns (a kernel or device name) and returns its reference, 0 when it could not. */
 typedef pw_strref (*pw_cupti_intern_fn)(const char *s, void *ctx);
 
 /* Fills *out from rec. Times get ns_offset added (0 when CUPTI took our clock); a record without times (an
- * incomplete one flushed by force) gets t0 = t1 = 0. Returns 1 when *out was filled, 0 for kinds not kept.
+ * incomplete one flushed by force) gets t0 = t1 = 0. Returns 1 when *out was filled, 0 for kinds not kept
+ * (and for external correlations of a kind other than PW_CUPTI_EXT_KIND).
  * h.tid is left 0 (the writer sets it). */
 int pw_cupti_convert(const CUpti_Activity *rec, struct pw_rec_gpu *out, int64_t ns_offset,
 		     pw_cupti_intern_fn intern, void *ctx);

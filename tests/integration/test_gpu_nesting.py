@@ -7,7 +7,9 @@ fake libraries, which print their ground truth as `expect` lines).
   call gives cudnnConvolutionForward both kernels of each convolution.
 - The kernels an NCCL group's ncclGroupEnd launches are linked to the group's collectives (each kind of call
   in a group counts the group's kernels; the time is shared, so the rows add up to the kernels' time), never
-  to ncclGroupStart/ncclGroupEnd; every kernel is linked (kernels_linked == kernels)."""
+  to ncclGroupStart/ncclGroupEnd; every kernel inside a wrapped call is linked to it.
+- Kernels launched under another CUPTI client's external ids (CUSTOM0, as PyTorch's Kineto pushes them), equal
+  to profwrap's own first ids, are tied to no wrapped call (only to the CUDA API record that launched them)."""
 import os
 import sys
 
@@ -37,8 +39,11 @@ def test():
 
     act = rep["gpu_activity"]
     total = int(next(e[1] for e in expect if e[0] == "kernels"))
+    wrapped = int(next(e[1] for e in expect if e[0] == "kernels-wrapped"))
     check_eq(act["kernels"], total, "kernels the GPU ran")
-    check_eq(act["kernels_linked"], total, "kernels linked to a wrapped call")
+    # cublasSgeam's kernels ran under another client's ids (CUSTOM0), equal to profwrap's first ones
+    check_eq(act["kernels_linked"], wrapped, "kernels linked to a wrapped call (not to a stranger's id)")
+    check_eq(act["kernels_linked_api"], total - wrapped, "kernels linked to CUDA API records only")
     by_call = {c["call"]: c for c in rep["gpu_time_by_call"]}
     kernels_of = {e[1]: int(e[2]) for e in expect if e[0] == "kernels-of"}
     check_eq(by_call.get("cudnnConvolutionForward", {}).get("kernels"), kernels_of["cudnnConvolutionForward"],

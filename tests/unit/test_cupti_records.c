@@ -212,16 +212,21 @@ static void test_api_and_correlation(void **state)
 	CUpti_ActivityExternalCorrelation x;
 	memset(&x, 0, sizeof x);
 	x.kind = CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION;
-	x.externalKind = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0;
+	x.externalKind = PW_CUPTI_EXT_KIND;
 	x.externalId = 0x123456789abcull;
 	x.correlationId = 600;
 	assert_int_equal(pw_cupti_convert((CUpti_Activity *)&x, &r, 555, intern, NULL), 1);
 	assert_int_equal(r.c.h.type, PW_EV_GPU_EXTCORR);
 	assert_int_equal(r.c.arg0, 0x123456789abcull);
-	assert_int_equal(r.c.arg1, CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0);
+	assert_int_equal(r.c.arg1, PW_CUPTI_EXT_KIND);
 	assert_int_equal(r.correlation, 600);
 	assert_int_equal(r.c.t0, 0); /* no times, and none invented from the offset */
 	assert_int_equal(r.c.t1, 0);
+	/* Kineto's kinds, and every other one, are not profwrap's */
+	for (int k = CUPTI_EXTERNAL_CORRELATION_KIND_UNKNOWN; k < CUPTI_EXTERNAL_CORRELATION_KIND_SIZE; k++) {
+		x.externalKind = (CUpti_ExternalCorrelationKind)k;
+		assert_int_equal(pw_cupti_convert((CUpti_Activity *)&x, &r, 0, intern, NULL), k == PW_CUPTI_EXT_KIND);
+	}
 }
 
 static void test_overhead_and_device(void **state)

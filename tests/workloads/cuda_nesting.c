@@ -7,16 +7,26 @@
  *   the group's work at its ncclGroupEnd (the fake: one kernel per stream and kernel name), then one
  *   ncclAllReduce outside any group.
  *
+ * - strangers: cublasSgeam (not wrapped) under external ids another CUPTI client pushed
+ *   (CUSTOM0, as PyTorch's Kineto does), equal to the ids profwrap gives its first calls: those kernels are
+ *   tied to no wrapped call.
+ *
  * Prints its ground truth for tests/integration/test_gpu_nesting.py as `expect` lines:
  *   expect call NAME COUNT          calls the program made (cudnnConvolutionForward, ncclSend, ...)
  *   expect nested NAME COUNT        calls made inside them
  *   expect kernels-of NAME COUNT    kernels the work of those calls ran
- *   expect kernels COUNT            kernels in all */
+ *   expect kernels COUNT            kernels in all
+ *   expect kernels-wrapped COUNT    kernels launched inside wrapped calls */
 #include <stdio.h>
 #include <stdlib.h>
 
+#include <dlfcn.h>
+#include <stdint.h>
+
+#include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 #include <cudnn.h>
+#include <cupti_activity.h>
 #include <nccl.h>
 
 #define CHECK(call, ok)                                                                     \
@@ -27,7 +37,7 @@
 		}                                                                           \
 	} while (0)
 
-enum { CONVS = 5, GROUPS = 3, PAIRS = 2, COUNT = 1 << 14 };
+enum { CONVS = 5, GROUPS = 3, PAIRS = 2, COUNT = 1 << 14, STRANGERS = 3 };
 
 static void convolutions(cudaStream_t s)
 {
@@ -89,6 +99,35 @@ static void collectives(cudaStream_t s)
 	printf("expect kernels-of nccl %d\n", 2 * GROUPS + 1);
 }
 
+static void strangers(cudaStream_t s)
+{
+	void *cupti = dlopen("libcupti.so.13", RTLD_NOW | RTLD_LOCAL);
+	CUptiResult (*push)(CUpti_ExternalCorrelationKind, uint64_t);
+	CUptiResult (*pop)(CUpti_ExternalCorrelationKind, uint64_t *);
+	cublasHandle_t h;
+	float one = 1, zero = 0, *m;
+	uint64_t last;
+
+	if (cupti == NULL) {
+		fprintf(stderr, "cuda_nesting: no libcupti.so.13: %s\n", dlerror());
+		exit(1);
+	}
+	*(void **)&push = dlsym(cupti, "cuptiActivityPushExternalCorrelationId");
+	*(void **)&pop = dlsym(cupti, "cuptiActivityPopExternalCorrelationId");
+	CHECK(push == NULL || pop == NULL, 0);
+	CHECK(cudaMalloc((void **)&m, 3 * 16 * sizeof(float)), cudaSuccess);
+	CHECK(cublasCreate(&h), CUBLAS_STATUS_SUCCESS);
+	CHECK(cublasSetStream(h, s), CUBLAS_STATUS_SUCCESS);
+	for (uint64_t id = 1; id <= STRANGERS; id++) {
+		CHECK(push(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, id), CUPTI_SUCCESS);
+		CHECK(cublasSgeam(h, CUBLAS_OP_N, CUBLAS_OP_N, 4, 4, &one, m, 4, &zero, m + 16, 4, m + 32, 4),
+		      CUBLAS_STATUS_SUCCESS);
+		CHECK(pop(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &last), CUPTI_SUCCESS);
+	}
+	CHECK(cudaStreamSynchronize(s), cudaSuccess);
+	CHECK(cublasDestroy(h), CUBLAS_STATUS_SUCCESS);
+}
+
 int main(void)
 {
 	cudaStream_t s;
@@ -96,6 +135,8 @@ int main(void)
 	CHECK(cudaStreamCreate(&s), cudaSuccess);
 	convolutions(s);
 	collectives(s);
-	printf("expect kernels %d\n", 2 * CONVS + 2 * GROUPS + 1);
+	strangers(s);
+	printf("expect kernels %d\n", 2 * CONVS + 2 * GROUPS + 1 + STRANGERS);
+	printf("expect kernels-wrapped %d\n", 2 * CONVS + 2 * GROUPS + 1);
 	return 0;
 }
