@@ -38,7 +38,6 @@
 #include "cupti_records.h"
 #include "pw_gpu.h"
 
-
 PW_REAL(void *, dlopen, (const char *, int));
 
 /* The libcupti functions used, resolved from the loaded object's handle. */
