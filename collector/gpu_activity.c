@@ -396,7 +396,7 @@ static int note_op(struct pw_act_report *a, struct pw_act_file *f, const struct 
 			r->min_ns = s.min_ns;
 			r->max_ns = s.max_ns;
 		}
-		if (e->str && e->str_len >= 4 && memcmp(e->str, "nccl", 4) == 0)
+		if (pw_is_nccl_kernel(e->str, e->str_len))
 			op.flags |= OP_NCCL_NAME;
 	} else {
 		struct pw_act_copy_row proto = {.device = g->device};

@@ -497,3 +497,20 @@ const char *pw_copy_dir_name(unsigned dir)
 		return "other";
 	}
 }
+
+int pw_is_nccl_kernel(const char *name, size_t len)
+{
+	static const char *const prefixes[] = {"ncclDevKernel_", "ncclSymkDevKernel_", "ncclKernel_"};
+	size_t i = 0;
+	if (!name)
+		return 0;
+	if (len >= 2 && name[0] == '_' && name[1] == 'Z') /* _Z<length of the name><name><parameters> */
+		for (i = 2; i < len && name[i] >= '0' && name[i] <= '9'; i++)
+			;
+	for (size_t p = 0; p < sizeof prefixes / sizeof prefixes[0]; p++) {
+		size_t n = strlen(prefixes[p]);
+		if (len - i >= n && memcmp(name + i, prefixes[p], n) == 0)
+			return 1;
+	}
+	return 0;
+}

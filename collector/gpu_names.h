@@ -32,6 +32,10 @@ unsigned pw_nccl_dtype_size(unsigned t);
  * created, such as ncclRedOpCreatePreMulSum: "user op"). */
 const char *pw_nccl_redop_name(unsigned op);
 
+/* Whether a kernel name (as CUPTI gives it: mangled, or plain for extern "C") is one of NCCL's device
+ * kernels: ncclDevKernel_* and ncclSymkDevKernel_* (NCCL 2.19 and later), ncclKernel_* (before). */
+int pw_is_nccl_kernel(const char *name, size_t len);
+
 /* cublasOperation_t: "N", "T", "C", "CONJG", or "?". */
 const char *pw_cublas_op_name(unsigned op);
 

@@ -85,7 +85,7 @@ static int comm_ok(ncclComm_t c)
 struct nc_deferred {
 	cudaStream_t stream;
 	uint64_t ns;
-	char name[96];
+	char name[128];
 };
 static _Thread_local struct nc_deferred *t_deferred;
 static _Thread_local size_t t_ndeferred, t_cap_deferred;
@@ -338,10 +338,17 @@ static ncclResult_t coll_check(ncclComm_t comm, const void *sendbuff, const void
 	return ncclSuccess;
 }
 
+/* NCCL's device kernels are C++ functions of one argument, so CUPTI gives their mangled names:
+ * _Z39ncclDevKernel_AllReduce_Sum_f32_RING_LL24ncclDevKernelArgsStorageILm4096EE (NCCL 2.30's strings). */
+#define NC_KERNEL_ARGS "24ncclDevKernelArgsStorageILm4096EE"
+#define NC_SENDRECV "_Z22ncclDevKernel_SendRecv" NC_KERNEL_ARGS
+
 /* The kernel NCCL would run for collective coll ("AllReduce") with reduction op (-1: none) on datatype, named
- * as NCCL names its device kernels (ncclDevKernel_AllReduce_Sum_f32_RING_LL), into buf. */
+ * as NCCL names its device kernels (ncclDevKernel_AllReduce_Sum_f32_RING_LL, mangled), into buf. */
 static const char *kernel_name(char *buf, size_t len, const char *coll, int op, ncclDataType_t datatype)
 {
+	char base[96];
+
 	static const char *const types[] = { "i8", "u8", "i32", "u32", "i64", "u64", "f16", "f32", "f64", "bf16",
 					     "f8e4m3", "f8e5m2" };
 	const char *type = (unsigned int)datatype < sizeof(types) / sizeof(types[0]) ? types[datatype] : "u8";
@@ -349,14 +356,18 @@ static const char *kernel_name(char *buf, size_t len, const char *coll, int op, 
 	const char *opname;
 
 	switch (op) {
-	case -1: snprintf(buf, len, "ncclDevKernel_%s_RING_LL", coll); return buf;
+	case -1:
+		snprintf(base, sizeof(base), "ncclDevKernel_%s_RING_LL", coll);
+		snprintf(buf, len, "_Z%zu%s" NC_KERNEL_ARGS, strlen(base), base);
+		return buf;
 	case ncclSum: opname = "Sum"; break;
 	case ncclProd: opname = "Prod"; break;
 	case ncclMax: case ncclMin: opname = "MinMax"; break;
 	case ncclAvg: opname = is_float ? "PreMulSum" : "SumPostDiv"; break;
 	default: opname = "PreMulSum"; break; /* ncclRedOpCreatePreMulSum's */
 	}
-	snprintf(buf, len, "ncclDevKernel_%s_%s_%s_RING_LL", coll, opname, type);
+	snprintf(base, sizeof(base), "ncclDevKernel_%s_%s_%s_RING_LL", coll, opname, type);
+	snprintf(buf, len, "_Z%zu%s" NC_KERNEL_ARGS, strlen(base), base);
 	return buf;
 }
 
@@ -376,11 +387,11 @@ static ncclResult_t coll_move(ncclComm_t comm, const void *sendbuff, void *recvb
 	return nc_time(stream, bytes, kernel);
 }
 
-/* A collective with a kernel of its own (ncclDevKernel_AllReduce_Sum_f32_RING_LL). */
+/* A collective with a kernel of its own (ncclDevKernel_AllReduce_Sum_f32_RING_LL, mangled). */
 static ncclResult_t coll_run(ncclComm_t comm, const void *sendbuff, void *recvbuff, size_t count,
 			     ncclDataType_t datatype, int op, int root, cudaStream_t stream, const char *coll)
 {
-	char name[96];
+	char name[128];
 
 	return coll_move(comm, sendbuff, recvbuff, count, datatype, op, root, stream,
 			 kernel_name(name, sizeof(name), coll, op, datatype));
@@ -432,7 +443,7 @@ ncclResult_t pncclReduceScatter(const void *sendbuff, void *recvbuff, size_t rec
 ncclResult_t pncclAlltoAll(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype, ncclComm_t comm,
 			   cudaStream_t stream)
 {
-	return coll_move(comm, sendbuff, recvbuff, count, datatype, -1, -1, stream, "ncclDevKernel_SendRecv");
+	return coll_move(comm, sendbuff, recvbuff, count, datatype, -1, -1, stream, NC_SENDRECV);
 }
 
 ncclResult_t pncclGather(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype, int root,
@@ -440,7 +451,7 @@ ncclResult_t pncclGather(const void *sendbuff, void *recvbuff, size_t count, ncc
 {
 	if (root < 0)
 		return nc_fail(ncclInvalidArgument, "fake NCCL: invalid root %d", root);
-	return coll_move(comm, sendbuff, recvbuff, count, datatype, -1, root, stream, "ncclDevKernel_SendRecv");
+	return coll_move(comm, sendbuff, recvbuff, count, datatype, -1, root, stream, NC_SENDRECV);
 }
 
 ncclResult_t pncclScatter(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype, int root,
@@ -448,7 +459,7 @@ ncclResult_t pncclScatter(const void *sendbuff, void *recvbuff, size_t count, nc
 {
 	if (root < 0)
 		return nc_fail(ncclInvalidArgument, "fake NCCL: invalid root %d", root);
-	return coll_move(comm, sendbuff, recvbuff, count, datatype, -1, root, stream, "ncclDevKernel_SendRecv");
+	return coll_move(comm, sendbuff, recvbuff, count, datatype, -1, root, stream, NC_SENDRECV);
 }
 
 /* ---- point to point ---- */
@@ -462,9 +473,9 @@ static ncclResult_t p2p_complete(const struct nc_p2p *s, const struct nc_p2p *r)
 
 	if (bytes > 0 && s->sendbuff != r->recvbuff)
 		memmove(r->recvbuff, s->sendbuff, bytes);
-	res = nc_time(r->stream, bytes, "ncclDevKernel_SendRecv");
+	res = nc_time(r->stream, bytes, NC_SENDRECV);
 	if (res == ncclSuccess && s->stream != r->stream)
-		res = nc_time(s->stream, bytes, "ncclDevKernel_SendRecv");
+		res = nc_time(s->stream, bytes, NC_SENDRECV);
 	return res;
 }
 

@@ -41,7 +41,7 @@ static int pwt_open(const struct fx *fx, int pid)
 {
 	int fd = fx_raw_open(fx, pid, 0, START, "train", 5);
 	put_string(fd, KNAME, "_Z10fwd_kernelPfS_i");
-	put_string(fd, NCCL_NAME, "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
+	put_string(fd, NCCL_NAME, "_Z39ncclDevKernel_AllReduce_Sum_f32_RING_LL24ncclDevKernelArgsStorageILm4096EE");
 	put_string(fd, DEV_NAME, "NVIDIA Test GPU");
 	return fd;
 }

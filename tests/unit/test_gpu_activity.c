@@ -25,6 +25,7 @@
 #include "../../collector/findings.h"
 #include "../../collector/gpu_activity.h"
 #include "../../collector/gpu_analysis.h"
+#include "../../collector/gpu_names.h"
 #include "../../collector/rawfile.h"
 #include "../../collector/report_format.h"
 #include "json_reader.h"
@@ -296,6 +297,27 @@ static void test_correlation(void **state)
 	assert_int_equal(fx->an.nranks, 2);
 	check_correlated(rank_n(fx, 0));
 	check_correlated(rank_n(fx, 1));
+}
+
+/* NCCL's kernels as CUPTI names them: mangled C++ (NCCL 2.19 and later), plain (before); not a prefix of
+ * another word. */
+static void test_nccl_kernel_names(void **state)
+{
+	(void)state;
+	static const char *const nccl[] = {
+		"_Z39ncclDevKernel_AllReduce_Sum_f32_RING_LL24ncclDevKernelArgsStorageILm4096EE",
+		"_Z21ncclDevKernel_Generic24ncclDevKernelArgsStorageILm4096EE",
+		"_Z30ncclSymkDevKernel_AllGather_LL21ncclSymkDevWorkArgs4K",
+		"ncclDevKernel_SendRecv",
+		"ncclKernel_AllReduce_RING_LL_Sum_float",
+	};
+	static const char *const others[] = {"_Z10fwd_kernelPfS_i", "ncclAllReduce", "_Z", "nccl", "_Z99", ""};
+	for (size_t i = 0; i < NREC(nccl); i++)
+		assert_true(pw_is_nccl_kernel(nccl[i], strlen(nccl[i])));
+	for (size_t i = 0; i < NREC(others); i++)
+		assert_false(pw_is_nccl_kernel(others[i], strlen(others[i])));
+	assert_false(pw_is_nccl_kernel(NULL, 0));
+	assert_false(pw_is_nccl_kernel(nccl[0], 10)); /* cut short */
 }
 
 /* A driver that cannot serve CUPTI, or none: the status, the driver's version or CUresult, and why in words;
@@ -966,6 +988,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_no_gpu, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_groups_and_nesting, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_driver_states, setup, teardown),
+		cmocka_unit_test(test_nccl_kernel_names),
 		cmocka_unit_test(test_names),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

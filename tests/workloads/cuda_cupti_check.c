@@ -902,10 +902,11 @@ static void check_records(void)
 	EQ(find_corr(CUPTI_ACTIVITY_KIND_RUNTIME, k.r.k.correlationId, NULL), -1);
 	a = got_at(find_corr(CUPTI_ACTIVITY_KIND_DRIVER, k.r.k.correlationId, NULL));
 	EQ(a.r.api.threadId, g_main_tid);
-	k = check_kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL", 0, CUPTI_ACTIVITY_KIND_DRIVER,
-			 CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel);
+	/* NCCL's kernels are C++ functions: CUPTI gives their mangled names, as NCCL 2.30's strings have them */
+	k = check_kernel("_Z39ncclDevKernel_AllReduce_Sum_f32_RING_LL24ncclDevKernelArgsStorageILm4096EE", 0,
+			 CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel);
 	EQ(k.r.k.streamId, stream_s);
-	check_kernel("ncclDevKernel_AllGather_RING_LL", 0, CUPTI_ACTIVITY_KIND_DRIVER,
+	check_kernel("_Z31ncclDevKernel_AllGather_RING_LL24ncclDevKernelArgsStorageILm4096EE", 0, CUPTI_ACTIVITY_KIND_DRIVER,
 		     CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel);
 
 	/* the device record */
