@@ -79,7 +79,8 @@ enum pw_event_kind {
 			    * packed as PW_K_GPU_LAUNCH's, arg0 = registers per thread | (static + dynamic shared
 			    * memory bytes) << 32 */
 	PW_K_ACT_MEMCPY,   /* arg0 = bytes, arg1 = enum pw_copy_dir | source enum pw_act_mem << 8 | destination
-			    * enum pw_act_mem << 16 */
+			    * enum pw_act_mem << 16; a copy between devices (PW_COPY_PEER, CUPTI's MEMCPY2): a[0] =
+			    * source device | destination device << 32 */
 	PW_K_ACT_MEMSET,   /* arg0 = bytes, arg1 = value (low 32 bits) | enum pw_act_mem << 32 */
 	PW_K_ACT_API,      /* a CUDA runtime or driver call as CUPTI saw it, so kernels that libraries launch through
 			    * the driver find their launching thread: arg0 = CUPTI callback id (cbid), arg1 =

@@ -143,8 +143,9 @@ static pw_strref intern_once(const char *s, void *ctx)
 /* ---- the buffer protocol ---- */
 
 /* The activity kinds enabled where this CUPTI and GPU allow (kernels are required). */
+/* MEMCPY2: copies between two devices, which CUPTI reports only as that kind. */
 static const CUpti_ActivityKind optional_kinds[] = {
-	CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET,	  CUPTI_ACTIVITY_KIND_RUNTIME,
+	CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2,  CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_RUNTIME,
 	CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_ACTIVITY_KIND_OVERHEAD, CUPTI_ACTIVITY_KIND_DEVICE,
 };
 

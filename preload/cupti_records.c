@@ -33,6 +33,19 @@ SAME_MEMCPY(deviceId);
 SAME_MEMCPY(contextId);
 SAME_MEMCPY(streamId);
 SAME_MEMCPY(correlationId);
+#define SAME_PEER(f) SAME_OFFSET(CUpti_ActivityMemcpyPtoP4, CUpti_ActivityMemcpyPtoP3, f)
+SAME_PEER(copyKind);
+SAME_PEER(srcKind);
+SAME_PEER(dstKind);
+SAME_PEER(bytes);
+SAME_PEER(start);
+SAME_PEER(end);
+SAME_PEER(deviceId);
+SAME_PEER(contextId);
+SAME_PEER(streamId);
+SAME_PEER(srcDeviceId);
+SAME_PEER(dstDeviceId);
+SAME_PEER(correlationId);
 #define SAME_MEMSET(f) SAME_OFFSET(CUpti_ActivityMemset4, CUpti_ActivityMemset3, f)
 SAME_MEMSET(value);
 SAME_MEMSET(bytes);
@@ -133,6 +146,15 @@ int pw_cupti_convert(const CUpti_Activity *rec, struct pw_rec_gpu *out, int64_t 
 		set_times(out, m->start, m->end, ns_offset);
 		out->c.arg0 = m->bytes;
 		out->c.arg1 = copy_dir(m->copyKind) | (uint64_t)m->srcKind << 8 | (uint64_t)m->dstKind << 16;
+		return 1;
+	}
+	case CUPTI_ACTIVITY_KIND_MEMCPY2: {
+		const CUpti_ActivityMemcpyPtoP4 *m = (const CUpti_ActivityMemcpyPtoP4 *)rec;
+		init(out, PW_EV_GPU_MEMCPY, (int32_t)m->deviceId, m->contextId, m->streamId, m->correlationId);
+		set_times(out, m->start, m->end, ns_offset);
+		out->c.arg0 = m->bytes;
+		out->c.arg1 = PW_COPY_PEER | (uint64_t)m->srcKind << 8 | (uint64_t)m->dstKind << 16;
+		out->a[0] = pack2(m->srcDeviceId, m->dstDeviceId);
 		return 1;
 	}
 	case CUPTI_ACTIVITY_KIND_MEMSET: {

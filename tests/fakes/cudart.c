@@ -429,6 +429,7 @@ static uint64_t enqueue_locked(struct fg_stream *s, uint64_t ns, enum fakegpu_ac
 		pend->act.device = s->device;
 		pend->act.stream_id = s->id;
 		pend->act.correlation_id = g_next_corr++;
+		pend->act.src_device = pend->act.dst_device = -1;
 		pend->act.start_ns = start;
 		pend->act.end_ns = start + ns;
 		pend->act.api = t_api;
@@ -1265,6 +1266,8 @@ struct fg_copy {
 	size_t depth, dslice, sslice;         /* slices of height rows (3D); depth 1 otherwise */
 	enum cudaMemcpyKind kind;
 	enum fg_side dst_side, src_side; /* FG_SIDE_SYMBOL for the symbol of ToSymbol/FromSymbol */
+	int peer;                        /* cudaMemcpyPeer*: between src_device and dst_device */
+	int src_device, dst_device;
 };
 
 /* Copies for real, and takes the time of the bytes on the stream; a synchronous copy (sync) returns when
@@ -1321,6 +1324,10 @@ static cudaError_t copy_run(struct fg_copy *c, cudaStream_t h, int per_thread, i
 			     FAKEGPU_ACT_MEMCPY, &pend);
 	pend.act.src_mem = mem_kind(c->src, c->src_side);
 	pend.act.dst_mem = mem_kind(c->dst, c->dst_side);
+	if (c->peer) {
+		pend.act.src_device = c->src_device;
+		pend.act.dst_device = c->dst_device;
+	}
 out:
 	pthread_mutex_unlock(&g_lock);
 	if (e != cudaSuccess || bytes == 0)
@@ -1410,9 +1417,13 @@ static cudaError_t copy_symbol(void *dst, const void *src, const void *symbol, i
 static cudaError_t copy_peer(void *dst, int dstDevice, const void *src, int srcDevice, size_t count,
 			     cudaStream_t h, int sync)
 {
+	struct fg_copy c = { .dst = dst, .src = src, .dpitch = count, .spitch = count, .width = count, .height = 1,
+			     .depth = 1, .kind = cudaMemcpyDeviceToDevice, .peer = srcDevice != dstDevice,
+			     .src_device = srcDevice, .dst_device = dstDevice };
+
 	if (dstDevice < 0 || dstDevice >= g_cfg.ndev || srcDevice < 0 || srcDevice >= g_cfg.ndev)
 		return g_cfg.ndev == 0 ? cudaErrorNoDevice : cudaErrorInvalidDevice;
-	return copy_1d(dst, src, count, cudaMemcpyDeviceToDevice, h, 0, sync);
+	return copy_run(&c, h, 0, sync);
 }
 
 cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)

@@ -62,11 +62,12 @@ _Static_assert(FC_SAME(FAKEGPU_MEM_PAGEABLE, CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE
 	 FC_BIT(CUPTI_ACTIVITY_KIND_MEMCPY) | FC_BIT(CUPTI_ACTIVITY_KIND_MEMSET) |                     \
 	 FC_BIT(CUPTI_ACTIVITY_KIND_RUNTIME) | FC_BIT(CUPTI_ACTIVITY_KIND_DRIVER) |                    \
 	 FC_BIT(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION) | FC_BIT(CUPTI_ACTIVITY_KIND_OVERHEAD) |     \
-	 FC_BIT(CUPTI_ACTIVITY_KIND_DEVICE))
+	 FC_BIT(CUPTI_ACTIVITY_KIND_DEVICE) | FC_BIT(CUPTI_ACTIVITY_KIND_MEMCPY2))
 #define FC_KERNEL_KINDS (FC_BIT(CUPTI_ACTIVITY_KIND_KERNEL) | FC_BIT(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL))
 /* The kinds an operation on the device makes records of. */
 #define FC_OPERATION_KINDS                                                                                \
-	(FC_KERNEL_KINDS | FC_BIT(CUPTI_ACTIVITY_KIND_MEMCPY) | FC_BIT(CUPTI_ACTIVITY_KIND_MEMSET) |       \
+	(FC_KERNEL_KINDS | FC_BIT(CUPTI_ACTIVITY_KIND_MEMCPY) | FC_BIT(CUPTI_ACTIVITY_KIND_MEMCPY2) |      \
+	 FC_BIT(CUPTI_ACTIVITY_KIND_MEMSET) |                                                             \
 	 FC_BIT(CUPTI_ACTIVITY_KIND_RUNTIME) | FC_BIT(CUPTI_ACTIVITY_KIND_DRIVER) |                        \
 	 FC_BIT(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION))
 
@@ -76,6 +77,7 @@ struct fc_rec {
 		CUpti_Activity base;
 		CUpti_ActivityKernel10 kernel;
 		CUpti_ActivityMemcpy6 memcpy;
+		CUpti_ActivityMemcpyPtoP4 peer;
 		CUpti_ActivityMemset4 memset;
 		CUpti_ActivityAPI api;
 		CUpti_ActivityExternalCorrelation ext;
@@ -379,6 +381,8 @@ static size_t fc_record_size(CUpti_ActivityKind kind)
 		return sizeof(CUpti_ActivityKernel10);
 	case CUPTI_ACTIVITY_KIND_MEMCPY:
 		return sizeof(CUpti_ActivityMemcpy6);
+	case CUPTI_ACTIVITY_KIND_MEMCPY2:
+		return sizeof(CUpti_ActivityMemcpyPtoP4);
 	case CUPTI_ACTIVITY_KIND_MEMSET:
 		return sizeof(CUpti_ActivityMemset4);
 	case CUPTI_ACTIVITY_KIND_RUNTIME:
@@ -702,6 +706,12 @@ static void fc_zero_times(uint8_t *rec)
 		m->start = m->end = 0;
 		break;
 	}
+	case CUPTI_ACTIVITY_KIND_MEMCPY2: {
+		CUpti_ActivityMemcpyPtoP4 *m = (CUpti_ActivityMemcpyPtoP4 *)rec;
+
+		m->start = m->end = 0;
+		break;
+	}
 	case CUPTI_ACTIVITY_KIND_MEMSET: {
 		CUpti_ActivityMemset4 *m = (CUpti_ActivityMemset4 *)rec;
 
@@ -963,6 +973,34 @@ static void fc_memcpy_record(struct fc_rec *r, const struct fakegpu_activity *a,
 	r->done = a->end_ns;
 }
 
+/* A copy between two devices: CUPTI reports those only as MEMCPY2 (CUpti_ActivityMemcpyPtoP4), never as MEMCPY. */
+static void fc_peer_record(struct fc_rec *r, const struct fakegpu_activity *a, const struct fc_api_info *info,
+			   int64_t off)
+{
+	CUpti_ActivityMemcpyPtoP4 *m = &r->u.peer;
+
+	memset(r, 0, sizeof(*r));
+	m->kind = CUPTI_ACTIVITY_KIND_MEMCPY2;
+	m->copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_PTOP;
+	m->srcKind = (uint8_t)a->src_mem;
+	m->dstKind = (uint8_t)a->dst_mem;
+	m->flags = info->async ? CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC : 0;
+	m->bytes = a->bytes;
+	m->start = fc_ts(a->start_ns, off);
+	m->end = fc_ts(a->end_ns, off);
+	m->deviceId = (uint32_t)a->device;
+	m->contextId = (uint32_t)a->device + 1;
+	m->streamId = (uint32_t)a->stream_id;
+	m->srcDeviceId = (uint32_t)a->src_device;
+	m->srcContextId = (uint32_t)a->src_device + 1;
+	m->dstDeviceId = (uint32_t)a->dst_device;
+	m->dstContextId = (uint32_t)a->dst_device + 1;
+	m->correlationId = (uint32_t)a->correlation_id;
+	m->channelType = CUPTI_CHANNEL_TYPE_ASYNC_MEMCPY;
+	r->size = sizeof(*m);
+	r->done = a->end_ns;
+}
+
 static void fc_memset_record(struct fc_rec *r, const struct fakegpu_activity *a, const struct fc_api_info *info,
 			     int64_t off)
 {
@@ -1044,8 +1082,12 @@ static void fc_on_activity(const struct fakegpu_activity *a, void *arg)
 		fc_kernel_record(&recs[n++], en, a, &info, off);
 		break;
 	case FAKEGPU_ACT_MEMCPY:
-		if (en & FC_BIT(CUPTI_ACTIVITY_KIND_MEMCPY))
+		if (a->src_device >= 0 && a->src_device != a->dst_device) {
+			if (en & FC_BIT(CUPTI_ACTIVITY_KIND_MEMCPY2))
+				fc_peer_record(&recs[n++], a, &info, off);
+		} else if (en & FC_BIT(CUPTI_ACTIVITY_KIND_MEMCPY)) {
 			fc_memcpy_record(&recs[n++], a, &info, off);
+		}
 		break;
 	case FAKEGPU_ACT_MEMSET:
 		if (en & FC_BIT(CUPTI_ACTIVITY_KIND_MEMSET))

@@ -87,6 +87,7 @@ struct fakegpu_activity {
 	uint64_t shared_bytes; /* kernels: the dynamic shared memory asked for */
 	int value;             /* memsets: the value */
 	enum fakegpu_mem_kind src_mem, dst_mem; /* copies: source and destination; memsets: dst_mem */
+	int src_device, dst_device; /* copies between two devices (cudaMemcpyPeer*): them; otherwise -1 */
 };
 
 typedef void (*fakegpu_activity_fn)(const struct fakegpu_activity *act, void *arg);

@@ -414,6 +414,9 @@ def test_copies():
     for mode in ("pageable", "pinned"):
         r, rep, expect, out = run_mode(mode)
         check_report(r, rep, expect, out)
+    # copies between two devices arrive as CUPTI's MEMCPY2 records, not MEMCPY
+    r, rep, expect, out = run_mode("peer", env={"FAKEGPU_DEVICES": "2"})
+    check_report(r, rep, expect, out)
 
 
 def test_collective():

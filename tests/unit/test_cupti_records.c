@@ -180,6 +180,37 @@ static void test_memset(void **state)
 	assert_int_equal(r.correlation, 9);
 }
 
+/* A copy between devices (MEMCPY2): a PtoP copy with both devices; the device it ran on is the record's. */
+static void test_peer_copy(void **state)
+{
+	(void)state;
+	CUpti_ActivityMemcpyPtoP4 m;
+	memset(&m, 0, sizeof m);
+	m.kind = CUPTI_ACTIVITY_KIND_MEMCPY2;
+	m.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_PTOP;
+	m.srcKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+	m.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+	m.bytes = 1 << 20;
+	m.start = 100;
+	m.end = 600;
+	m.deviceId = 1;
+	m.streamId = 5;
+	m.srcDeviceId = 1;
+	m.dstDeviceId = 3;
+	m.correlationId = 77;
+	struct pw_rec_gpu r;
+	assert_int_equal(pw_cupti_convert((CUpti_Activity *)&m, &r, 10, intern, NULL), 1);
+	assert_int_equal(r.c.h.type, PW_EV_GPU_MEMCPY);
+	assert_int_equal(r.c.arg0, 1 << 20);
+	assert_int_equal(r.c.arg1, PW_COPY_PEER | (uint64_t)PW_ACT_MEM_DEVICE << 8 | (uint64_t)PW_ACT_MEM_DEVICE << 16);
+	assert_int_equal(r.a[0], 1u | (uint64_t)3 << 32);
+	assert_int_equal(r.device, 1);
+	assert_int_equal(r.stream, 5);
+	assert_int_equal(r.correlation, 77);
+	assert_int_equal(r.c.t0, 110);
+	assert_int_equal(r.c.t1, 610);
+}
+
 static void test_api_and_correlation(void **state)
 {
 	(void)state;
@@ -338,6 +369,7 @@ int main(void)
 		cmocka_unit_test(test_incomplete_times),
 		cmocka_unit_test(test_memcpy),
 		cmocka_unit_test(test_memset),
+		cmocka_unit_test(test_peer_copy),
 		cmocka_unit_test(test_api_and_correlation),
 		cmocka_unit_test(test_overhead_and_device),
 		cmocka_unit_test(test_kinds_not_kept),

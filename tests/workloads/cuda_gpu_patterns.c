@@ -623,6 +623,31 @@ static void mode_copies(int steps, int pinned)
 	printf("expect no_finding cpu_bound\n");
 }
 
+/* ---- peer: copies from device 0 to device 1 on device 0's legacy stream (FAKEGPU_DEVICES=2), which CUPTI
+ * reports as MEMCPY2 (PtoP) records ---- */
+
+static void mode_peer(int steps)
+{
+	void *src, *dst;
+
+	CUDA(cudaSetDevice(1));
+	CUDA(cudaMalloc(&dst, BIG_COPY));
+	CUDA(cudaSetDevice(0));
+	CUDA(cudaMalloc(&src, BIG_COPY));
+	for (int i = 0; i < steps; i++)
+		CUDA(cudaMemcpyPeerAsync(dst, 1, src, 0, BIG_COPY, NULL));
+	CUDA(cudaDeviceSynchronize());
+	CUDA(cudaFree(src));
+	CUDA(cudaSetDevice(1));
+	CUDA(cudaFree(dst));
+	CUDA(cudaSetDevice(0));
+
+	note_copies("PtoP", "device", "device", steps, (uint64_t)steps * BIG_COPY, env_num("FAKEGPU_COPY_BW", 20e9));
+	print_kernels(NULL, 0);
+	printf("expect no_finding pageable_memcpy\n");
+	printf("expect no_finding small_memcpy\n");
+}
+
 /* ---- small: a synchronous copy of the loss after each step's kernel, like loss.item() ---- */
 
 enum { SMALL_LIMIT = 64 << 10, SMALL_MIN_CALLS = 100 };
@@ -812,7 +837,7 @@ static void mode_multi(int steps)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: cuda_gpu_patterns idle50|input|input_thread|launch|cpu|sleep|pageable|pinned|small|"
+	fprintf(stderr, "usage: cuda_gpu_patterns idle50|input|input_thread|launch|cpu|sleep|pageable|pinned|peer|small|"
 			"collective|balanced|multi [--steps N] [--bytes N] [--exit N]\n");
 	exit(2);
 }
@@ -866,6 +891,8 @@ int main(int argc, char **argv)
 		mode_copies(steps_or(steps, 8), 0);
 	else if (strcmp(mode, "pinned") == 0)
 		mode_copies(steps_or(steps, 8), 1);
+	else if (strcmp(mode, "peer") == 0)
+		mode_peer(steps_or(steps, 8));
 	else if (strcmp(mode, "small") == 0)
 		mode_small(steps_or(steps, 400), bytes);
 	else if (strcmp(mode, "collective") == 0)
