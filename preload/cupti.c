@@ -119,7 +119,8 @@ static void emit_status(enum pw_act_state state, int64_t code, uint32_t version,
 
 /* ---- kernel and device names: CUPTI shares one string per name, so they are interned once per pointer ---- */
 
-static struct pw_once_slot names[PW_NAME_SLOTS];
+static struct pw_once_slot names[PW_NAME_SLOTS];         /* by CUPTI's string pointer */
+static struct pw_once_slot names_by_text[PW_NAME_SLOTS]; /* by the text's hash, once the first is full */
 
 static pw_strref intern_string(uint64_t s, const void *unused)
 {
@@ -127,10 +128,15 @@ static pw_strref intern_string(uint64_t s, const void *unused)
 	return pw_intern_path((const char *)(uintptr_t)s);
 }
 
+/* A program with more kernels than the pointer table holds (PyTorch has tens of thousands) still gets every
+ * name: by its text when its pointer finds no slot. */
 static pw_strref intern_name(const char *s, void *ctx)
 {
 	(void)ctx;
-	return s ? pw_once(names, PW_NAME_SLOTS, (uintptr_t)s, intern_string, NULL) : 0;
+	if (!s)
+		return 0;
+	pw_strref ref = pw_once(names, PW_NAME_SLOTS, (uintptr_t)s, intern_string, NULL);
+	return ref ? ref : pw_intern_name_by_text(names_by_text, s);
 }
 
 /* Device names are the client's to free (cupti_activity.h), so their addresses are reused: not cached. */
@@ -142,8 +148,8 @@ static pw_strref intern_once(const char *s, void *ctx)
 
 /* ---- the buffer protocol ---- */
 
-/* The activity kinds enabled where this CUPTI and GPU allow (kernels are required). */
-/* MEMCPY2: copies between two devices, which CUPTI reports only as that kind. */
+/* The activity kinds enabled where this CUPTI and GPU allow (kernels are required). MEMCPY2: copies between two
+ * devices, which CUPTI reports only as that kind. */
 static const CUpti_ActivityKind optional_kinds[] = {
 	CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2,  CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_RUNTIME,
 	CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_ACTIVITY_KIND_OVERHEAD, CUPTI_ACTIVITY_KIND_DEVICE,

@@ -128,13 +128,37 @@ void pw_kernel_handle_made(const void *handle, const void *host_stub)
 	pw_self.guard = guard;
 }
 
+/* ---- interning names ---- */
+
+/* FNV-1a of the text, never 0 (not a key). */
+static uint64_t text_hash(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+	return h ? h : 1;
+}
+
+static pw_strref intern_text(uint64_t hash, const void *name)
+{
+	(void)hash;
+	return pw_intern_path(name);
+}
+
+pw_strref pw_intern_name_by_text(struct pw_once_slot *slots, const char *name)
+{
+	pw_strref ref = pw_once(slots, PW_NAME_SLOTS, text_hash(name), intern_text, name);
+	return ref ? ref : pw_intern_path(name);
+}
+
 /* ---- names of launched functions ---- */
 
 PW_GPU_HELPER(CUDART, int, cudaFuncGetName, (const char **, const void *));
 
-static struct pw_once_slot knames[PW_NAME_SLOTS]; /* interned kernel names by launched address */
+static struct pw_once_slot knames[PW_NAME_SLOTS];         /* interned kernel names by launched address */
+static struct pw_once_slot knames_by_text[PW_NAME_SLOTS]; /* by text, for addresses knames had no room for */
 
-static pw_strref lookup_name(const void *func, int ask_runtime)
+static const char *name_of(const void *func, int ask_runtime)
 {
 	const char *name = registered_name(func);
 	if (!name && ask_runtime && real_cudaFuncGetName && real_cudaFuncGetName(&name, func) != 0)
@@ -142,6 +166,12 @@ static pw_strref lookup_name(const void *func, int ask_runtime)
 	Dl_info info;
 	if (!name && dladdr(func, &info) && info.dli_saddr == func)
 		name = info.dli_sname;
+	return name;
+}
+
+static pw_strref lookup_name(const void *func, int ask_runtime)
+{
+	const char *name = name_of(func, ask_runtime);
 	return name ? pw_intern_path(name) : 0;
 }
 
@@ -157,11 +187,16 @@ pw_strref pw_gpu_kernel_name(const void *func, int launched)
 		return 0;
 	if (!launched && !registered_name(func))
 		return lookup_name(func, 0); /* the runtime may not know it: not cached */
-	return pw_once(knames, PW_NAME_SLOTS, (uintptr_t)func, lookup_launched, NULL);
+	pw_strref ref = pw_once(knames, PW_NAME_SLOTS, (uintptr_t)func, lookup_launched, NULL);
+	if (ref)
+		return ref;
+	const char *name = name_of(func, 1); /* no room for its address, or no name */
+	return name ? pw_intern_name_by_text(knames_by_text, name) : 0;
 }
 
 void pw_kernel_names_after_fork(void)
 {
 	memset((void *)knames, 0, sizeof knames);
+	memset((void *)knames_by_text, 0, sizeof knames_by_text);
 	atomic_flag_clear(&table_lock); /* a thread of the parent may have held it */
 }

@@ -75,6 +75,9 @@ void pw_gpu_learn_device(void);
  * would set its sticky last error), and a name not registered is not cached. Called with the internal guard
  * held. */
 pw_strref pw_gpu_kernel_name(const void *func, int launched);
+/* The reference of name, interned once per text in slots (PW_NAME_SLOTS of them), afresh when they have no
+ * room for it: for names whose pointer found no slot in a cache by address. 0 when the arena is full. */
+pw_strref pw_intern_name_by_text(struct pw_once_slot *slots, const char *name);
 /* A module registered a kernel (__cudaRegisterFunction): host_stub launches the device function named
  * device_name, a string of the module's that lives as long as it. */
 void pw_kernel_registered(const void *host_stub, const char *device_name);
