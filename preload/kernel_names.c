@@ -10,6 +10,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "../common/pw_session.h"
 #include "pw_gpu.h"
 
 /* An open-addressing table of (address, name) in pages of its own, grown by doubling under a lock and read
@@ -130,15 +131,6 @@ void pw_kernel_handle_made(const void *handle, const void *host_stub)
 
 /* ---- interning names ---- */
 
-/* FNV-1a of the text, never 0 (not a key). */
-static uint64_t text_hash(const char *s)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
-	return h ? h : 1;
-}
-
 static pw_strref intern_text(uint64_t hash, const void *name)
 {
 	(void)hash;
@@ -147,7 +139,8 @@ static pw_strref intern_text(uint64_t hash, const void *name)
 
 pw_strref pw_intern_name_by_text(struct pw_once_slot *slots, const char *name)
 {
-	pw_strref ref = pw_once(slots, PW_NAME_SLOTS, text_hash(name), intern_text, name);
+	uint64_t key = pw_hash64(name, strlen(name));
+	pw_strref ref = pw_once(slots, PW_NAME_SLOTS, key ? key : 1, intern_text, name); /* 0 is no key */
 	return ref ? ref : pw_intern_path(name);
 }
 
