@@ -32,7 +32,8 @@ PRELOAD_CFLAGS := $(ALL_CFLAGS) -fvisibility=hidden -ftls-model=initial-exec -U_
 CUDA_HOME ?= /usr/local/cuda
 CUDA_INC := $(CUDA_HOME)/include
 HAVE_CUDA := $(if $(wildcard $(CUDA_INC)/cuda_runtime_api.h),1,0)
-GPU_WRAPPER_SRC := preload/cudart.c preload/cublas.c preload/cudnn.c preload/nccl.c preload/cupti.c preload/nvtx.c \
+GPU_WRAPPER_SRC := preload/cudart.c preload/cublas.c preload/cudnn.c preload/nccl.c preload/cupti.c \
+	preload/cupti_client.c preload/nvtx.c \
 	preload/cupti_records.c
 
 COMMON_SRC := $(wildcard common/*.c)

@@ -35,7 +35,7 @@
 #define NO_PAIR UINT32_MAX
 
 enum { LINK_NONE, LINK_WRAPPED, LINK_API };
-enum { OP_NCCL_NAME = 1 };
+enum { OP_NCCL_NAME = 1, OP_GRAPH = 2 };
 enum { W_SMALL_COPY = 1, W_COLL = 2 };
 
 /* One GPU operation: 48 bytes, whatever the record held. */
@@ -78,8 +78,13 @@ struct act_file {
 struct pw_act_work {
 	struct act_op *ops;
 	size_t nops, ops_cap;
-	struct pw_hix kernel_ix, copy_ix;
-	size_t rows_cap, copy_cap, devices_cap;
+	struct pw_hix kernel_ix, copy_ix, graph_ix, graph_launch_ix;
+	size_t rows_cap, copy_cap, devices_cap, graph_rows_cap;
+	struct graph_launch {
+		const struct pw_act_file *file; /* correlation ids are per process */
+		uint32_t graph_id, corr;
+	} *graph_launches; /* each graph launch seen, so that its kernels count it once */
+	size_t ngraph_launches, graph_launches_cap;
 	struct pw_act_device infos[PW_ACT_MAX_DEVICES]; /* from PW_K_ACT_DEVICE records */
 	size_t ninfos;
 	struct act_file *files;
@@ -139,6 +144,10 @@ const char *pw_act_state_name(int state)
 		return "no_driver";
 	case PW_ACT_DRIVER_UNUSABLE:
 		return "driver_unusable";
+	case PW_ACT_OTHER_CLIENT:
+		return "shared_with_other_client";
+	case PW_ACT_FORKED:
+		return "fork_child";
 	default:
 		return "none";
 	}
@@ -172,6 +181,12 @@ void pw_act_why_missing(char *buf, size_t len, const struct pw_act_report *act)
 		break;
 	case PW_ACT_FAILED:
 		snprintf(buf, len, "CUPTI failed (CUptiResult %lld)", (long long)act->error_code);
+		break;
+	case PW_ACT_OTHER_CLIENT:
+		snprintf(buf, len, "another CUPTI client (torch.profiler, for one) had CUPTI from the start");
+		break;
+	case PW_ACT_FORKED:
+		snprintf(buf, len, "a fork child of a process that used CUDA, where CUDA cannot be used");
 		break;
 	case PW_ACT_DISABLED:
 		snprintf(buf, len, "the gpu domain is not traced");
@@ -217,6 +232,9 @@ static void work_free(struct pw_act_work *w)
 	free(w->ops);
 	pw_hix_free(&w->kernel_ix);
 	pw_hix_free(&w->copy_ix);
+	pw_hix_free(&w->graph_ix);
+	pw_hix_free(&w->graph_launch_ix);
+	free(w->graph_launches);
 	for (size_t i = 0; i < w->ninfos; i++)
 		free(w->infos[i].name);
 	for (size_t i = 0; i < w->nfiles; i++)
@@ -235,6 +253,7 @@ void pw_act_report_free(struct pw_act_report *a)
 	for (size_t i = 0; i < a->ndevices; i++)
 		free(a->devices[i].name);
 	free(a->kernel_rows);
+	free(a->graph_rows);
 	free(a->copy_rows);
 	free(a->devices);
 	free(a->gaps);
@@ -323,6 +342,70 @@ static uint32_t kernel_row(struct pw_act_report *a, const char *name, size_t len
 	return (uint32_t)a->nkernel_rows++;
 }
 
+struct graph_key {
+	const struct pw_act_report *a;
+	uint32_t graph_id;
+	int32_t device;
+};
+
+static int graph_eq(const void *ctx, uint32_t pos)
+{
+	const struct graph_key *k = ctx;
+	const struct pw_act_graph_row *r = &k->a->graph_rows[pos];
+	return r->graph_id == k->graph_id && r->device == k->device;
+}
+
+struct graph_launch_key {
+	const struct pw_act_work *w;
+	struct graph_launch l;
+};
+
+static int graph_launch_eq(const void *ctx, uint32_t pos)
+{
+	const struct graph_launch_key *k = ctx;
+	const struct graph_launch *l = &k->w->graph_launches[pos];
+	return l->file == k->l.file && l->graph_id == k->l.graph_id && l->corr == k->l.corr;
+}
+
+/* A kernel graph_id ran in the launch of correlation id corr (file f): counted on the graph's row, the launch
+ * once per correlation id. */
+static void note_graph_kernel(struct pw_act_report *a, const struct pw_act_file *f, uint32_t graph_id,
+			      int32_t device, uint32_t corr, uint64_t dur)
+{
+	struct pw_act_work *w = a->work;
+	a->graph_kernels++;
+	struct graph_key key = {a, graph_id, device};
+	uint64_t h = pw_hix_hash(mix64((uint64_t)graph_id << 32 | (uint32_t)device));
+	int64_t pos = pw_hix_find(&w->graph_ix, h, graph_eq, &key);
+	struct pw_act_graph_row *r = &a->graphs_other;
+	if (pos >= 0) {
+		r = &a->graph_rows[pos];
+	} else if (a->ngraph_rows < PW_ACT_MAX_GRAPH_ROWS) {
+		if (pw_reserve(&a->graph_rows, &w->graph_rows_cap, a->ngraph_rows + 1, sizeof *a->graph_rows) ||
+		    pw_hix_add(&w->graph_ix, h, (uint32_t)a->ngraph_rows)) {
+			w->oom = 1;
+		} else {
+			r = &a->graph_rows[a->ngraph_rows++];
+			r->graph_id = graph_id;
+			r->device = device;
+		}
+	}
+	r->kernels++;
+	r->total_ns = pw_sat_add(r->total_ns, dur);
+	struct graph_launch_key lk = {w, {f, graph_id, corr}};
+	uint64_t lh = pw_hix_hash(mix64((uintptr_t)f ^ mix64((uint64_t)graph_id << 32 | corr)));
+	if (pw_hix_find(&w->graph_launch_ix, lh, graph_launch_eq, &lk) >= 0)
+		return;
+	r->launches++;
+	if (pw_reserve(&w->graph_launches, &w->graph_launches_cap, w->ngraph_launches + 1,
+		       sizeof *w->graph_launches) ||
+	    pw_hix_add(&w->graph_launch_ix, lh, (uint32_t)w->ngraph_launches)) {
+		w->oom = 1;
+		return;
+	}
+	w->graph_launches[w->ngraph_launches++] = lk.l;
+}
+
 struct copy_key {
 	const struct pw_act_report *a;
 	uint64_t key;
@@ -398,6 +481,11 @@ static int note_op(struct pw_act_report *a, struct pw_act_file *f, const struct 
 		}
 		if (pw_is_nccl_kernel(e->str, e->str_len))
 			op.flags |= OP_NCCL_NAME;
+		uint32_t graph_id = (uint32_t)g->c.ret;
+		if (graph_id) {
+			op.flags |= OP_GRAPH;
+			note_graph_kernel(a, f, graph_id, g->device, g->correlation, dur);
+		}
 	} else {
 		struct pw_act_copy_row proto = {.device = g->device};
 		uint64_t bytes = g->c.arg0;
@@ -444,6 +532,8 @@ static int note_op(struct pw_act_report *a, struct pw_act_file *f, const struct 
 static int state_rank(int state)
 {
 	switch (state) {
+	case PW_ACT_OTHER_CLIENT:
+		return 5;
 	case PW_ACT_RECORDING:
 		return 4;
 	case PW_ACT_FAILED:
@@ -451,6 +541,7 @@ static int state_rank(int state)
 	case PW_ACT_NO_CUPTI:
 	case PW_ACT_NO_DRIVER:
 	case PW_ACT_DRIVER_UNUSABLE:
+	case PW_ACT_FORKED:
 		return 2;
 	case PW_ACT_DISABLED:
 		return 1;
@@ -461,7 +552,11 @@ static int state_rank(int state)
 
 static int note_status(struct pw_act_report *a, const struct pw_raw_event *e, const struct pw_rec_gpu *g)
 {
-	int state = (int)(g->c.arg0 <= PW_ACT_DRIVER_UNUSABLE ? g->c.arg0 : 0);
+	int state = (int)(g->c.arg0 <= PW_ACT_FORKED ? g->c.arg0 : 0);
+	if (state == PW_ACT_OTHER_CLIENT && (!a->other_client_ns || e->t0_ns < a->other_client_ns))
+		a->other_client_ns = e->t0_ns;
+	if (state == PW_ACT_FORKED)
+		a->fork_children++;
 	if (state_rank(state) <= state_rank(a->state))
 		return 0;
 	a->state = state;
@@ -895,8 +990,8 @@ static void device_figures(struct finish *fs, struct pw_act_device *d, const str
 	uint64_t sum = 0;
 	for (size_t i = 0; i < n; i++) {
 		const struct act_op *op = &ops[i];
-		if (!op->launch)
-			continue;
+		if (!op->launch || (op->flags & OP_GRAPH))
+			continue; /* a graph's kernels were launched together, by its launch */
 		launch[nl] = op->launch;
 		end[nl++] = op->t1 > op->launch ? op->t1 : op->launch;
 		if (op->kind == PW_ACT_OP_KERNEL) {
@@ -919,7 +1014,7 @@ static void device_figures(struct finish *fs, struct pw_act_device *d, const str
 	double depth_sum = 0;
 	for (size_t i = 0; i < n; i++) {
 		const struct act_op *op = &ops[i];
-		if (!op->launch || op->kind != PW_ACT_OP_KERNEL)
+		if (!op->launch || op->kind != PW_ACT_OP_KERNEL || (op->flags & OP_GRAPH))
 			continue;
 		uint64_t L = op->launch;
 		size_t launched = count_le(launch, nl, L), ended = count_le(end, nl, L);
@@ -1290,6 +1385,16 @@ static int keep_top_gaps(struct finish *fs)
 
 /* ---- finishing ---- */
 
+static int by_graph_time(const void *x, const void *y)
+{
+	const struct pw_act_graph_row *a = x, *b = y;
+	if (a->total_ns != b->total_ns)
+		return a->total_ns < b->total_ns ? 1 : -1;
+	if (a->device != b->device)
+		return a->device < b->device ? -1 : 1;
+	return (a->graph_id > b->graph_id) - (a->graph_id < b->graph_id);
+}
+
 static int by_kernel_row(const void *x, const void *y)
 {
 	const struct pw_act_kernel_row *a = x, *b = y;
@@ -1425,6 +1530,7 @@ int pw_act_finish(struct pw_act_report *a)
 		sort(a->devices, a->ndevices, sizeof *a->devices, by_device);
 	if (a->nkernel_rows)
 		sort(a->kernel_rows, a->nkernel_rows, sizeof *a->kernel_rows, by_kernel_row);
+	sort(a->graph_rows, a->ngraph_rows, sizeof *a->graph_rows, by_graph_time);
 	if (a->ncopy_rows)
 		sort(a->copy_rows, a->ncopy_rows, sizeof *a->copy_rows, by_copy_row);
 	if (a->ngaps)

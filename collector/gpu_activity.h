@@ -36,6 +36,7 @@
 #define PW_ACT_MAX_NAME 8192        /* bytes of a kernel name kept; longer names are cut */
 #define PW_ACT_MAX_DEVICES 64       /* distinct device ids per rank */
 #define PW_ACT_MAX_COPY_ROWS 512    /* distinct (device, direction, source, destination) per rank */
+#define PW_ACT_MAX_GRAPH_ROWS 256   /* distinct (CUDA graph, device) per rank */
 #define PW_ACT_TOP_GAPS 5           /* largest idle gaps kept per device */
 #define PW_ACT_GAP_CALLS 6          /* calls listed per kept gap (the rest summed as "other calls") */
 #define PW_ACT_LAUNCH_GAP_NS 100000 /* a gap shorter than this, with no other cause, is launch overhead */
@@ -64,6 +65,14 @@ const char *pw_gap_class_name(enum pw_gap_class c);
 
 /* The kinds of GPU operation. */
 enum pw_act_op_kind { PW_ACT_OP_KERNEL = 1, PW_ACT_OP_MEMCPY = 2, PW_ACT_OP_MEMSET = 3 };
+
+/* The kernels one CUDA graph ran (CUPTI's graphId, one numbering per process) on one device. */
+struct pw_act_graph_row {
+	uint32_t graph_id;
+	int32_t device;
+	uint64_t launches; /* graph launches that ran kernels (distinct correlation ids) */
+	uint64_t kernels, total_ns;
+};
 
 struct pw_act_kernel_row {
 	char *name; /* whole, as CUPTI gave it (mangled); "(unknown)" when none */
@@ -146,8 +155,9 @@ struct pw_act_call_time {
 struct pw_act_work; /* the operations and the per-rank indexes: freed by pw_act_finish() */
 
 struct pw_act_report {
-	/* how recording went: the most telling PW_K_ACT_STATUS of the rank's processes (recording, then failed,
-	 * then no libcupti, then disabled); 0 when no process sent one */
+	/* how recording went: the most telling PW_K_ACT_STATUS of the rank's processes (stepped back for
+	 * another client, recording, failed, no libcupti or driver or a fork child, disabled); 0 when no process
+	 * sent one */
 	int state; /* enum pw_act_state */
 	int64_t error_code; /* CUptiResult of the call that failed */
 	char *cupti_path;
@@ -155,6 +165,8 @@ struct pw_act_report {
 	uint64_t driver_version; /* PW_ACT_DRIVER_UNUSABLE: what cuDriverGetVersion gave (0: nothing) */
 	uint64_t runtime_major;  /* PW_ACT_DRIVER_UNUSABLE: the CUDA runtime's major version (0: unknown) */
 	int clock; /* enum pw_act_clock, 0 when unknown */
+	uint64_t other_client_ns; /* PW_ACT_OTHER_CLIENT: when profwrap stepped back for another CUPTI client */
+	uint64_t fork_children;   /* PW_ACT_FORKED: fork children that called CUDA after their parent had used it */
 	uint64_t records; /* activity records CUPTI delivered (every kind but PW_K_ACT_STATUS and _DROPPED) */
 	uint64_t dropped; /* records CUPTI dropped (PW_K_ACT_DROPPED arg0) */
 	uint64_t buffers_refused; /* records in buffers refused for want of a free one (arg1) */
@@ -172,6 +184,12 @@ struct pw_act_report {
 	uint64_t devices_other;
 	struct pw_act_kernel_row *kernel_rows; /* by device id, then total time, longest first */
 	size_t nkernel_rows;
+	/* kernels CUDA graphs ran (left out of launch latency and queue depth: they were launched by the graph's
+	 * launch, not each by a call): per graph, by total time, longest first; those past the row bound */
+	struct pw_act_graph_row *graph_rows;
+	size_t ngraph_rows;
+	uint64_t graph_kernels;
+	struct pw_act_graph_row graphs_other;
 	struct pw_act_copy_row *copy_rows; /* by device id, memcpys before memsets, then total time */
 	size_t ncopy_rows;
 	struct pw_act_time_stat copy_other; /* copies and memsets past PW_ACT_MAX_COPY_ROWS rows */

@@ -911,6 +911,49 @@ static int print_act_kernels(FILE *f, const struct pw_act_report *a)
 	return 0;
 }
 
+static int print_graphs(FILE *f, const struct pw_act_report *a)
+{
+	if (!a->ngraph_rows && !a->graphs_other.kernels)
+		return 0;
+	static const char *const headers[] = {"Graph", "GPU", "Launches", "Kernels", "Kernels/launch", "GPU time",
+					      "Per launch"};
+	struct pw_table t = {.ncols = 7, .headers = headers, .align = "rrrrrrr"};
+	size_t shown = a->ngraph_rows < KERNEL_ROWS ? a->ngraph_rows : KERNEL_ROWS;
+	for (size_t i = 0; i <= shown; i++) {
+		const struct pw_act_graph_row *g = i < shown ? &a->graph_rows[i] : &a->graphs_other;
+		if (i == shown && !g->kernels)
+			break;
+		if (pw_table_add_row(&t)) {
+			pw_table_free(&t);
+			return -1;
+		}
+		char total[32], each[32];
+		pw_format_duration(total, sizeof total, g->total_ns);
+		pw_format_duration(each, sizeof each, g->launches ? g->total_ns / g->launches : 0);
+		if (i < shown) {
+			pw_table_set(&t, 0, "%" PRIu32, g->graph_id);
+			pw_table_set(&t, 1, "%" PRId32, g->device);
+		} else {
+			pw_table_set(&t, 0, "(other)");
+			pw_table_set(&t, 1, "-");
+		}
+		pw_table_set(&t, 2, "%" PRIu64, g->launches);
+		pw_table_set(&t, 3, "%" PRIu64, g->kernels);
+		pw_table_set(&t, 4, "%.1f", g->launches ? (double)g->kernels / (double)g->launches : 0.0);
+		pw_table_set(&t, 5, "%s", total);
+		pw_table_set(&t, 6, "%s", each);
+	}
+	fprintf(f, "CUDA graphs (%" PRIu64 " kernels ran in graph launches; they are in the kernel tables above, and "
+		   "not in launch latency or queue depth, since a graph launch launches them all)\n",
+		a->graph_kernels);
+	pw_table_print(f, &t);
+	if (a->ngraph_rows > shown)
+		fprintf(f, "... %zu more graphs (all are in the JSON report)\n", a->ngraph_rows - shown);
+	fputc('\n', f);
+	pw_table_free(&t);
+	return 0;
+}
+
 static int print_act_copies(FILE *f, const struct pw_act_report *a)
 {
 	if (!a->ncopy_rows && !a->copy_other.count)
@@ -1032,6 +1075,12 @@ static void print_recording(FILE *f, const struct pw_act_report *a)
 											: "shifted from CUPTI's clock");
 		fprintf(f, "; libcupti: %s\n", path);
 	}
+	if (a->fork_children)
+		fprintf(f, "  Fork children: %" PRIu64 " called CUDA after their parent had used it, where CUDA cannot be used: "
+			   "no GPU activity of theirs\n", a->fork_children);
+	if (a->state == PW_ACT_OTHER_CLIENT)
+		fputs("  Stepped back: another CUPTI client (torch.profiler, for one) began recording; GPU work after that\n"
+		      "  is not in this report (the GPU library calls are)\n", f);
 	if (a->records) {
 		fprintf(f,
 			"  Records: %" PRIu64 "; %" PRIu64 " kernels (%" PRIu64 " linked to wrapped calls, %" PRIu64
@@ -1060,7 +1109,8 @@ int pw_act_write_text(FILE *f, const struct pw_rank_report *r)
 		return 0;
 	if (pw_act_recorded(a)) {
 		print_utilisation(f, a);
-		if (print_gaps(f, r, a) || print_act_kernels(f, a) || print_act_copies(f, a) || print_time_by_call(f, a))
+		if (print_gaps(f, r, a) || print_act_kernels(f, a) || print_graphs(f, a) || print_act_copies(f, a) ||
+		    print_time_by_call(f, a))
 			return -1;
 	}
 	print_recording(f, a);
@@ -1099,6 +1149,12 @@ void pw_act_write_json(struct pw_json *j, const struct pw_rank_report *r)
 	pw_json_kv_string(j, "cupti_path", a->cupti_path);
 	pw_json_kv_int(j, "error_code", a->error_code);
 	pw_json_kv_uint(j, "driver_version", a->driver_version);
+	pw_json_kv_uint(j, "fork_children_without_cuda", a->fork_children);
+	pw_json_key(j, "other_client_since_ns");
+	if (a->other_client_ns)
+		pw_json_uint(j, a->other_client_ns);
+	else
+		pw_json_null(j);
 	pw_json_key(j, "recorded");
 	pw_json_bool(j, pw_act_recorded(a));
 	char why[160] = "";
@@ -1114,6 +1170,7 @@ void pw_act_write_json(struct pw_json *j, const struct pw_rank_report *r)
 	pw_json_kv_uint(j, "kernels_linked", a->kernels_linked);
 	pw_json_kv_uint(j, "kernels_linked_api", a->kernels_linked_api);
 	pw_json_kv_uint(j, "kernels_unlinked", a->kernels_unlinked);
+	pw_json_kv_uint(j, "graph_kernels", a->graph_kernels);
 	pw_json_kv_uint(j, "memcpys", a->memcpys);
 	pw_json_kv_uint(j, "memsets", a->memsets);
 	pw_json_kv_uint(j, "kernel_median_ns", a->kernel_median_ns);
@@ -1176,6 +1233,25 @@ void pw_act_write_json(struct pw_json *j, const struct pw_rank_report *r)
 	}
 	pw_json_end_array(j);
 	/* kernels past the row bound, per device (existing key kernels_other is the launches' bound) */
+	pw_json_key(j, "cuda_graphs");
+	pw_json_begin_array(j);
+	for (size_t i = 0; i <= a->ngraph_rows; i++) {
+		const struct pw_act_graph_row *g = i < a->ngraph_rows ? &a->graph_rows[i] : &a->graphs_other;
+		if (i == a->ngraph_rows && !g->kernels)
+			break;
+		pw_json_begin_object(j);
+		pw_json_key(j, "graph_id");
+		if (i < a->ngraph_rows)
+			pw_json_uint(j, g->graph_id);
+		else
+			pw_json_null(j); /* the graphs past the row bound */
+		pw_json_kv_int(j, "device", i < a->ngraph_rows ? g->device : -1);
+		pw_json_kv_uint(j, "launches", g->launches);
+		pw_json_kv_uint(j, "kernels", g->kernels);
+		pw_json_kv_uint(j, "total_ns", g->total_ns);
+		pw_json_end_object(j);
+	}
+	pw_json_end_array(j);
 	pw_json_key(j, "gpu_kernels_other");
 	pw_json_begin_array(j);
 	for (size_t i = 0; i < a->ndevices; i++) {

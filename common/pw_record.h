@@ -77,7 +77,8 @@ enum pw_event_kind {
 	/* What the GPU did, from CUPTI's activity records: struct pw_rec_gpu, times in CLOCK_MONOTONIC ns. */
 	PW_K_ACT_KERNEL,   /* arg1 = kernel name string ref (as CUPTI gives it: mangled), a[0..2] = grid and block
 			    * packed as PW_K_GPU_LAUNCH's, arg0 = registers per thread | (static + dynamic shared
-			    * memory bytes) << 32 */
+			    * memory bytes) << 32; ret = for a kernel a CUDA graph ran (its correlation id is the
+			    * graph launch's), CUPTI's graphId | the low 32 bits of its graphNodeId << 32, else 0 */
 	PW_K_ACT_MEMCPY,   /* arg0 = bytes, arg1 = enum pw_copy_dir | source enum pw_act_mem << 8 | destination
 			    * enum pw_act_mem << 16; a copy between devices (PW_COPY_PEER, CUPTI's MEMCPY2): a[0] =
 			    * source device | destination device << 32 */
@@ -203,6 +204,11 @@ enum pw_act_state {
 	PW_ACT_DRIVER_UNUSABLE = 6, /* the driver loaded cannot serve CUPTI: a stub library, or older than the runtime
 				     * (ret = cuDriverGetVersion's CUresult, a[0] = the version it gave, a[2] = the
 				     * runtime's major version, 0 when unknown); CUPTI is not touched */
+	PW_ACT_OTHER_CLIENT = 7, /* another CUPTI client (torch.profiler) began using CUPTI's activity API at t0:
+				  * profwrap stepped back (what it had was flushed first) and records no activity
+				  * after; CPU-side calls are still recorded */
+	PW_ACT_FORKED = 8,       /* a fork child of a process in which CUPTI recorded: CUDA was in use in the
+				  * parent, so neither CUDA nor CUPTI can be used in the child */
 };
 
 /* PW_K_ACT_STATUS a[1]: how CUPTI's timestamps were put on CLOCK_MONOTONIC. */

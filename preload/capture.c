@@ -225,18 +225,7 @@ static void *timer_main(void *unused)
 
 static void start_timer(void)
 {
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old); /* the program's signals stay with the program's threads */
-	pthread_t t;
-	pthread_attr_t attr;
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	pthread_attr_setstacksize(&attr, 64u << 10);
-	if (pthread_create(&t, &attr, timer_main, NULL) == 0)
-		pthread_setname_np(t, "profwrap-timer");
-	pthread_attr_destroy(&attr);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pw_start_thread("profwrap-timer", timer_main, 64u << 10);
 }
 
 /* The state this process starts in: ST_TIMER from the launch time, the trigger closed until a range,

@@ -1,9 +1,20 @@
 /* GPU activity: CUPTI's records of what the GPU ran (kernels, copies, memsets), converted into our records.
  *
- * libcupti is loaded when the process first has the CUDA runtime or driver loaded (pw_cupti_check, from the
- * library scan): PROFWRAP_CUPTI when set, else a libcupti already loaded, else one next to libcudart or in
- * the toolkit's and the pip wheels' layouts, else the loader's search. Without one, the GPU calls are still
- * recorded and a PW_K_ACT_STATUS record says why there is no activity.
+ * When: libcupti is loaded and started by the first wrapped GPU call after the CUDA runtime is loaded (the
+ * library scan, pw_cupti_check, only notes the runtime): CUPTI initialises the driver, and a process in which
+ * the driver is initialised cannot use CUDA in its fork children, so starting at the load would break a
+ * program that forks workers after `import torch` and before using CUDA. Such a child starts CUPTI itself.
+ * Programs of the driver API alone (no libcudart: no wrapped call) start it when libcuda is loaded.
+ *
+ * Which: PROFWRAP_CUPTI when set, else the libcupti already loaded (libtorch links one: by the first CUDA call
+ * it is in), else one next to libcudart or in the toolkit's and the pip wheels' layouts, else the loader's
+ * search for libcupti.so.13 and .12. Without one, the GPU calls are still recorded and a PW_K_ACT_STATUS
+ * record says why there is no activity.
+ *
+ * Another client (torch.profiler's Kineto, linked into libtorch) shares CUPTI's one set of callbacks, kinds
+ * and settings: its calls reach cupti_client.c first, and its first call that changes them makes profwrap
+ * step back (pw_cupti_other_client): flush its own buffers, disable its kinds, put back the settings it
+ * changed, stop, and say so. From then on the other client has CUPTI as if profwrap had not been there.
  *
  * Buffer protocol: CUPTI asks for buffers (buffer_requested) and hands them back full (buffer_completed) from
  * its worker thread, or from the thread that calls cuptiActivityFlushAll. Buffers come from a pool mapped
@@ -12,10 +23,11 @@
  * buffer_completed: the conversion takes no lock and allocates nothing, so doing it there needs no second
  * thread and returns each buffer to the pool at once.
  *
- * Flushes: CUPTI's worker every PROFWRAP_CUPTI_FLUSH_MS (full buffers only, as CUPTI documents), a
- * non-forced flush after a synchronising call at most once per that period (records of finished work reach
- * the ring even when buffers fill slowly, so a crash loses little), one at cudaProfilerStop, and a forced
- * one when the process exits (pw_note_exit: before atexit handlers tear the runtime down).
+ * Flushes: CUPTI's worker every PROFWRAP_CUPTI_FLUSH_MS (full buffers only, as CUPTI documents); profwrap's
+ * flushing thread every period too, non-forced (records of finished work reach the ring even when buffers
+ * fill slowly and the program never waits through a wrapped call, so a crash loses little, and the flush
+ * and conversion stay off the program's threads); one when the capture window closes, and a forced one when
+ * the process exits (pw_note_exit: before atexit handlers tear the runtime down).
  *
  * Clock: CUPTI is given our CLOCK_MONOTONIC (cuptiActivityRegisterTimestampCallback); a libcupti without
  * that call keeps its own clock and the offset between the two, measured at start, is added.
@@ -30,7 +42,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <sys/mman.h>
+#include <time.h>
 
 #include <cupti_activity.h>
 
@@ -62,8 +78,13 @@ static struct {
 #define PW_X(needed, name, params) CUptiResult (*name) params;
 	CUPTI_FN_LIST(PW_X)
 #undef PW_X
-	atomic_int tried;     /* a start was attempted (once per process image) */
+	atomic_int start;     /* enum start_state */
 	atomic_int active;    /* buffers are being converted */
+	atomic_int stepped_back; /* another client has CUPTI (pw_cupti_other_client) */
+	atomic_int refusing;  /* buffer requests are refused: profwrap stepped back */
+	uint32_t version;     /* cuptiGetVersion() */
+	enum pw_act_clock clock;
+	char runtime_path[512]; /* the CUDA runtime noted by pw_cupti_check, for the pending start */
 	int64_t ns_offset;    /* added to CUPTI's times (PW_ACT_CLOCK_OFFSET) */
 	uint8_t *pool;
 	size_t buffer_size;
@@ -71,10 +92,18 @@ static struct {
 	atomic_uchar *in_use; /* per pool buffer */
 	atomic_ulong refused; /* buffer requests refused since the last PW_K_ACT_DROPPED record */
 	uint64_t flush_period_ns;
-	_Atomic uint64_t last_flush_ns;
 	_Atomic uint64_t next_ext_id;
 	pw_strref path_ref;
 } cu;
+
+enum start_state {
+	START_NONE,      /* no CUDA runtime or driver seen yet */
+	START_CLAIMED,   /* a thread is noting the runtime */
+	START_PENDING,   /* the runtime is loaded: the first wrapped GPU call starts CUPTI */
+	START_STARTING,  /* that call is starting it */
+	START_DONE,      /* started, or found it could not */
+	START_FORKED,    /* a fork child of a process where CUPTI recorded: the first GPU call says why not */
+};
 
 /* Read by the GPU wrappers: external ids are pushed while this is set. */
 int pw_cupti_correlating;
@@ -157,7 +186,19 @@ static const CUpti_ActivityKind optional_kinds[] = {
 
 uint32_t pw_cupti_window_seen = 1;
 
-void pw_cupti_follow_window(void)
+static void start_pending(void);
+static void emit_status(enum pw_act_state state, int64_t code, uint32_t version, enum pw_act_clock clock);
+
+/* Enables or disables every kind profwrap uses. */
+static void toggle_kinds(int on)
+{
+	CUptiResult (*toggle)(CUpti_ActivityKind) = on ? cu.cuptiActivityEnable : cu.cuptiActivityDisable;
+	toggle(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+	for (size_t i = 0; i < sizeof optional_kinds / sizeof optional_kinds[0]; i++)
+		toggle(optional_kinds[i]);
+}
+
+static void follow_window(void)
 {
 	static atomic_flag busy = ATOMIC_FLAG_INIT;
 	if (atomic_flag_test_and_set_explicit(&busy, memory_order_acquire))
@@ -167,10 +208,7 @@ void pw_cupti_follow_window(void)
 	    atomic_load_explicit(&cu.active, memory_order_acquire)) {
 		uint8_t guard = pw_self.guard;
 		pw_self.guard = PW_GUARD_INTERNAL;
-		CUptiResult (*toggle)(CUpti_ActivityKind) = open ? cu.cuptiActivityEnable : cu.cuptiActivityDisable;
-		toggle(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
-		for (size_t i = 0; i < sizeof optional_kinds / sizeof optional_kinds[0]; i++)
-			toggle(optional_kinds[i]);
+		toggle_kinds(open);
 		if (!open)
 			cu.cuptiActivityFlushAll(0);
 		pw_self.guard = guard;
@@ -179,10 +217,18 @@ void pw_cupti_follow_window(void)
 	atomic_flag_clear_explicit(&busy, memory_order_release);
 }
 
+void pw_cupti_catch_up(void)
+{
+	int state = atomic_load_explicit(&cu.start, memory_order_acquire);
+	if (state == START_PENDING || state == START_FORKED)
+		start_pending();
+	follow_window();
+}
+
 static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
 {
 	*max_records = 0; /* as many as fit */
-	for (uint32_t i = 0; i < cu.buffers; i++) {
+	for (uint32_t i = 0; i < cu.buffers && !atomic_load_explicit(&cu.refusing, memory_order_acquire); i++) {
 		unsigned char free_ = 0;
 		if (atomic_load_explicit(&cu.in_use[i], memory_order_relaxed) == 0 &&
 		    atomic_compare_exchange_strong(&cu.in_use[i], &free_, 1)) {
@@ -286,10 +332,13 @@ static void *open_cupti(const char *cuda_path, char *found, size_t found_len)
 	if (loaded[0])
 		return try_open(loaded, found, found_len);
 
-	int major = major_of(cuda_path);
-	char dir[512];
+	/* Near the runtime, of its major version. A driver's path (a program with the runtime linked in
+	 * statically) says neither: libcuda.so.1's version is the driver API's, and its directory the system's. */
 	const char *slash = strrchr(cuda_path, '/');
-	int dirlen = slash ? (int)(slash - cuda_path) : 0;
+	int runtime = strncmp(slash ? slash + 1 : cuda_path, "libcudart", 9) == 0;
+	int major = runtime ? major_of(cuda_path) : 0;
+	char dir[512];
+	int dirlen = slash && runtime ? (int)(slash - cuda_path) : 0;
 	snprintf(dir, sizeof dir, "%.*s", dirlen, cuda_path);
 	static const int majors[] = {13, 12};
 	/* next to the runtime (toolkit lib64, conda), the toolkit's CUPTI directory, pip's nvidia/ packages */
@@ -392,17 +441,29 @@ static int driver_usable(void *driver, const char *cuda_path)
 	return 0;
 }
 
+/* profwrap's flushing thread: every flush period, a non-forced flush delivers the buffers whose records are
+ * complete, full or not, and converts them here. CUPTI's own worker delivers only full buffers; without this,
+ * a program that never waits through a wrapped call would keep its activity in CUPTI until it exits (and lose
+ * it if killed), and flushing on the program's threads would put CUPTI's flush and the conversion on its
+ * training loop. Ends when profwrap stops recording activity (stepped back for another client). */
+static void *flusher_main(void *unused)
+{
+	(void)unused;
+	pw_self.guard = PW_GUARD_INTERNAL; /* its sleeps and CUPTI's calls are not the program's */
+	struct timespec period = {(time_t)(cu.flush_period_ns / 1000000000u), (long)(cu.flush_period_ns % 1000000000u)};
+	while (atomic_load_explicit(&cu.active, memory_order_acquire)) {
+		syscall(SYS_clock_nanosleep, CLOCK_MONOTONIC, 0, &period, NULL);
+		if (atomic_load_explicit(&cu.active, memory_order_acquire))
+			cu.cuptiActivityFlushAll(0);
+	}
+	return NULL;
+}
+
 static void start(const char *cuda_path)
 {
 	char found[512] = "";
-	void *driver = driver_handle(cuda_path);
-	if (!driver) {
-		say("no CUDA driver (libcuda.so.1) could be loaded");
-		emit_status(PW_ACT_NO_DRIVER, 0, 0, 0);
-		return;
-	}
-	if (!driver_usable(driver, cuda_path))
-		return;
+	if (atomic_load_explicit(&cu.stepped_back, memory_order_acquire))
+		return; /* another client had CUPTI first (said and recorded then) */
 	void *h = open_cupti(cuda_path, found, sizeof found);
 	if (!h) {
 		char msg[700];
@@ -442,6 +503,8 @@ static void start(const char *cuda_path)
 		}
 	}
 
+	cu.version = version;
+	cu.clock = clock;
 	cu.buffer_size = (size_t)pw_cfg.cupti_buffer_size;
 	cu.buffers = pw_cfg.cupti_buffers;
 	cu.flush_period_ns = (uint64_t)pw_cfg.cupti_flush_ms * 1000000u;
@@ -480,24 +543,138 @@ static void start(const char *cuda_path)
 		cu.cuptiActivityEnable(optional_kinds[i]);
 	if (cu.cuptiActivityFlushPeriod)
 		cu.cuptiActivityFlushPeriod((uint32_t)(cu.flush_period_ns / 1000000u));
-	atomic_store_explicit(&cu.last_flush_ns, pw_clock_mono_ns(), memory_order_relaxed);
 	atomic_store_explicit(&cu.active, 1, memory_order_release);
+	if (cu.flush_period_ns)
+		pw_start_thread("profwrap-cupti", flusher_main, 256u << 10);
 	if (cu.cuptiActivityPushExternalCorrelationId && cu.cuptiActivityPopExternalCorrelationId &&
 	    cu.cuptiActivityEnable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION) == CUPTI_SUCCESS)
 		__atomic_store_n(&pw_cupti_correlating, 1, __ATOMIC_RELEASE);
 	emit_status(PW_ACT_RECORDING, 0, version, clock);
-	pw_cupti_follow_window();
+	follow_window();
 }
 
-void pw_cupti_check(const char *cuda_path)
+/* Whether a driver that can serve CUPTI is there; says why not, once, and records it. Neither loading the
+ * driver nor asking its version initialises CUDA, so this is done when the runtime is loaded: a program that
+ * never makes a wrapped call still has its report say why there is no GPU activity. */
+static int driver_ok(const char *cuda_path)
 {
-	if (atomic_load_explicit(&cu.tried, memory_order_relaxed) || !pw_seg ||
-	    !((pw_recording >> PW_DOM_GPU) & 1) || atomic_exchange(&cu.tried, 1))
-		return;
+	uint8_t guard = pw_self.guard;
+	pw_self.guard = PW_GUARD_INTERNAL;
+	int saved = errno, ok = 0;
+	void *driver = driver_handle(cuda_path);
+	if (!driver) {
+		say("no CUDA driver (libcuda.so.1) could be loaded");
+		emit_status(PW_ACT_NO_DRIVER, 0, 0, 0);
+	} else {
+		ok = driver_usable(driver, cuda_path);
+	}
+	errno = saved;
+	pw_self.guard = guard;
+	return ok;
+}
+
+/* Runs start() with the program's errno and without recording what it calls. */
+static void start_guarded(const char *cuda_path)
+{
 	uint8_t guard = pw_self.guard;
 	pw_self.guard = PW_GUARD_INTERNAL;
 	int saved = errno;
 	start(cuda_path);
+	errno = saved;
+	pw_self.guard = guard;
+}
+
+void pw_cupti_check(const char *cuda_path)
+{
+	int none = START_NONE;
+	if (atomic_load_explicit(&cu.start, memory_order_relaxed) != START_NONE || !pw_seg ||
+	    !((pw_recording >> PW_DOM_GPU) & 1) ||
+	    !atomic_compare_exchange_strong(&cu.start, &none, START_CLAIMED))
+		return;
+	if (!driver_ok(cuda_path)) {
+		atomic_store_explicit(&cu.start, START_DONE, memory_order_release);
+		return;
+	}
+	const char *slash = strrchr(cuda_path, '/');
+	if (strncmp(slash ? slash + 1 : cuda_path, "libcudart", 9) == 0 &&
+	    strlen(cuda_path) < sizeof cu.runtime_path) {
+		strcpy(cu.runtime_path, cuda_path);
+		atomic_store_explicit(&cu.start, START_PENDING, memory_order_release);
+		__atomic_store_n(&pw_cupti_window_seen, PW_CUPTI_CATCH_UP, __ATOMIC_RELAXED);
+		return;
+	}
+	atomic_store_explicit(&cu.start, START_DONE, memory_order_release);
+	start_guarded(cuda_path);
+}
+
+/* The first wrapped GPU call of the process (or of a fork child) starts CUPTI, or says why a fork child has
+ * none. The calls of other threads meanwhile wait, so that none of their work goes unrecorded; calls made
+ * inside the start (the internal guard is held) go on. */
+static void start_pending(void)
+{
+	int state = atomic_load_explicit(&cu.start, memory_order_acquire);
+	if (state == START_PENDING && atomic_compare_exchange_strong(&cu.start, &state, START_STARTING)) {
+		start_guarded(cu.runtime_path);
+		atomic_store_explicit(&cu.start, START_DONE, memory_order_release);
+	} else if (state == START_FORKED && atomic_compare_exchange_strong(&cu.start, &state, START_DONE)) {
+		say("this process is a fork child of one in which CUDA was in use: CUDA cannot be used here");
+		emit_status(PW_ACT_FORKED, 0, 0, 0);
+	}
+	while (pw_self.guard != PW_GUARD_INTERNAL &&
+	       atomic_load_explicit(&cu.start, memory_order_acquire) == START_STARTING)
+		sched_yield();
+}
+
+/* CUPTI's default time base on Linux (cupti_activity.h), put back when profwrap steps back. */
+static uint64_t CUPTIAPI realtime_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void pw_cupti_other_client(const char *call)
+{
+	if (atomic_load_explicit(&cu.stepped_back, memory_order_relaxed) || atomic_exchange(&cu.stepped_back, 1))
+		return;
+	uint8_t guard = pw_self.guard;
+	pw_self.guard = PW_GUARD_INTERNAL;
+	int saved = errno;
+	/* a start not made yet is never made; one in progress is finished first, then undone below */
+	int state = START_PENDING;
+	atomic_compare_exchange_strong(&cu.start, &state, START_DONE);
+	while (atomic_load_explicit(&cu.start, memory_order_acquire) == START_STARTING)
+		sched_yield();
+	uint32_t version = 0;
+	if (atomic_load_explicit(&cu.active, memory_order_acquire)) {
+		__atomic_store_n(&pw_cupti_correlating, 0, __ATOMIC_RELEASE);
+		toggle_kinds(0);
+		cu.cuptiActivityDisable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
+		/* what CUPTI holds of profwrap's comes back now, converted; later requests are refused, so no buffer
+		 * of profwrap's is ever handed to the other client */
+		atomic_store_explicit(&cu.refusing, 1, memory_order_release);
+		cu.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+		atomic_store_explicit(&cu.active, 0, memory_order_release);
+		/* the settings profwrap changed, as CUPTI's defaults have them */
+		if (cu.cuptiActivitySetAttribute) {
+			uint8_t zeroed = 0;
+			size_t len = sizeof zeroed;
+			cu.cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, &len, &zeroed);
+		}
+		if (cu.cuptiSetThreadIdType)
+			cu.cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_DEFAULT);
+		if (cu.cuptiActivityFlushPeriod)
+			cu.cuptiActivityFlushPeriod(0);
+		if (cu.clock == PW_ACT_CLOCK_CALLBACK)
+			cu.cuptiActivityRegisterTimestampCallback(realtime_ns);
+		version = cu.version;
+	}
+	char msg[200];
+	snprintf(msg, sizeof msg, "another CUPTI client (%s; torch.profiler, for one) is recording GPU activity", call);
+	if (!pw_cfg.quiet)
+		dprintf(2, "profwrap: %s; profwrap stepped back and records no GPU activity from here on (GPU library "
+			   "calls still are)\n", msg);
+	emit_status(PW_ACT_OTHER_CLIENT, 0, version, cu.clock);
 	errno = saved;
 	pw_self.guard = guard;
 }
@@ -530,21 +707,9 @@ void pw_cupti_flush(int forced)
 	uint8_t guard = pw_self.guard;
 	pw_self.guard = PW_GUARD_INTERNAL;
 	int saved = errno;
-	atomic_store_explicit(&cu.last_flush_ns, pw_clock_mono_ns(), memory_order_relaxed);
 	cu.cuptiActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
 	errno = saved;
 	pw_self.guard = guard;
-}
-
-void pw_cupti_after_sync(void)
-{
-	uint64_t last = atomic_load_explicit(&cu.last_flush_ns, memory_order_relaxed);
-	uint64_t now = pw_clock_mono_ns();
-	if (now - last < cu.flush_period_ns ||
-	    !atomic_compare_exchange_strong_explicit(&cu.last_flush_ns, &last, now, memory_order_relaxed,
-						     memory_order_relaxed))
-		return; /* recently, or another thread is flushing */
-	pw_cupti_flush(0);
 }
 
 void pw_cupti_at_exit(void)
@@ -554,7 +719,18 @@ void pw_cupti_at_exit(void)
 
 void pw_cupti_after_fork(void)
 {
-	/* CUPTI's worker thread and the device state stay with the parent: nothing here may call it. */
-	atomic_store(&cu.active, 0);
-	__atomic_store_n(&pw_cupti_correlating, 0, __ATOMIC_RELEASE);
+	/* CUPTI's worker thread and the device state stay with the parent: nothing here may call it. A start
+	 * still pending is the child's to make (CUDA was not used yet); one made means CUDA was in use; one
+	 * being made by another thread of the parent is never finished here. */
+	int starting = START_STARTING;
+	atomic_compare_exchange_strong(&cu.start, &starting, START_DONE);
+	if (atomic_load(&cu.active) || atomic_load(&cu.start) == START_DONE) {
+		int recorded = atomic_load(&cu.active);
+		atomic_store(&cu.active, 0);
+		__atomic_store_n(&pw_cupti_correlating, 0, __ATOMIC_RELEASE);
+		if (recorded) {
+			atomic_store(&cu.start, START_FORKED);
+			__atomic_store_n(&pw_cupti_window_seen, PW_CUPTI_CATCH_UP, __ATOMIC_RELAXED);
+		}
+	}
 }

@@ -22,6 +22,8 @@ SAME_KERNEL(staticSharedMemory);
 SAME_KERNEL(dynamicSharedMemory);
 SAME_KERNEL(correlationId);
 SAME_KERNEL(name);
+SAME_KERNEL(graphNodeId);
+SAME_KERNEL(graphId);
 #define SAME_MEMCPY(f) SAME_OFFSET(CUpti_ActivityMemcpy6, CUpti_ActivityMemcpy5, f)
 SAME_MEMCPY(copyKind);
 SAME_MEMCPY(srcKind);
@@ -138,6 +140,7 @@ int pw_cupti_convert(const CUpti_Activity *rec, struct pw_rec_gpu *out, int64_t 
 		out->a[0] = pack2((uint32_t)k->gridX, (uint32_t)k->gridY);
 		out->a[1] = pack2((uint32_t)k->gridZ, (uint32_t)k->blockX);
 		out->a[2] = pack2((uint32_t)k->blockY, (uint32_t)k->blockZ);
+		out->c.ret = (int64_t)pack2(k->graphId, (uint32_t)k->graphNodeId);
 		return 1;
 	}
 	case CUPTI_ACTIVITY_KIND_MEMCPY: {

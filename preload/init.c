@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <poll.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -672,6 +673,22 @@ __attribute__((destructor)) static void pw_fini(void)
 	struct pw_seg_header *h = pw_seg;
 	if (h && atomic_load_explicit(&h->state, memory_order_acquire) == PW_STATE_EXITING)
 		atomic_store_explicit(&h->state, PW_STATE_EXITED, memory_order_release);
+}
+
+void pw_start_thread(const char *name, void *(*fn)(void *), size_t stack_size)
+{
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_attr_t attr;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&attr, stack_size);
+	pthread_t t;
+	if (pthread_create(&t, &attr, fn, NULL) == 0)
+		pthread_setname_np(t, name);
+	pthread_attr_destroy(&attr);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 /* Child side of fork: never write into the parent's segment or keep its connection open (the collector

@@ -18,6 +18,7 @@
 	X(CUBLASLT, "libcublasLt.so")      \
 	X(CUDNN, "libcudnn.so")            \
 	X(NCCL, "libnccl.so")              \
+	X(CUPTI, "libcupti.so")            \
 	X(MPI, "libmpi.so")
 
 /* Other file names of a library above: an object loaded under one of them fills the same slots. MPICH
@@ -106,8 +107,9 @@ extern void *(*pw_real_dlsym)(void *, const char *) __attribute__((visibility("h
 /* GPU activity (cupti.c). The functions that files built without the CUDA headers call are weak: the
  * module is not built then, and the callers skip them. */
 
-/* Loads libcupti and starts recording activity, once, when the process records the gpu domain; cuda_path
- * is the loaded CUDA runtime or driver, near which libcupti is looked for. */
+/* Notes the loaded CUDA runtime or driver (cuda_path), near which libcupti is looked for, once, when the
+ * process records the gpu domain: the next wrapped GPU call loads libcupti and starts recording activity
+ * (a driver alone: at once). */
 void pw_cupti_check(const char *cuda_path) __attribute__((weak));
 /* When the process exits, before atexit handlers tear the runtime down: a forced flush. */
 void pw_cupti_at_exit(void) __attribute__((weak));
@@ -122,18 +124,21 @@ extern int pw_cupti_correlating;
 /* Pushes a fresh external id and returns it (0 if CUPTI refused); pw_cupti_pop() after the call. */
 uint64_t pw_cupti_push(void);
 void pw_cupti_pop(void);
-/* After a synchronising call: a non-forced flush when the flush period has passed since the last. */
-void pw_cupti_after_sync(void);
-/* Whether the capture window's GPU bit was last seen open (1) or closed (0) by pw_cupti_follow_window, which
- * enables CUPTI's activity kinds while the window is open and disables them (and flushes) while it is closed.
- * GPU wrappers call it when the two differ: the window may have changed in a signal handler, where CUPTI
- * cannot be called. */
+/* Whether the capture window's GPU bit was last seen open (1) or closed (0) by pw_cupti_catch_up, which
+ * enables CUPTI's activity kinds while the window is open and disables them (and flushes) while it is closed;
+ * PW_CUPTI_CATCH_UP while CUPTI is to be started by the next GPU call (pw_cupti_check: the first call after
+ * the CUDA runtime is loaded). GPU wrappers call pw_cupti_catch_up when the two differ: the window may have
+ * changed in a signal handler, where CUPTI cannot be called. */
+#define PW_CUPTI_CATCH_UP 2u
 extern uint32_t pw_cupti_window_seen;
-void pw_cupti_follow_window(void);
+void pw_cupti_catch_up(void);
 static inline int pw_cupti_window_stale(void)
 {
 	return ((pw_window_now() >> PW_DOM_GPU) & 1) != __atomic_load_n(&pw_cupti_window_seen, __ATOMIC_RELAXED);
 }
+/* Another CUPTI client made call, which changes what CUPTI records or how (cupti_client.c): profwrap flushes
+ * what it has, puts back the settings it changed, records no more GPU activity and says so, once. */
+void pw_cupti_other_client(const char *call) __attribute__((weak));
 
 /* Whether a call of this kind puts work on the GPU, whose activity records are tied to it. */
 static inline int pw_kind_enqueues(int k)
@@ -196,7 +201,7 @@ static inline __attribute__((always_inline)) void pw_api_init(struct pw_rec_api 
 			return missing;                                                                   \
 		before;                                                                                   \
 		if (PW_UNLIKELY(pw_cupti_window_stale()))                                                 \
-			pw_cupti_follow_window();                                                         \
+			pw_cupti_catch_up();                                                              \
 		if (!pw_should_record(PW_DOM_##dom))                                                      \
 			return real_##name args;                                                          \
 		struct pw_rec_api r;                                                                      \
@@ -211,8 +216,6 @@ static inline __attribute__((always_inline)) void pw_api_init(struct pw_rec_api 
 		pw_self.gpu_depth = nested_;                                                              \
 		if (corr_)                                                                                \
 			pw_cupti_pop();                                                                   \
-		if ((int)PW_EVKIND_##ev == (int)PW_K_GPU_SYNC && PW_UNLIKELY(pw_cupti_on()))              \
-			pw_cupti_after_sync();                                                            \
 		pw_self.guard = PW_GUARD_INTERNAL;                                                        \
 		pw_api_init(&r, PW_EV_##ev, (int64_t)ret, sub0);                                          \
 		if (nested_)                                                                              \

@@ -318,6 +318,9 @@ void pw_capture_profiler_api(int start);
 
 /* Called in the child after fork by the process module: a fresh segment and connection, or passive. */
 void pw_after_fork_child(void);
+/* Starts a detached thread of profwrap's own, named name, with every signal blocked (the program's signals
+ * stay with the program's threads). */
+void pw_start_thread(const char *name, void *(*fn)(void *), size_t stack_size);
 /* exit/_exit/return from main: the status to report, and /proc/self/io for the coverage check. finished is
  * 0 when atexit handlers and destructors are still to run (exit, return from main), 1 for _exit. */
 void pw_note_exit(int status, int finished);

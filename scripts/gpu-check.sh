@@ -1,115 +1,163 @@
 #!/bin/sh
-# On a machine with an NVIDIA GPU and PyTorch: runs scripts/gpu_check_train.py plainly, under profwrap and
-# under torch.profiler, and compares what each saw: GPU kernels (count and total time: both read CUPTI, so
-# the goal is agreement within 2 %), CUDA runtime call counts (profwrap's rank0.json against torch.profiler's
-# key_averages), and the median step time of each run (the overhead of each profiler). Writes the comparison
-# to ${GPU_CHECK_OUT:-bench/results}/gpu-<date>.txt (and the reports beside it when GPU_CHECK_KEEP=1).
-# Exit 77 when there is no GPU or no PyTorch; 1 when profwrap failed or the kernel figures disagree by more
-# than 2 %; 0 otherwise.
+# On a machine with an NVIDIA GPU and PyTorch: runs the checks of scripts/gpu_check_cases.py (small PyTorch
+# workloads under profwrap, plainly and under torch.profiler; one PASS, FAIL or SKIP line each) and writes
+# their figures to ${GPU_CHECK_OUT:-bench/results}/gpu-<UTC date-time>.txt. This script only finds the Python
+# that has torch, reuses the build (./profwrap and build/ present: never rebuilt) or builds with the CUDA,
+# CUPTI, cuDNN and NCCL headers it finds (toolkit or pip wheels), and collects.
+# Exit 77 when no Python has torch or torch sees no GPU; 1 when a check failed or profwrap cannot be built;
+# 0 otherwise. PYTHON picks the Python; GPU_CHECK_STEPS the training steps (50); GPU_CHECK_ONLY=1,2,7,nvcc
+# a subset of checks; GPU_CHECK_BUDGET the seconds all checks may take (450); GPU_CHECK_KEEP=1 keeps the
+# reports (the training run's rank0.{txt,json} beside the figures, the rest in the temporary directory).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/.." && pwd)
-py=${PYTHON:-python3}
 out=${GPU_CHECK_OUT:-$repo/bench/results}
 steps=${GPU_CHECK_STEPS:-50}
 
-"$py" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null || {
-	echo "gpu-check: no CUDA GPU visible to PyTorch ($py); nothing to check" >&2
-	exit 77
+# A command under a time limit where coreutils' timeout exists.
+limit() {
+	if command -v timeout >/dev/null 2>&1; then
+		timeout "$@"
+	else
+		shift
+		"$@"
+	fi
 }
-[ -x "$repo/profwrap" ] || make -C "$repo" >/dev/null || { echo "gpu-check: cannot build profwrap" >&2; exit 1; }
+
+# ---- the Python that has torch ----
+tried=
+py=
+torch_py=
+# probe PYTHON: sets py when its torch sees a GPU, torch_py (the first) when it has torch but no GPU.
+probe() {
+	case " $tried " in *" $1 "*) return 1 ;; esac
+	tried="$tried $1"
+	limit 120 "$1" -c 'import sys, torch; sys.exit(0 if torch.cuda.is_available() else 3)' >/dev/null 2>&1
+	case $? in
+	0) py=$1 ;;
+	3) [ -n "$torch_py" ] || torch_py=$1 ;;
+	esac
+	[ -n "$py" ]
+}
+if [ -n "${PYTHON:-}" ]; then
+	probe "$PYTHON"
+else
+	for name in python3 python; do
+		c=$(command -v "$name" 2>/dev/null) && probe "$c" && break
+	done
+	h=${HOME:-/root}
+	[ -n "$py" ] || for c in ${VIRTUAL_ENV:+"$VIRTUAL_ENV/bin/python3"} ${CONDA_PREFIX:+"$CONDA_PREFIX/bin/python3"} \
+		"$repo/.venv/bin/python3" "$repo/venv/bin/python3" "$h/.venv/bin/python3" "$h/venv/bin/python3" \
+		/opt/*/bin/python3 /opt/*/*/bin/python3 /opt/conda/bin/python3 /opt/conda/envs/*/bin/python3 \
+		/usr/local/bin/python3 "$h"/miniconda3/bin/python3 "$h"/miniconda3/envs/*/bin/python3 \
+		"$h"/anaconda3/bin/python3 "$h"/anaconda3/envs/*/bin/python3 "$h"/miniforge3/bin/python3 \
+		"$h"/miniforge3/envs/*/bin/python3 "$h"/.local/bin/python3 /workspace/*/bin/python3 \
+		"$h"/.cache/profwrap/e2e-venv/bin/python3 /usr/bin/python3; do
+		[ -x "$c" ] && probe "$c" && break
+	done
+fi
+if [ -z "$py" ] && [ -n "$torch_py" ]; then
+	echo "gpu-check: torch found at $torch_py ($("$torch_py" -c 'import torch; print("torch %s, CUDA %s, CUDA_VISIBLE_DEVICES=%s" % (torch.__version__, torch.version.cuda or "none: a CPU-only build", __import__("os").environ.get("CUDA_VISIBLE_DEVICES", "unset")))' 2>/dev/null)) but torch.cuda.is_available() is False; nothing to check" >&2
+	exit 77
+fi
+if [ -z "$py" ]; then
+	echo "gpu-check: no python with torch found (tried:${tried:- nothing}); set PYTHON=/path/to/python" >&2
+	exit 77
+fi
+
 mkdir -p "$out" || exit 1
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/gpu-check.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT
-report=$out/gpu-$(date -u +%Y%m%d-%H%M%S).txt
+[ "${GPU_CHECK_KEEP:-0}" = 1 ] || trap 'rm -rf "$tmp"' EXIT
 
+# ---- profwrap: the build there is used as it is; else built with the headers found here ----
+# first_with HEADER DIR...: the first DIR that holds HEADER.
+first_with() {
+	hdr=$1
+	shift
+	for d in "$@"; do
+		[ -f "$d/$hdr" ] && { echo "$d"; return 0; }
+	done
+	return 1
+}
+build() {
+	site=$("$py" -c 'import site, sys; print("\n".join(site.getsitepackages() + [site.getusersitepackages()]))' 2>/dev/null)
+	# the pip wheels' include directories (nvidia/cu13/include, nvidia/cuda_cupti/include, nvidia/cudnn/include, ...)
+	wheels=
+	for s in $site; do
+		for d in "$s"/nvidia/*/include; do
+			[ -d "$d" ] && wheels="$wheels $d"
+		done
+	done
+	# the default toolkit first, then the versioned ones, newest first
+	toolkits="/usr/local/cuda $(ls -d /usr/local/cuda-* 2>/dev/null | sort -t- -k2,2 -rn) /opt/cuda"
+	cuda_home=
+	for d in ${CUDA_HOME:-} ${CUDA_PATH:-} $toolkits $(for w in $wheels; do dirname "$w"; done); do
+		[ -f "$d/include/cuda_runtime_api.h" ] && { cuda_home=$d; break; }
+	done
+	if [ -z "$cuda_home" ]; then
+		echo "gpu-check: no cuda_runtime_api.h in \$CUDA_HOME, /usr/local/cuda* or $py's nvidia/*/include: cannot build a profwrap that sees the GPU" >&2
+		return 1
+	fi
+	tk_inc=
+	for t in $toolkits; do
+		tk_inc="$tk_inc $t/include $t/extras/CUPTI/include"
+	done
+	extra=
+	missing=
+	# add HEADER DIR...: -isystem for the first DIR with HEADER, unless the compiler searches it already.
+	add() {
+		hdr=$1
+		d=$(first_with "$@") || { missing="$missing $hdr"; return; }
+		case " $cuda_home/include /usr/include /usr/local/include $extra " in
+		*" $d "*) ;;
+		*) extra="$extra -isystem $d" ;;
+		esac
+	}
+	add cupti.h "$cuda_home/include" "$cuda_home/extras/CUPTI/include" $tk_inc $wheels
+	add cublas_v2.h "$cuda_home/include" $tk_inc $wheels
+	add cublasLt.h "$cuda_home/include" $tk_inc $wheels
+	add cudnn.h "$cuda_home/include" $tk_inc /usr/include /usr/local/include $wheels
+	add nccl.h "$cuda_home/include" $tk_inc /usr/include /usr/local/include $wheels
+	add nvtx3/nvToolsExt.h "$cuda_home/include" $tk_inc $wheels
+	# The profiler API's header must match cuda_runtime_api.h; pip's wheels lack it: its two calls, declared.
+	if [ ! -f "$cuda_home/include/cuda_profiler_api.h" ]; then
+		mkdir -p "$tmp/include" && cat >"$tmp/include/cuda_profiler_api.h" <<'EOF'
+/* written by scripts/gpu-check.sh: the CUDA runtime headers it found (pip's) have no cuda_profiler_api.h */
+#include <cuda_runtime_api.h>
+extern cudaError_t CUDARTAPI cudaProfilerStart(void);
+extern cudaError_t CUDARTAPI cudaProfilerStop(void);
+EOF
+		extra="$extra -isystem $tmp/include"
+	fi
+	[ -z "$missing" ] || echo "gpu-check: not found:$missing (the build will fail on it)" >&2
+	echo "gpu-check: building profwrap: make CUDA_HOME=$cuda_home CFLAGS=\"${CFLAGS:-}$extra\"" >&2
+	make -C "$repo" -j"$(nproc 2>/dev/null || echo 4)" CUDA_HOME="$cuda_home" CFLAGS="${CFLAGS:-}$extra" >"$tmp/build.log" 2>&1 || {
+		tail -n 30 "$tmp/build.log" >&2
+		echo "gpu-check: cannot build profwrap (log above)" >&2
+		return 1
+	}
+}
+if [ -x "$repo/profwrap" ] && [ -d "$repo/build" ]; then
+	echo "gpu-check: using the build there ($repo/profwrap)" >&2
+else
+	build || exit 1
+fi
+
+report=$out/gpu-$(date -u +%Y%m%d-%H%M%S).txt
 {
-	echo "profwrap gpu-check: $(date -u +%Y-%m-%dT%H:%M:%SZ), commit $(git -C "$repo" rev-parse --short HEAD 2>/dev/null)"
+	commit=$(git -C "$repo" rev-parse --short HEAD 2>/dev/null)
+	echo "profwrap gpu-check: $(date -u +%Y-%m-%dT%H:%M:%SZ), commit ${commit:-unknown}"
 	nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | sed 's/^/gpu:    /'
 	"$py" -c 'import torch; print("torch:  %s, CUDA %s, cuDNN %s" % (torch.__version__, torch.version.cuda, torch.backends.cudnn.version()))'
+	echo "python: $py"
 	echo
-	"$py" "$here/gpu_check_train.py" --steps "$steps" > "$tmp/plain.txt"
-	"$repo/profwrap" -q -o "$tmp/pw" -- "$py" "$here/gpu_check_train.py" --steps "$steps" > "$tmp/pw.txt"
-	"$py" "$here/gpu_check_train.py" --steps "$steps" --torch-profiler "$tmp/tp.json" > "$tmp/tp.txt"
-	sed 's/^/plain:          /' "$tmp/plain.txt"
-	sed 's/^/profwrap:       /' "$tmp/pw.txt"
-	sed 's/^/torch.profiler: /' "$tmp/tp.txt"
-	echo
-	"$py" - "$tmp/pw/rank0.json" "$tmp/tp.json" "$tmp/plain.txt" "$tmp/pw.txt" "$tmp/tp.txt" <<'PY'
-import json, sys
-pw = json.load(open(sys.argv[1]))
-tp = json.load(open(sys.argv[2]))
-def step_ms(path):
-    f = open(path).read().split()
-    return float(f[f.index("step_ms_median") + 1])
-plain, ours, theirs = (step_ms(p) for p in sys.argv[3:6])
-print("median step: plain %.3f ms, profwrap %.3f ms (%+.1f %%), torch.profiler %.3f ms (%+.1f %%)" % (
-    plain, ours, 100 * (ours / plain - 1), theirs, 100 * (theirs / plain - 1)))
-kernels = pw.get("kernels", [])
-k_count = sum(k["count"] for k in kernels)
-k_us = sum(k["total_ns"] for k in kernels) / 1e3
-t_count, t_us = tp["kernels"]["count"], tp["kernels"]["total_us"]
-def diff(a, b):
-    return 100.0 * (a - b) / b if b else float("inf")
-print("GPU kernels: profwrap %d, %.0f us; torch.profiler %d, %.0f us; difference %+.2f %% in count, %+.2f %% in time" % (
-    k_count, k_us, t_count, t_us, diff(k_count, t_count), diff(k_us, t_us)))
-act = pw.get("gpu_activity", {})
-print("profwrap GPU activity: status %s, %s records, %s dropped" % (act.get("status"), act.get("records"), act.get("dropped")))
-for g in pw.get("gpus", []):
-    print("GPU %d: busy %.1f %% of %.3f s, %d idle gaps, longest %.3f ms" % (g["device"], 100.0 * g["busy_ns"] / max(g["span_ns"], 1),
-          g["span_ns"] / 1e9, g["idle_gaps"], g["longest_idle_ns"] / 1e6))
-for f in pw.get("findings", []):
-    print("finding %s (%.1f %% of wall): %s" % (f["id"], 100 * f["share"], f["evidence"]))
-print()
-gpu = ("cudart", "cublas", "cublaslt", "cudnn", "nccl")
-ours = {c["name"]: c for c in pw["calls"] if c["domain"] in gpu}
-print("%-36s %12s %12s %14s %14s" % ("call", "profwrap", "torch.prof", "profwrap us", "torch.prof us"))
-for name in sorted(set(ours) | set(tp["calls"])):
-    o, t = ours.get(name), tp["calls"].get(name)
-    print("%-36s %12s %12s %14s %14s" % (name, o["count"] if o else "-", t["count"] if t else "-",
-          "%.0f" % (o["total_ns"] / 1e3) if o else "-", "%.0f" % t["total_us"] if t else "-"))
-print()
-print("profwrap: %d events, %d dropped" % (pw["events"], pw["dropped_events"]))
-print("kernels linked to a wrapped call: %s of %s (to CUDA API records only: %s)" % (
-    act.get("kernels_linked"), act.get("kernels"), act.get("kernels_linked_api")))
-ok = abs(diff(k_count, t_count)) <= 2.0 and abs(diff(k_us, t_us)) <= 2.0
-print("kernel agreement within 2 %%: %s" % ("yes" if ok else "NO"))
-open(sys.argv[1] + ".verdict", "w").write("ok" if ok else "differ")
-PY
-	echo
-	# nvcc's <<<>>> launches (tests/workloads/nvcc_launches.cu, built by make where nvcc is) against the
-	# runtime PyTorch brought: every launch counted by kernel name and linked to the kernel it ran.
-	cudart_dir=$("$py" -c 'import glob, os, torch; d = os.path.dirname(os.path.dirname(torch.__file__)); print(next(iter(sorted(os.path.dirname(p) for p in glob.glob(os.path.join(d, "nvidia", "*", "lib", "libcudart.so.1*")))), ""))')
-	for prog in "$repo/build/workloads/nvcc_launches" "$repo/build/workloads/nvcc_launches_ptsz"; do
-		[ -x "$prog" ] || { echo "nvcc launches: $prog not built (no nvcc where profwrap was built)"; continue; }
-		name=$(basename "$prog")
-		LD_LIBRARY_PATH="$cudart_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$repo/profwrap" -q -o "$tmp/$name" -- "$prog" \
-			>"$tmp/$name.txt" 2>&1
-		"$py" - "$tmp/$name/rank0.json" "$tmp/$name.txt" "$name" <<'PY'
-import json, sys
-rep = json.load(open(sys.argv[1]))
-want = {}
-for line in open(sys.argv[2]):
-    w = line.split()
-    if w[:2] == ["expect", "kernel"]:
-        want[w[2]] = int(w[3])
-got = {k["name"]: (k["launches"], k["failed"]) for k in rep["kernels_launched"]}
-act = rep.get("gpu_activity", {})
-ok = all(got.get(n, (0, 0))[0] == c for n, c in want.items()) and act.get("kernels_linked") == sum(want.values())
-print("nvcc launches (%s): launches %s, expected %s; kernels %s, linked %s: %s" % (
-    sys.argv[3], got, want, act.get("kernels"), act.get("kernels_linked"), "ok" if ok else "DIFFER"))
-if not ok:
-    open(sys.argv[1] + ".verdict", "w").write("differ")
-PY
-		[ -f "$tmp/$name/rank0.json.verdict" ] && echo differ >"$tmp/pw/rank0.json.verdict"
-	done
-	echo
-	sed -n '/What to fix first/,/^$/p' "$tmp/pw/rank0.txt"
-	sed -n '/GPU kernels/,/^$/p' "$tmp/pw/rank0.txt"
+	"$py" "$here/gpu_check_cases.py" run --profwrap "$repo/profwrap" --tmp "$tmp" --steps "$steps" \
+		${GPU_CHECK_ONLY:+--only "$GPU_CHECK_ONLY"}
+	echo $? >"$tmp/status"
 } 2>&1 | tee "$report"
-[ -s "$tmp/pw/rank0.json" ] || exit 1
 if [ "${GPU_CHECK_KEEP:-0}" = 1 ]; then
-	cp "$tmp/pw/rank0.txt" "$tmp/pw/rank0.json" "$out/" 2>/dev/null
+	cp "$tmp/train-profwrap/rank0.txt" "$tmp/train-profwrap/rank0.json" "$out/" 2>/dev/null
+	echo "gpu-check: the reports are kept in $tmp" >&2
 fi
 echo "gpu-check: written $report" >&2
-[ "$(cat "$tmp/pw/rank0.json.verdict" 2>/dev/null)" = ok ] || exit 1
+[ "$(cat "$tmp/status" 2>/dev/null)" = 0 ] || exit 1

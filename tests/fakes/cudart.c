@@ -78,7 +78,8 @@ struct fg_stream {
 	int priority;
 	uint64_t id;
 	uint64_t busy_until;
-	struct fg_stream *next; /* the device's list of user and per-thread streams */
+	struct fg_graph *capture; /* being captured into (cudaStreamBeginCapture): launches add nodes, run nothing */
+	struct fg_stream *next;   /* the device's list of user and per-thread streams */
 };
 
 struct fg_device {
@@ -221,14 +222,47 @@ static void fg_init(void)
 	pthread_key_create(&g_ptds_key, ptds_release);
 }
 
-/* Every public function starts here: fg_enter() names the function for activity records. */
+/* The driver is initialised (the first runtime call that is not a registration or a version or error query,
+ * or a CUPTI client's start), and whether this process is a fork child of one in which it was: CUDA cannot
+ * be used there, and every runtime call fails with cudaErrorInitializationError, as with the real driver. */
+static atomic_int g_initialized, g_forked_after_init;
+
+static void fg_atfork_child(void)
+{
+	atomic_store(&g_forked_after_init, atomic_load(&g_initialized));
+}
+
+static void fg_register_atfork(void)
+{
+	pthread_atfork(NULL, NULL, fg_atfork_child);
+}
+
+void fakegpu_init_driver(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, fg_register_atfork);
+	atomic_store(&g_initialized, 1);
+}
+
+/* Every public function starts here: fg_enter() names the function for activity records, initialises the
+ * driver and returns cudaErrorInitializationError in a fork child of a process that had; fg_enter_quiet()
+ * (registrations, the fakegpu_* calls of the other fakes) only names it. */
 static void fg_enter_api(const char *api)
 {
 	pthread_once(&g_once, fg_init);
 	t_api = api;
 	t_api_start = atomic_load_explicit(&g_act_on, memory_order_relaxed) ? now_ns() : 0;
 }
-#define fg_enter() fg_enter_api(__func__)
+#define fg_enter_quiet() fg_enter_api(__func__)
+#define fg_enter()                                                    \
+	do {                                                          \
+		fg_enter_api(__func__);                               \
+		if (atomic_load(&g_forked_after_init))                \
+			return fin(cudaErrorInitializationError);     \
+		if (!atomic_load_explicit(&g_initialized, memory_order_relaxed)) \
+			fakegpu_init_driver();                        \
+	} while (0)
 
 /* Every public runtime function returns through here: a failure becomes the thread's last error
  * (cudaGetLastError). cudaErrorNotReady is a status, not an error, as in CUDA. */
@@ -491,13 +525,13 @@ static cudaError_t enqueue_library(cudaStream_t h, uint64_t ns, const char *name
 
 int fakegpu_enqueue_named(cudaStream_t stream, uint64_t ns, const char *name)
 {
-	fg_enter();
+	fg_enter_quiet();
 	return enqueue_library(stream, ns, name);
 }
 
 int fakegpu_enqueue(cudaStream_t stream, uint64_t ns)
 {
-	fg_enter();
+	fg_enter_quiet();
 	return enqueue_library(stream, ns, NULL);
 }
 
@@ -506,7 +540,7 @@ int fakegpu_stream_device(cudaStream_t stream, int *device)
 	struct fg_stream *s;
 	cudaError_t e;
 
-	fg_enter();
+	fg_enter_quiet();
 	pthread_mutex_lock(&g_lock);
 	e = stream_resolve(stream, 0, &s);
 	if (e == cudaSuccess && device != NULL)
@@ -522,13 +556,13 @@ int fakegpu_stream_check(cudaStream_t stream)
 
 int fakegpu_current_device(void)
 {
-	fg_enter();
+	fg_enter_quiet();
 	return g_cfg.ndev > 0 ? t_device : -1;
 }
 
 int fakegpu_device_count(void)
 {
-	fg_enter();
+	fg_enter_quiet();
 	return g_cfg.ndev;
 }
 
@@ -544,7 +578,7 @@ double fakegpu_env_double(const char *name, double def)
 
 void fakegpu_set_activity_callback(fakegpu_activity_fn fn, void *arg)
 {
-	fg_enter();
+	fg_enter_quiet();
 	pthread_mutex_lock(&g_lock);
 	g_act_fn = fn;
 	g_act_arg = fn ? arg : NULL;
@@ -603,6 +637,32 @@ static const char *kernel_name(const void *stub)
 	return NULL;
 }
 
+/* A graph: the kernels launched on a stream while it was captured, in order. Instantiating copies it into an
+ * executable graph; launching that runs its kernels one after the other on the stream, each a kernel of its
+ * own for CUPTI, all under the graph launch's correlation id. */
+#define FG_GRAPH_MAGIC 0x47524150U
+#define FG_GRAPH_EXEC_MAGIC 0x47455845U
+#define FG_GRAPH_NODES 64
+struct fg_graph {
+	uint32_t magic;
+	size_t n;
+	struct fg_graph_node {
+		const void *stub;
+		dim3 grid, block;
+		size_t shared;
+		uint64_t ns;
+	} nodes[FG_GRAPH_NODES];
+};
+
+/* Lock held. */
+static cudaError_t capture_add(struct fg_graph *g, const void *stub, dim3 grid, dim3 block, size_t shared, uint64_t ns)
+{
+	if (g->n == FG_GRAPH_NODES)
+		return cudaErrorMemoryAllocation;
+	g->nodes[g->n++] = (struct fg_graph_node){ stub, grid, block, shared, ns };
+	return cudaSuccess;
+}
+
 static cudaError_t launch(const void *func, dim3 grid, dim3 block, size_t shared, cudaStream_t h, int per_thread)
 {
 	struct fg_stream *s;
@@ -620,6 +680,11 @@ static cudaError_t launch(const void *func, dim3 grid, dim3 block, size_t shared
 		return cudaErrorInvalidConfiguration;
 	pthread_mutex_lock(&g_lock);
 	e = stream_resolve(h, per_thread, &s);
+	if (e == cudaSuccess && s->capture != NULL) {
+		e = capture_add(s->capture, func, grid, block, shared, (uint64_t)(g_cfg.ns_per_block * (double)blocks));
+		pthread_mutex_unlock(&g_lock);
+		return e;
+	}
 	if (e == cudaSuccess)
 		enqueue_locked(s, (uint64_t)(g_cfg.ns_per_block * (double)blocks), FAKEGPU_ACT_KERNEL, &pend);
 	pthread_mutex_unlock(&g_lock);
@@ -710,26 +775,26 @@ static void *g_fatbin_handle;
 void **__cudaRegisterFatBinary(void *fatCubin)
 {
 	(void)fatCubin;
-	fg_enter();
+	fg_enter_quiet();
 	return &g_fatbin_handle;
 }
 
 void __cudaRegisterFatBinaryEnd(void **fatCubinHandle)
 {
 	(void)fatCubinHandle;
-	fg_enter();
+	fg_enter_quiet();
 }
 
 void __cudaUnregisterFatBinary(void **fatCubinHandle)
 {
 	(void)fatCubinHandle;
-	fg_enter();
+	fg_enter_quiet();
 }
 
 char __cudaInitModule(void **fatCubinHandle)
 {
 	(void)fatCubinHandle;
-	fg_enter();
+	fg_enter_quiet();
 	return 1;
 }
 
@@ -738,7 +803,7 @@ void __cudaRegisterVar(void **fatCubinHandle, char *hostVar, char *deviceAddress
 {
 	(void)fatCubinHandle, (void)hostVar, (void)deviceAddress, (void)deviceName, (void)ext, (void)size,
 		(void)constant, (void)global;
-	fg_enter();
+	fg_enter_quiet();
 }
 
 void __cudaRegisterFunction(void **fatCubinHandle, const char *hostFun, char *deviceFun, const char *deviceName,
@@ -747,7 +812,7 @@ void __cudaRegisterFunction(void **fatCubinHandle, const char *hostFun, char *de
 	struct fg_kernel *k;
 
 	(void)fatCubinHandle, (void)thread_limit, (void)tid, (void)bid, (void)bDim, (void)gDim, (void)wSize;
-	fg_enter();
+	fg_enter_quiet();
 	k = calloc(1, sizeof *k);
 	if (k == NULL || hostFun == NULL) {
 		free(k);
@@ -801,7 +866,7 @@ static _Thread_local unsigned t_nconfigs;
 
 unsigned __cudaPushCallConfiguration(dim3 gridDim, dim3 blockDim, size_t sharedMem, struct CUstream_st *stream)
 {
-	fg_enter();
+	fg_enter_quiet();
 	if (t_nconfigs == FG_CALL_CONFIGS)
 		return 1;
 	t_configs[t_nconfigs++] = (struct fg_call_config){gridDim, blockDim, sharedMem, stream};
@@ -839,6 +904,40 @@ cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gridDim, dim3 bloc
 	return fin(launch((const void *)kernel, gridDim, blockDim, sharedMem, stream, 1));
 }
 
+/* An executable graph made by cudaGraphInstantiate: its nodes run, all under one correlation id. */
+static cudaError_t graph_exec_launch(struct fg_graph *x, cudaStream_t h, int per_thread)
+{
+	struct fg_pending pend[FG_GRAPH_NODES];
+	struct fg_stream *s;
+	cudaError_t e;
+
+	pthread_mutex_lock(&g_lock);
+	e = stream_resolve(h, per_thread, &s);
+	for (size_t i = 0; e == cudaSuccess && i < x->n; i++) {
+		enqueue_locked(s, x->nodes[i].ns, FAKEGPU_ACT_GRAPH, &pend[i]);
+		if (i > 0) {
+			pend[i].act.correlation_id = pend[0].act.correlation_id;
+			g_next_corr--;
+		}
+	}
+	pthread_mutex_unlock(&g_lock);
+	for (size_t i = 0; e == cudaSuccess && i < x->n; i++) {
+		const struct fg_graph_node *nd = &x->nodes[i];
+
+		if (pend[i].fn == NULL)
+			continue;
+		pend[i].act.name = kernel_name(nd->stub);
+		pend[i].act.grid[0] = nd->grid.x, pend[i].act.grid[1] = nd->grid.y, pend[i].act.grid[2] = nd->grid.z;
+		pend[i].act.block[0] = nd->block.x, pend[i].act.block[1] = nd->block.y;
+		pend[i].act.block[2] = nd->block.z;
+		pend[i].act.shared_bytes = nd->shared;
+		pend[i].act.handle = x;
+		pend[i].act.graph_node = (uint32_t)i + 1;
+		pending_emit(&pend[i]);
+	}
+	return e;
+}
+
 static cudaError_t graph_launch(cudaGraphExec_t exec, cudaStream_t h, int per_thread)
 {
 	struct fg_stream *s;
@@ -847,6 +946,9 @@ static cudaError_t graph_launch(cudaGraphExec_t exec, cudaStream_t h, int per_th
 
 	if (exec == NULL)
 		return cudaErrorInvalidValue;
+	if (((struct fg_graph *)exec)->magic == FG_GRAPH_EXEC_MAGIC)
+		return graph_exec_launch((struct fg_graph *)exec, h, per_thread);
+	/* any other handle: a graph of one node that takes FAKEGPU_GRAPH_NS */
 	pthread_mutex_lock(&g_lock);
 	e = stream_resolve(h, per_thread, &s);
 	if (e == cudaSuccess)
@@ -869,6 +971,116 @@ cudaError_t cudaGraphLaunch_ptsz(cudaGraphExec_t graphExec, cudaStream_t stream)
 {
 	fg_enter();
 	return fin(graph_launch(graphExec, stream, 1));
+}
+
+cudaError_t cudaStreamBeginCapture(cudaStream_t stream, enum cudaStreamCaptureMode mode)
+{
+	struct fg_stream *s;
+	cudaError_t e;
+
+	(void)mode;
+	fg_enter();
+	if (stream == NULL || stream == cudaStreamLegacy)
+		return fin(cudaErrorStreamCaptureUnsupported);
+	pthread_mutex_lock(&g_lock);
+	e = stream_resolve(stream, 0, &s);
+	if (e == cudaSuccess && s->capture != NULL)
+		e = cudaErrorIllegalState;
+	if (e == cudaSuccess && (s->capture = calloc(1, sizeof(*s->capture))) == NULL)
+		e = cudaErrorMemoryAllocation;
+	if (e == cudaSuccess)
+		s->capture->magic = FG_GRAPH_MAGIC;
+	pthread_mutex_unlock(&g_lock);
+	return fin(e);
+}
+
+cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *graph)
+{
+	struct fg_stream *s;
+	cudaError_t e;
+
+	fg_enter();
+	if (graph == NULL)
+		return fin(cudaErrorInvalidValue);
+	pthread_mutex_lock(&g_lock);
+	e = stream_resolve(stream, 0, &s);
+	if (e == cudaSuccess && s->capture == NULL)
+		e = cudaErrorIllegalState;
+	if (e == cudaSuccess) {
+		*graph = (cudaGraph_t)s->capture;
+		s->capture = NULL;
+	}
+	pthread_mutex_unlock(&g_lock);
+	return fin(e);
+}
+
+cudaError_t cudaStreamIsCapturing(cudaStream_t stream, enum cudaStreamCaptureStatus *status)
+{
+	struct fg_stream *s;
+	cudaError_t e;
+
+	fg_enter();
+	if (status == NULL)
+		return fin(cudaErrorInvalidValue);
+	pthread_mutex_lock(&g_lock);
+	e = stream_resolve(stream, 0, &s);
+	if (e == cudaSuccess)
+		*status = s->capture ? cudaStreamCaptureStatusActive : cudaStreamCaptureStatusNone;
+	pthread_mutex_unlock(&g_lock);
+	return fin(e);
+}
+
+static cudaError_t graph_instantiate(cudaGraphExec_t *exec, cudaGraph_t graph)
+{
+	const struct fg_graph *g = (const struct fg_graph *)graph;
+	struct fg_graph *x;
+
+	if (exec == NULL || g == NULL || g->magic != FG_GRAPH_MAGIC)
+		return cudaErrorInvalidValue;
+	if ((x = malloc(sizeof(*x))) == NULL)
+		return cudaErrorMemoryAllocation;
+	*x = *g;
+	x->magic = FG_GRAPH_EXEC_MAGIC;
+	*exec = (cudaGraphExec_t)x;
+	return cudaSuccess;
+}
+
+cudaError_t cudaGraphInstantiate(cudaGraphExec_t *pGraphExec, cudaGraph_t graph, unsigned long long flags)
+{
+	(void)flags;
+	fg_enter();
+	return fin(graph_instantiate(pGraphExec, graph));
+}
+
+cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t *pGraphExec, cudaGraph_t graph, unsigned long long flags)
+{
+	(void)flags;
+	fg_enter();
+	return fin(graph_instantiate(pGraphExec, graph));
+}
+
+cudaError_t cudaGraphDestroy(cudaGraph_t graph)
+{
+	struct fg_graph *g = (struct fg_graph *)graph;
+
+	fg_enter();
+	if (g == NULL || g->magic != FG_GRAPH_MAGIC)
+		return fin(cudaErrorInvalidValue);
+	g->magic = 0;
+	free(g);
+	return cudaSuccess;
+}
+
+cudaError_t cudaGraphExecDestroy(cudaGraphExec_t graphExec)
+{
+	struct fg_graph *x = (struct fg_graph *)graphExec;
+
+	fg_enter();
+	if (x == NULL || x->magic != FG_GRAPH_EXEC_MAGIC)
+		return fin(cudaErrorInvalidValue);
+	x->magic = 0;
+	free(x);
+	return cudaSuccess;
 }
 
 /* ---- memory ---- */
@@ -2265,6 +2477,8 @@ cudaError_t cudaPeekAtLastError(void)
 	X(cudaErrorHostMemoryAlreadyRegistered, "part or all of the requested memory range is already mapped") \
 	X(cudaErrorHostMemoryNotRegistered, "pointer does not correspond to a registered memory region") \
 	X(cudaErrorNotSupported, "operation not supported")                                           \
+	X(cudaErrorStreamCaptureUnsupported, "operation not permitted when stream is capturing")      \
+	X(cudaErrorIllegalState, "the operation cannot be performed in the present state")            \
 	X(cudaErrorUnknown, "unknown error")
 
 const char *cudaGetErrorString(cudaError_t error)

@@ -1046,6 +1046,10 @@ static void fc_on_activity(const struct fakegpu_activity *a, void *arg)
 	off = fc_offset(&now);
 	info = fc_api(library ? NULL : a->api);
 
+	/* a graph launch is one call: its API and external correlation records come with its first node only */
+	if (a->graph_node > 1)
+		en &= ~(FC_BIT(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION) | FC_BIT(CUPTI_ACTIVITY_KIND_RUNTIME) |
+			FC_BIT(CUPTI_ACTIVITY_KIND_DRIVER));
 	if (en & FC_BIT(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION)) {
 		for (int k = CUPTI_EXTERNAL_CORRELATION_KIND_UNKNOWN; k < FC_EXT_KINDS; k++) {
 			if (t_ext[k].n == 0)
@@ -1070,8 +1074,8 @@ static void fc_on_activity(const struct fakegpu_activity *a, void *arg)
 	case FAKEGPU_ACT_GRAPH:
 		if (!(en & FC_KERNEL_KINDS))
 			break;
-		if (a->kind == FAKEGPU_ACT_GRAPH) {
-			name = "fakegpu_graph";
+		if (a->kind == FAKEGPU_ACT_GRAPH && name == NULL) {
+			name = a->graph_node ? "fakegpu_graph_node" : "fakegpu_graph";
 		} else if (name == NULL && a->kind == FAKEGPU_ACT_KERNEL) {
 			snprintf(synth, sizeof(synth), "fakegpu_kernel_%p", a->handle);
 			name = synth;
@@ -1103,7 +1107,7 @@ static void fc_on_activity(const struct fakegpu_activity *a, void *arg)
 			k->name = fc_intern(name);
 			if (a->kind == FAKEGPU_ACT_GRAPH) {
 				k->graphId = fc_graph_id(a->handle);
-				k->graphNodeId = (uint64_t)k->graphId << 32 | 1; /* the graph's one node */
+				k->graphNodeId = (uint64_t)k->graphId << 32 | (a->graph_node ? a->graph_node : 1);
 			}
 		}
 		fc_write(recs, n);
@@ -1241,6 +1245,7 @@ CUptiResult cuptiActivityEnable(CUpti_ActivityKind kind)
 	FC_ENTER();
 	if (!fc_supported(kind))
 		return fc_ret(CUPTI_ERROR_INVALID_KIND);
+	fakegpu_init_driver(); /* as CUPTI initialises the driver: a process forked from here on cannot use CUDA */
 	pthread_mutex_lock(&g_lock);
 	fc_attach();
 	devices = kind == CUPTI_ACTIVITY_KIND_DEVICE && !(atomic_load(&g_enabled) & FC_BIT(kind));

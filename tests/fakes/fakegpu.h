@@ -53,7 +53,8 @@ enum fakegpu_activity_kind {
 	FAKEGPU_ACT_MEMCPY = 2, /* bytes, copy_kind = the resolved cudaMemcpyKind (Default resolved) */
 	FAKEGPU_ACT_MEMSET = 3, /* bytes, value */
 	FAKEGPU_ACT_LIBRARY = 4, /* fakegpu_enqueue*: work enqueued by cuBLAS/cuDNN/NCCL; name as given */
-	FAKEGPU_ACT_GRAPH = 5,  /* cudaGraphLaunch */
+	FAKEGPU_ACT_GRAPH = 5,  /* cudaGraphLaunch: one per node, all with the launch's correlation id; name =
+				 * the node's kernel, handle = the graph exec */
 };
 
 /* What memory a copy or memset touched, from the fake's allocation tables; numbered as CUPTI's
@@ -88,11 +89,16 @@ struct fakegpu_activity {
 	int value;             /* memsets: the value */
 	enum fakegpu_mem_kind src_mem, dst_mem; /* copies: source and destination; memsets: dst_mem */
 	int src_device, dst_device; /* copies between two devices (cudaMemcpyPeer*): them; otherwise -1 */
+	uint32_t graph_node;        /* graphs: the node's 1-based position in the graph (0: a graph of one node) */
 };
 
 typedef void (*fakegpu_activity_fn)(const struct fakegpu_activity *act, void *arg);
 
 /* Sets (fn != NULL) or clears the activity callback; one at a time, process-wide. */
 FAKEGPU_API void fakegpu_set_activity_callback(fakegpu_activity_fn fn, void *arg);
+
+/* Initialises the simulated driver, as the real CUPTI's activity API initialises the CUDA driver: a process
+ * forked afterwards cannot use CUDA (every runtime call fails with cudaErrorInitializationError). */
+FAKEGPU_API void fakegpu_init_driver(void);
 
 #endif /* FAKEGPU_H */

@@ -61,6 +61,12 @@ $(BUILD)/workloads/cuda_cupti_check: tests/workloads/cuda_cupti_check.c $(FAKE_L
 	$(call say,CC,$@)$(CC) $(ALL_CFLAGS) -isystem $(CUDA_INC) -o $@ $< $(CUDA_WORKLOAD_LIBS) -rdynamic \
 		-Wl,-rpath,'$$ORIGIN/../fakes' -ldl -lpthread
 
+# cuda_second_cupti_client links libcupti, as libtorch does (its CUPTI client is torch.profiler's).
+$(BUILD)/workloads/cuda_second_cupti_client: tests/workloads/cuda_second_cupti_client.c $(FAKE_LIBS) $(FAKE_LINKS)
+	@mkdir -p $(dir $@)
+	$(call say,CC,$@)$(CC) $(ALL_CFLAGS) -isystem $(CUDA_INC) -o $@ $< $(CUDA_WORKLOAD_LIBS) -lcupti -rdynamic \
+		-Wl,-rpath,'$$ORIGIN/../fakes' -lpthread
+
 # nvcc_*.cu workloads: programs as nvcc builds them (its host stubs, module registration and launches), linked
 # against the shared runtime with no RUNPATH, so that LD_LIBRARY_PATH picks the toolkit's runtime or the fakes.
 # Each is built twice: as it is, and with --default-stream per-thread (<name>_ptsz). Only where nvcc is.

@@ -76,13 +76,22 @@ static void test_kernel(void **state)
 	assert_int_equal(r.a[1], 1u | (uint64_t)256 << 32);
 	assert_int_equal(r.a[2], 1u | (uint64_t)1 << 32);
 	assert_true(pw_kind_is_activity(pw_events[r.c.h.type].kind));
+	assert_int_equal(r.c.ret, 0); /* not a graph's */
+
+	/* a node of a CUDA graph: graphId, and the low half of graphNodeId */
+	k.graphId = 12;
+	k.graphNodeId = (uint64_t)12 << 32 | 5;
+	assert_int_equal(pw_cupti_convert((CUpti_Activity *)&k, &r, 100, intern, &in), 1);
+	assert_int_equal(r.c.ret, 12 | (int64_t)5 << 32);
+	k.graphId = 0;
+	k.graphNodeId = 0;
 
 	/* the older KERNEL kind has the same layout; a nameless kernel interns nothing */
 	k.kind = CUPTI_ACTIVITY_KIND_KERNEL;
 	k.name = NULL;
 	assert_int_equal(pw_cupti_convert((CUpti_Activity *)&k, &r, 0, intern, &in), 1);
 	assert_int_equal(r.c.arg1, 0);
-	assert_int_equal(in.calls, 1);
+	assert_int_equal(in.calls, 2); /* the two named conversions above */
 	assert_int_equal(r.c.t0, 5000);
 }
 

@@ -1,0 +1,37 @@
+/* GPU work that the program never waits for through a CUDA call, then a death that runs no exit handler: the
+ * launches return at once, the program sleeps (a data loader stalled, a hang) and is killed with SIGKILL.
+ * What ran on the GPU is only in CUPTI's buffers, partly filled, until someone flushes them: a profiler must
+ * do that itself, periodically, off the program's threads, or lose it all.
+ *
+ * Usage: cuda_no_sync SECONDS   (how long to sleep before SIGKILL)
+ * Prints, before sleeping, the ground truth for tests/integration/test_gpu_no_sync.py:
+ *   expect kernels N */
+#define _GNU_SOURCE
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include <cuda_runtime_api.h>
+
+enum { KERNELS = 9 };
+
+static void kernel(void)
+{
+}
+
+int main(int argc, char **argv)
+{
+	double secs = argc > 1 ? atof(argv[1]) : 1.0;
+	struct timespec ts = { (time_t)secs, (long)((secs - (double)(time_t)secs) * 1e9) };
+	dim3 one = { 1, 1, 1 };
+
+	for (int i = 0; i < KERNELS; i++)
+		if (cudaLaunchKernel((const void *)kernel, one, one, NULL, 0, 0) != cudaSuccess)
+			return 1;
+	printf("expect kernels %d\n", KERNELS);
+	fflush(stdout);
+	nanosleep(&ts, NULL);
+	raise(SIGKILL);
+	return 0;
+}
