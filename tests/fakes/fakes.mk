@@ -67,6 +67,12 @@ $(BUILD)/workloads/cuda_second_cupti_client: tests/workloads/cuda_second_cupti_c
 	$(call say,CC,$@)$(CC) $(ALL_CFLAGS) -isystem $(CUDA_INC) -o $@ $< $(CUDA_WORKLOAD_LIBS) -lcupti -rdynamic \
 		-Wl,-rpath,'$$ORIGIN/../fakes' -lpthread
 
+# driver_api: the driver API alone, opened with dlopen (no libcudart, no RUNPATH: LD_LIBRARY_PATH decides).
+$(BUILD)/workloads/driver_api: tests/workloads/driver_api.c
+	@mkdir -p $(dir $@)
+	$(call say,CC,$@)$(CC) $(ALL_CFLAGS) -o $@ $< -ldl
+FAKES += $(BUILD)/workloads/driver_api
+
 # nvcc_*.cu workloads: programs as nvcc builds them (its host stubs, module registration and launches), linked
 # against the shared runtime with no RUNPATH, so that LD_LIBRARY_PATH picks the toolkit's runtime or the fakes.
 # Each is built twice: as it is, and with --default-stream per-thread (<name>_ptsz). Only where nvcc is.
