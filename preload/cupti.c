@@ -220,7 +220,7 @@ static void follow_window(void)
 void pw_cupti_catch_up(void)
 {
 	int state = atomic_load_explicit(&cu.start, memory_order_acquire);
-	if (state == START_PENDING || state == START_FORKED)
+	if (state == START_PENDING || state == START_STARTING || state == START_FORKED)
 		start_pending();
 	follow_window();
 }
@@ -521,9 +521,14 @@ static void start(const char *cuda_path)
 	cu.in_use = (atomic_uchar *)(cu.pool + pool_len);
 
 	if (cu.cuptiActivitySetAttribute) {
-		uint8_t zeroed = 1;
-		size_t len = sizeof zeroed;
-		cu.cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, &len, &zeroed);
+		uint8_t on = 1;
+		size_t len = sizeof on;
+		cu.cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, &len, &on);
+		/* a buffer per launching thread, as CUDA 13's CUPTI does by default and CUDA 12's does not: no lock
+		 * between launching threads; the pool (PROFWRAP_CUPTI_BUFFERS, 128 by default) has room for
+		 * PyTorch's threads and what CUPTI's worker has not delivered yet */
+		len = sizeof on;
+		cu.cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER, &len, &on);
 	}
 	CUptiResult rc = cu.cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
 	/* Kernels are what the report needs; the rest is enabled where this CUPTI and GPU allow. */
