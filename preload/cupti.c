@@ -72,7 +72,10 @@ PW_REAL(void *, dlopen, (const char *, int));
 	X(0, cuptiActivityRegisterTimestampCallback, (CUpti_TimestampCallbackFunc))                       \
 	X(0, cuptiActivityFlushPeriod, (uint32_t))                                                        \
 	X(0, cuptiSetThreadIdType, (CUpti_ActivityThreadIdType))                                          \
-	X(0, cuptiActivitySetAttribute, (CUpti_ActivityAttribute, size_t *, void *))
+	X(0, cuptiActivitySetAttribute, (CUpti_ActivityAttribute, size_t *, void *))                      \
+	X(0, cuptiActivityEnableRuntimeApi, (CUpti_CallbackId, uint8_t))                                  \
+	X(0, cuptiActivityEnableDriverApi, (CUpti_CallbackId, uint8_t))                                   \
+	X(0, cuptiGetCallbackName, (CUpti_CallbackDomain, uint32_t, const char **))
 
 static struct {
 #define PW_X(needed, name, params) CUptiResult (*name) params;
@@ -180,9 +183,56 @@ static pw_strref intern_once(const char *s, void *ctx)
 /* The activity kinds enabled where this CUPTI and GPU allow (kernels are required). MEMCPY2: copies between two
  * devices, which CUPTI reports only as that kind. */
 static const CUpti_ActivityKind optional_kinds[] = {
-	CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2,  CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_RUNTIME,
-	CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_ACTIVITY_KIND_OVERHEAD, CUPTI_ACTIVITY_KIND_DEVICE,
+	CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET,
+	CUPTI_ACTIVITY_KIND_OVERHEAD, CUPTI_ACTIVITY_KIND_DEVICE,
 };
+
+/* API records: only of the CUDA calls that enqueue work, whose records tie a kernel to the thread and time of
+ * its launch (a library's cuLaunchKernel, Triton's). The RUNTIME and DRIVER kinds would record every call
+ * (cudaGetDevice, cuCtxGetCurrent, attribute queries: most of PyTorch's), which production profilers turn
+ * off; they are the fallback for a CUPTI without per-function control. */
+static const char *const launching_prefixes[] = {
+	"cudaLaunch", "__cudaLaunch", "cudaGraphLaunch", "cudaMemcpy", "cudaMemset",
+	"cuLaunch", "cuGraphLaunch", "cuMemcpy", "cuMemset",
+};
+#define API_CBID_BOUND 4096 /* past the last callback id of either domain in CUDA 13.x */
+#define API_CBIDS_MAX 512
+static struct {
+	uint16_t runtime[API_CBIDS_MAX], driver[API_CBIDS_MAX];
+	size_t nruntime, ndriver;
+} launching;
+
+/* The callback ids of domain whose functions enqueue work, by their names. */
+static size_t select_launching(CUpti_CallbackDomain domain, uint16_t *out)
+{
+	size_t n = 0;
+	for (uint32_t cbid = 1; cbid < API_CBID_BOUND && n < API_CBIDS_MAX; cbid++) {
+		const char *name = NULL;
+		if (cu.cuptiGetCallbackName(domain, cbid, &name) != CUPTI_SUCCESS || !name)
+			continue;
+		for (size_t p = 0; p < sizeof launching_prefixes / sizeof launching_prefixes[0]; p++)
+			if (strncmp(name, launching_prefixes[p], strlen(launching_prefixes[p])) == 0) {
+				out[n++] = (uint16_t)cbid;
+				break;
+			}
+	}
+	return n;
+}
+
+/* Enables or disables the API records profwrap uses. */
+static void toggle_api_records(int on)
+{
+	if (!launching.nruntime && !launching.ndriver) {
+		CUptiResult (*toggle)(CUpti_ActivityKind) = on ? cu.cuptiActivityEnable : cu.cuptiActivityDisable;
+		toggle(CUPTI_ACTIVITY_KIND_RUNTIME);
+		toggle(CUPTI_ACTIVITY_KIND_DRIVER);
+		return;
+	}
+	for (size_t i = 0; i < launching.nruntime; i++)
+		cu.cuptiActivityEnableRuntimeApi(launching.runtime[i], (uint8_t)on);
+	for (size_t i = 0; i < launching.ndriver; i++)
+		cu.cuptiActivityEnableDriverApi(launching.driver[i], (uint8_t)on);
+}
 
 uint32_t pw_cupti_window_seen = 1;
 
@@ -196,6 +246,7 @@ static void toggle_kinds(int on)
 	toggle(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
 	for (size_t i = 0; i < sizeof optional_kinds / sizeof optional_kinds[0]; i++)
 		toggle(optional_kinds[i]);
+	toggle_api_records(on);
 }
 
 static void follow_window(void)
@@ -546,6 +597,11 @@ static void start(const char *cuda_path)
 	}
 	for (size_t i = 0; i < sizeof optional_kinds / sizeof optional_kinds[0]; i++)
 		cu.cuptiActivityEnable(optional_kinds[i]);
+	if (cu.cuptiActivityEnableRuntimeApi && cu.cuptiActivityEnableDriverApi && cu.cuptiGetCallbackName) {
+		launching.nruntime = select_launching(CUPTI_CB_DOMAIN_RUNTIME_API, launching.runtime);
+		launching.ndriver = select_launching(CUPTI_CB_DOMAIN_DRIVER_API, launching.driver);
+	}
+	toggle_api_records(1);
 	if (cu.cuptiActivityFlushPeriod)
 		cu.cuptiActivityFlushPeriod((uint32_t)(cu.flush_period_ns / 1000000u));
 	atomic_store_explicit(&cu.active, 1, memory_order_release);

@@ -33,6 +33,8 @@ PW_CUPTI_CLIENT_CALL(cuptiActivityDisable, (CUpti_ActivityKind kind), (kind))
 PW_CUPTI_CLIENT_CALL(cuptiActivityEnableContext, (CUcontext context, CUpti_ActivityKind kind), (context, kind))
 PW_CUPTI_CLIENT_CALL(cuptiActivityDisableContext, (CUcontext context, CUpti_ActivityKind kind), (context, kind))
 PW_CUPTI_CLIENT_CALL(cuptiActivityEnableAndDump, (CUpti_ActivityKind kind), (kind))
+PW_CUPTI_CLIENT_CALL(cuptiActivityEnableRuntimeApi, (CUpti_CallbackId cbid, uint8_t enable), (cbid, enable))
+PW_CUPTI_CLIENT_CALL(cuptiActivityEnableDriverApi, (CUpti_CallbackId cbid, uint8_t enable), (cbid, enable))
 PW_CUPTI_CLIENT_CALL(cuptiActivityRegisterTimestampCallback, (CUpti_TimestampCallbackFunc fn), (fn))
 PW_CUPTI_CLIENT_CALL(cuptiActivitySetAttribute, (CUpti_ActivityAttribute attr, size_t *size, void *value),
 		     (attr, size, value))

@@ -143,6 +143,7 @@ static _Thread_local cudaError_t t_last_error = cudaSuccess;
 static _Thread_local struct fg_stream **t_ptds; /* per device, made on first use */
 static _Thread_local const char *t_api;        /* the public function the thread is in (activity records) */
 static _Thread_local uint64_t t_api_start;     /* when it was entered; 0 when no activity callback was set */
+static _Thread_local int t_enqueued;            /* it enqueued work (whose activity carries its API record) */
 
 /* ---- configuration, clock ---- */
 
@@ -253,6 +254,7 @@ static void fg_enter_api(const char *api)
 	pthread_once(&g_once, fg_init);
 	t_api = api;
 	t_api_start = atomic_load_explicit(&g_act_on, memory_order_relaxed) ? now_ns() : 0;
+	t_enqueued = 0;
 }
 #define fg_enter_quiet() fg_enter_api(__func__)
 #define fg_enter()                                                    \
@@ -266,10 +268,14 @@ static void fg_enter_api(const char *api)
 
 /* Every public runtime function returns through here: a failure becomes the thread's last error
  * (cudaGetLastError). cudaErrorNotReady is a status, not an error, as in CUDA. */
+static void api_activity(void);
+
 static cudaError_t fin(cudaError_t e)
 {
 	if (e != cudaSuccess && e != cudaErrorNotReady)
 		t_last_error = e;
+	if (t_api != NULL && !t_enqueued && atomic_load_explicit(&g_act_on, memory_order_relaxed))
+		api_activity();
 	return e;
 }
 
@@ -454,6 +460,7 @@ static uint64_t enqueue_locked(struct fg_stream *s, uint64_t ns, enum fakegpu_ac
 {
 	uint64_t start = stream_ready(s, now_ns());
 
+	t_enqueued = 1;
 	s->busy_until = start + ns;
 	if (pend != NULL) {
 		memset(pend, 0, sizeof(*pend));
@@ -470,6 +477,28 @@ static uint64_t enqueue_locked(struct fg_stream *s, uint64_t ns, enum fakegpu_ac
 		pend->act.api_start_ns = t_api_start ? t_api_start : now_ns();
 	}
 	return start + ns;
+}
+
+/* The activity of a runtime call that enqueued nothing (CUPTI still makes an API record of it), once. */
+static void api_activity(void)
+{
+	struct fg_pending p;
+
+	memset(&p, 0, sizeof(p));
+	pthread_mutex_lock(&g_lock);
+	p.fn = g_act_fn;
+	p.arg = g_act_arg;
+	p.act.correlation_id = g_next_corr++;
+	pthread_mutex_unlock(&g_lock);
+	p.act.kind = FAKEGPU_ACT_API;
+	p.act.device = t_device;
+	p.act.src_device = p.act.dst_device = -1;
+	p.act.api = t_api;
+	p.act.api_start_ns = t_api_start ? t_api_start : now_ns();
+	p.act.api_end_ns = now_ns();
+	t_api = NULL;
+	if (p.fn != NULL)
+		p.fn(&p.act, p.arg);
 }
 
 static void pending_emit(struct fg_pending *p)
@@ -763,7 +792,7 @@ cudaError_t cudaFuncGetName(const char **name, const void *func)
 	if (found == NULL)
 		return fin(cudaErrorInvalidDeviceFunction);
 	*name = found;
-	return cudaSuccess;
+	return fin(cudaSuccess);
 }
 
 /* ---- what nvcc's generated code calls (crt/host_runtime.h, crt/device_functions.h) ---- */
@@ -846,7 +875,7 @@ cudaError_t __cudaGetKernel(cudaKernel_t *kernel, const void *entryFuncAddr)
 	if (k == NULL)
 		return fin(cudaErrorInvalidDeviceFunction);
 	*kernel = (cudaKernel_t)(void *)k;
-	return cudaSuccess;
+	return fin(cudaSuccess);
 }
 
 cudaError_t cudaGetKernel(cudaKernel_t *kernelPtr, const void *entryFuncAddr)
@@ -885,7 +914,7 @@ cudaError_t __cudaPopCallConfiguration(dim3 *gridDim, dim3 *blockDim, size_t *sh
 	*blockDim = c.block;
 	*sharedMem = c.shared;
 	*(cudaStream_t *)stream = c.stream;
-	return cudaSuccess;
+	return fin(cudaSuccess);
 }
 
 cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim, void **args, size_t sharedMem,
@@ -1068,7 +1097,7 @@ cudaError_t cudaGraphDestroy(cudaGraph_t graph)
 		return fin(cudaErrorInvalidValue);
 	g->magic = 0;
 	free(g);
-	return cudaSuccess;
+	return fin(cudaSuccess);
 }
 
 cudaError_t cudaGraphExecDestroy(cudaGraphExec_t graphExec)
@@ -1080,7 +1109,7 @@ cudaError_t cudaGraphExecDestroy(cudaGraphExec_t graphExec)
 		return fin(cudaErrorInvalidValue);
 	x->magic = 0;
 	free(x);
-	return cudaSuccess;
+	return fin(cudaSuccess);
 }
 
 /* ---- memory ---- */
@@ -1122,7 +1151,7 @@ cudaError_t cudaMalloc(void **devPtr, size_t size)
 		return fin(cudaErrorInvalidValue);
 	if (size == 0) {
 		*devPtr = NULL;
-		return cudaSuccess;
+		return fin(cudaSuccess);
 	}
 	return fin(dev_alloc(devPtr, size, FG_MEM_DEVICE));
 }
@@ -1138,7 +1167,7 @@ cudaError_t cudaMallocPitch(void **devPtr, size_t *pitch, size_t width, size_t h
 	if (width == 0 || height == 0) {
 		*devPtr = NULL;
 		*pitch = p;
-		return cudaSuccess;
+		return fin(cudaSuccess);
 	}
 	if (p < width || height > SIZE_MAX / p)
 		return fin(cudaErrorMemoryAllocation);
@@ -1212,7 +1241,7 @@ cudaError_t cudaFree(void *devPtr)
 
 	fg_enter();
 	if (devPtr == NULL)
-		return cudaSuccess;
+		return fin(cudaSuccess);
 	pthread_mutex_lock(&g_lock);
 	e = take_alloc(devPtr, 1, 0, 0);
 	pthread_mutex_unlock(&g_lock);
@@ -1220,7 +1249,7 @@ cudaError_t cudaFree(void *devPtr)
 		return fin(e);
 	device_synchronize();
 	free(devPtr);
-	return cudaSuccess;
+	return fin(cudaSuccess);
 }
 
 static cudaError_t free_async(void *p, cudaStream_t h, int per_thread)
@@ -1295,14 +1324,14 @@ cudaError_t cudaFreeHost(void *ptr)
 
 	fg_enter();
 	if (ptr == NULL)
-		return cudaSuccess;
+		return fin(cudaSuccess);
 	pthread_mutex_lock(&g_lock);
 	e = take_alloc(ptr, 0, 0, 1);
 	pthread_mutex_unlock(&g_lock);
 	if (e != cudaSuccess)
 		return fin(e);
 	free(ptr);
-	return cudaSuccess;
+	return fin(cudaSuccess);
 }
 
 cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags)
@@ -1356,7 +1385,7 @@ cudaError_t cudaHostGetDevicePointer(void **pDevice, void *pHost, unsigned int f
 	if (t != FG_MEM_PINNED && t != FG_MEM_REGISTERED)
 		return fin(cudaErrorInvalidValue);
 	*pDevice = pHost;
-	return cudaSuccess;
+	return fin(cudaSuccess);
 }
 
 cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *attributes, const void *ptr)
@@ -1399,7 +1428,7 @@ cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *attributes, c
 		attributes->hostPointer = (void *)ptr;
 		break;
 	}
-	return cudaSuccess;
+	return fin(cudaSuccess);
 }
 
 cudaError_t cudaMemGetInfo(size_t *freeBytes, size_t *totalBytes)
@@ -1413,7 +1442,7 @@ cudaError_t cudaMemGetInfo(size_t *freeBytes, size_t *totalBytes)
 	if (totalBytes != NULL)
 		*totalBytes = g_cfg.mem_bytes;
 	pthread_mutex_unlock(&g_lock);
-	return cudaSuccess;
+	return fin(cudaSuccess);
 }
 
 /* ---- copies and memsets ---- */
@@ -2265,7 +2294,7 @@ cudaError_t cudaDeviceGetStreamPriorityRange(int *leastPriority, int *greatestPr
 		*leastPriority = FG_PRIORITY_LEAST;
 	if (greatestPriority != NULL)
 		*greatestPriority = FG_PRIORITY_GREATEST;
-	return cudaSuccess;
+	return fin(cudaSuccess);
 }
 
 /* ---- devices ---- */
@@ -2287,7 +2316,7 @@ cudaError_t cudaSetDevice(int device)
 	if (device < 0 || device >= g_cfg.ndev)
 		return fin(cudaErrorInvalidDevice);
 	t_device = device;
-	return cudaSuccess;
+	return fin(cudaSuccess);
 }
 
 cudaError_t cudaGetDevice(int *device)
@@ -2298,7 +2327,7 @@ cudaError_t cudaGetDevice(int *device)
 	if (g_cfg.ndev == 0)
 		return fin(cudaErrorNoDevice);
 	*device = t_device;
-	return cudaSuccess;
+	return fin(cudaSuccess);
 }
 
 cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)
@@ -2344,7 +2373,7 @@ cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)
 	prop->hostRegisterSupported = 1;
 	prop->memoryPoolsSupported = 1;
 	prop->hostNumaId = -1;
-	return cudaSuccess;
+	return fin(cudaSuccess);
 }
 
 cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr, int device)
@@ -2377,7 +2406,7 @@ cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr, int dev
 	default: return fin(cudaErrorInvalidValue);
 	}
 	*value = v;
-	return cudaSuccess;
+	return fin(cudaSuccess);
 }
 
 /* Destroys the current device's memory, streams and events (pinned host memory made on it too); per-thread
@@ -2431,19 +2460,19 @@ cudaError_t cudaDeviceReset(void)
 	d->legacy.busy_until = 0;
 	d->retired_busy = d->retired_blocking_busy = 0;
 	pthread_mutex_unlock(&g_lock);
-	return cudaSuccess;
+	return fin(cudaSuccess);
 }
 
 cudaError_t cudaProfilerStart(void)
 {
 	fg_enter();
-	return cudaSuccess;
+	return fin(cudaSuccess);
 }
 
 cudaError_t cudaProfilerStop(void)
 {
 	fg_enter();
-	return cudaSuccess;
+	return fin(cudaSuccess);
 }
 
 cudaError_t cudaGetLastError(void)

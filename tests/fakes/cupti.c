@@ -39,6 +39,7 @@
 #include <cupti_runtime_cbid.h>
 #include <cupti_version.h>
 
+#include "cupti_cbid_names.h"
 #include "fakegpu.h"
 
 #define FC_SAME(a, b) ((int)(a) == (int)(b))
@@ -498,6 +499,19 @@ static const struct fc_api {
 #undef FC_X
 };
 
+/* Every runtime and driver function's callback id and name (generated from the cbid headers). */
+static const struct fc_api g_runtime_names[] = { FC_RUNTIME_NAMES };
+static const struct fc_api g_driver_names[] = { FC_DRIVER_NAMES };
+
+/* The API records enabled one function at a time (cuptiActivityEnableRuntimeApi, ...DriverApi), by cbid. */
+#define FC_API_BITS 1024
+static _Atomic uint64_t g_runtime_on[FC_API_BITS / 64], g_driver_on[FC_API_BITS / 64];
+
+static int fc_api_on(_Atomic uint64_t *bits, CUpti_CallbackId cbid)
+{
+	return cbid < FC_API_BITS && (atomic_load(&bits[cbid / 64]) >> (cbid % 64) & 1);
+}
+
 /* What an activity record needs to know of the runtime function that enqueued the work. */
 struct fc_api_info {
 	CUpti_CallbackId cbid; /* CUPTI_RUNTIME_TRACE_CBID_INVALID when not known */
@@ -521,6 +535,10 @@ static struct fc_api_info fc_api(const char *api)
 			break;
 		}
 	}
+	for (size_t i = 0; info.cbid == CUPTI_RUNTIME_TRACE_CBID_INVALID && i < sizeof(g_runtime_names) /
+		     sizeof(g_runtime_names[0]); i++)
+		if (strcmp(g_runtime_names[i].name, api) == 0)
+			info.cbid = g_runtime_names[i].cbid;
 	info.async = strstr(api, "Async") != NULL;
 	info.cooperative = strncmp(api, "cudaLaunchCooperativeKernel", 27) == 0;
 	last = api;
@@ -1063,12 +1081,16 @@ static void fc_on_activity(const struct fakegpu_activity *a, void *arg)
 			n++;
 		}
 	}
-	if (library && (en & FC_BIT(CUPTI_ACTIVITY_KIND_DRIVER)))
+	if (library && ((en & FC_BIT(CUPTI_ACTIVITY_KIND_DRIVER)) ||
+			(a->graph_node <= 1 && fc_api_on(g_driver_on, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel))))
 		fc_api_record(&recs[n++], CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, a, now, off);
-	else if (!library && (en & FC_BIT(CUPTI_ACTIVITY_KIND_RUNTIME)))
+	else if (!library && ((en & FC_BIT(CUPTI_ACTIVITY_KIND_RUNTIME)) ||
+			      (a->graph_node <= 1 && fc_api_on(g_runtime_on, info.cbid))))
 		fc_api_record(&recs[n++], CUPTI_ACTIVITY_KIND_RUNTIME, info.cbid, a, now, off);
 
 	switch (a->kind) {
+	case FAKEGPU_ACT_API:
+		break; /* the API record alone */
 	case FAKEGPU_ACT_KERNEL:
 	case FAKEGPU_ACT_LIBRARY:
 	case FAKEGPU_ACT_GRAPH:
@@ -1236,6 +1258,59 @@ CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc func
 	g_completed = funcBufferCompleted;
 	pthread_mutex_unlock(&g_lock);
 	return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiGetCallbackName(CUpti_CallbackDomain domain, uint32_t cbid, const char **name)
+{
+	const struct fc_api *t;
+	size_t n;
+
+	FC_ENTER();
+	if (name == NULL)
+		return fc_ret(CUPTI_ERROR_INVALID_PARAMETER);
+	*name = NULL;
+	if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
+		t = g_runtime_names, n = sizeof(g_runtime_names) / sizeof(g_runtime_names[0]);
+	} else if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
+		t = g_driver_names, n = sizeof(g_driver_names) / sizeof(g_driver_names[0]);
+	} else {
+		return fc_ret(CUPTI_ERROR_INVALID_PARAMETER);
+	}
+	for (size_t i = 0; i < n; i++)
+		if (t[i].cbid == cbid) {
+			*name = t[i].name;
+			return CUPTI_SUCCESS;
+		}
+	return fc_ret(CUPTI_ERROR_INVALID_PARAMETER);
+}
+
+static CUptiResult fc_enable_api(_Atomic uint64_t *bits, CUpti_CallbackId cbid, uint8_t enable)
+{
+	if (cbid >= FC_API_BITS)
+		return fc_ret(CUPTI_ERROR_INVALID_PARAMETER);
+	if (enable) {
+		fakegpu_init_driver();
+		pthread_mutex_lock(&g_lock);
+		fc_attach();
+		pthread_mutex_unlock(&g_lock);
+		atomic_fetch_or(&bits[cbid / 64], (uint64_t)1 << (cbid % 64));
+	} else {
+		atomic_fetch_and(&bits[cbid / 64], ~((uint64_t)1 << (cbid % 64)));
+	}
+	return CUPTI_SUCCESS;
+}
+
+/* One function's API records; the RUNTIME and DRIVER kinds, enabled or disabled afterwards, set every one. */
+CUptiResult cuptiActivityEnableRuntimeApi(CUpti_CallbackId cbid, uint8_t enable)
+{
+	FC_ENTER();
+	return fc_enable_api(g_runtime_on, cbid, enable);
+}
+
+CUptiResult cuptiActivityEnableDriverApi(CUpti_CallbackId cbid, uint8_t enable)
+{
+	FC_ENTER();
+	return fc_enable_api(g_driver_on, cbid, enable);
 }
 
 CUptiResult cuptiActivityEnable(CUpti_ActivityKind kind)

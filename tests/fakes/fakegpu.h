@@ -55,6 +55,7 @@ enum fakegpu_activity_kind {
 	FAKEGPU_ACT_LIBRARY = 4, /* fakegpu_enqueue*: work enqueued by cuBLAS/cuDNN/NCCL; name as given */
 	FAKEGPU_ACT_GRAPH = 5,  /* cudaGraphLaunch: one per node, all with the launch's correlation id; name =
 				 * the node's kernel, handle = the graph exec */
+	FAKEGPU_ACT_API = 6,    /* a runtime call that enqueued nothing (api, its times, a correlation id of its own) */
 };
 
 /* What memory a copy or memset touched, from the fake's allocation tables; numbered as CUPTI's

@@ -33,6 +33,19 @@ $(FAKES_OBJ_DIR)/%.o: tests/fakes/%.c
 	@mkdir -p $(dir $@)
 	$(call say,CC,$@)$(CC) $(FAKE_CFLAGS) -c $< -o $@
 
+# The fake CUPTI names callback ids as cuptiGetCallbackName does: every runtime and driver function of the
+# headers' cbid lists, {"name", cbid} without the _v<version> suffix, generated from the headers themselves.
+$(FAKES_OBJ_DIR)/cupti_cbid_names.h: $(CUDA_INC)/cupti_runtime_cbid.h $(CUDA_INC)/cupti_driver_cbid.h
+	@mkdir -p $(dir $@)
+	$(call say,GEN,$@){ \
+	  echo '#define FC_RUNTIME_NAMES \\'; \
+	  sed -n 's/^ *CUPTI_RUNTIME_TRACE_CBID_\([A-Za-z0-9_]*\)_v[0-9]* *= *\([0-9]*\),.*/	{ "\1", \2 }, \\/p' $(CUDA_INC)/cupti_runtime_cbid.h; \
+	  echo; echo '#define FC_DRIVER_NAMES \\'; \
+	  sed -n 's/^ *CUPTI_DRIVER_TRACE_CBID_\(cu[A-Za-z0-9_]*\) *= *\([0-9]*\),.*/	{ "\1", \2 }, \\/p' $(CUDA_INC)/cupti_driver_cbid.h; \
+	  echo; } > $@
+$(FAKES_OBJ_DIR)/cupti.o: $(FAKES_OBJ_DIR)/cupti_cbid_names.h
+$(FAKES_OBJ_DIR)/cupti.o: FAKE_CFLAGS += -I$(FAKES_OBJ_DIR)
+
 # $(1) = one of FAKE_LIB_SPECS: the library and its unversioned dev symlink.
 define FAKE_LIB_RULES
 $(FAKES_DIR)/$(call fake_soname,$(1)): $(FAKES_OBJ_DIR)/$(call fake_src,$(1)).o tests/fakes/$(call fake_src,$(1)).map \

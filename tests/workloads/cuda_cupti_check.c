@@ -1055,6 +1055,11 @@ static void check_worker(void)
 	CHECK(g_worker_deliveries - worker_before >= 6);
 	pthread_mutex_unlock(&g_mu);
 
+	/* a partly filled buffer: room for the launch's two records and the synchronisation's API record */
+	EQ(cu.cuptiActivityFlushAll(0), CUPTI_SUCCESS);
+	pthread_mutex_lock(&g_mu);
+	g_req_max = 8;
+	pthread_mutex_unlock(&g_mu);
 	EQ(launch(kern_p, 1, NULL), cudaSuccess);
 	EQ(cudaDeviceSynchronize(), cudaSuccess);
 	sleep_ms(150);
