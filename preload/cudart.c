@@ -90,6 +90,21 @@ PW_EXPORT void __cudaRegisterFunction(void **fatbin, const char *host_stub, char
 				    warp_size);
 }
 
+/* Called by each module's destructor (a library unloaded, or the process exiting). */
+static void (*real___cudaUnregisterFatBinary)(void **);
+PW_EXPORT void __cudaUnregisterFatBinary(void **fatbin);
+PW_GPU_SLOT(CUDART, __cudaUnregisterFatBinary, (void *)__cudaUnregisterFatBinary);
+PW_EXPORT void __cudaUnregisterFatBinary(void **fatbin)
+{
+	if (PW_UNLIKELY(!real___cudaUnregisterFatBinary) && pw_gpu_resolve(&pw_gpu_slot___cudaUnregisterFatBinary) < 0)
+		return;
+	int saved = errno;
+	pw_kernel_module_unloading();
+	pw_cupti_module_unloading();
+	errno = saved;
+	real___cudaUnregisterFatBinary(fatbin);
+}
+
 /* A failed lookup (no driver) leaves the stub itself as the handle, which is registered already. */
 PW_GPU_WATCH(CUDART, cudaError_t, cudaErrorUnknown, __cudaGetKernel, (cudaKernel_t * kernel, const void *host_stub),
 	     (kernel, host_stub), if (ret == cudaSuccess && kernel) pw_kernel_handle_made(*kernel, host_stub))

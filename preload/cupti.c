@@ -85,6 +85,7 @@ static struct {
 	atomic_int active;    /* buffers are being converted */
 	atomic_int stepped_back; /* another client has CUPTI (pw_cupti_other_client) */
 	atomic_int refusing;  /* buffer requests are refused: profwrap stepped back */
+	atomic_int exited;    /* the exit's forced flush was made */
 	uint32_t version;     /* cuptiGetVersion() */
 	enum pw_act_clock clock;
 	char runtime_path[512]; /* the CUDA runtime noted by pw_cupti_check, for the pending start */
@@ -162,11 +163,16 @@ static pw_strref intern_string(uint64_t s, const void *unused)
 
 /* A program with more kernels than the pointer table holds (PyTorch has tens of thousands) still gets every
  * name: by its text when its pointer finds no slot. */
+/* Set once a module was unloaded: CUPTI may give its kernels' name strings to other names. */
+static atomic_int names_by_text_only;
+
 static pw_strref intern_name(const char *s, void *ctx)
 {
 	(void)ctx;
 	if (!s)
 		return 0;
+	if (atomic_load_explicit(&names_by_text_only, memory_order_relaxed))
+		return pw_intern_name_by_text(names_by_text, s);
 	pw_strref ref = pw_once(names, PW_NAME_SLOTS, (uintptr_t)s, intern_string, NULL);
 	return ref ? ref : pw_intern_name_by_text(names_by_text, s);
 }
@@ -776,6 +782,15 @@ void pw_cupti_flush(int forced)
 void pw_cupti_at_exit(void)
 {
 	pw_cupti_flush(1);
+	atomic_store(&cu.exited, 1);
+}
+
+void pw_cupti_module_unloading(void)
+{
+	/* at exit every module is unregistered, after the last flush: nothing is left to convert then */
+	if (!atomic_load(&cu.exited))
+		pw_cupti_flush(0);
+	atomic_store_explicit(&names_by_text_only, 1, memory_order_relaxed);
 }
 
 void pw_cupti_after_fork(void)

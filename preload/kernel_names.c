@@ -174,10 +174,23 @@ static pw_strref lookup_launched(uint64_t func, const void *unused)
 	return lookup_name((const void *)(uintptr_t)func, 1);
 }
 
+/* Set once a module was unloaded: its stubs' and handles' addresses may now be another module's, so names are
+ * no longer cached by address. */
+static atomic_int unloaded_any;
+
+void pw_kernel_module_unloading(void)
+{
+	atomic_store_explicit(&unloaded_any, 1, memory_order_relaxed);
+}
+
 pw_strref pw_gpu_kernel_name(const void *func, int launched)
 {
 	if (!func)
 		return 0;
+	if (atomic_load_explicit(&unloaded_any, memory_order_relaxed)) {
+		const char *name = name_of(func, launched);
+		return name ? pw_intern_name_by_text(knames_by_text, name) : 0;
+	}
 	if (!launched && !registered_name(func))
 		return lookup_name(func, 0); /* the runtime may not know it: not cached */
 	pw_strref ref = pw_once(knames, PW_NAME_SLOTS, (uintptr_t)func, lookup_launched, NULL);

@@ -86,6 +86,11 @@ void pw_kernel_registered(const void *host_stub, const char *device_name);
 void pw_kernel_handle_made(const void *handle, const void *host_stub);
 /* In a fork child: the names interned named the parent's arena. */
 void pw_kernel_names_after_fork(void);
+/* A module is being unregistered (__cudaUnregisterFatBinary): from now on kernel names are interned by text
+ * only (addresses may be reused), and CUPTI's records naming its kernels are converted first, while CUPTI's
+ * copies of their names are valid. */
+void pw_kernel_module_unloading(void);
+void pw_cupti_module_unloading(void);
 
 /* Writes a finished GPU call record into the thread's lane. */
 static inline __attribute__((always_inline)) void pw_emit_api(const struct pw_rec_api *rec)

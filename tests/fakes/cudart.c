@@ -618,13 +618,14 @@ void fakegpu_set_activity_callback(fakegpu_activity_fn fn, void *arg)
 /* ---- kernels and graphs ---- */
 
 /* Kernels that modules registered (__cudaRegisterFunction), with the handle __cudaGetKernel gives out for
- * each: the host stub a launch names, whether by stub or by handle. Registrations are never removed (the
- * strings are the module's; a module is only unregistered at exit). */
+ * each: the host stub a launch names, whether by stub or by handle. A module's kernels go when it is
+ * unregistered (__cudaUnregisterFatBinary: a library unloaded, or the process exiting). */
 #define FG_KERNEL_MAGIC 0x4b524e4cU
 struct fg_kernel {
 	uint32_t magic;
 	const void *stub;
 	const char *name;
+	void **module; /* the fat binary handle it was registered with */
 	struct fg_kernel *next;
 };
 static struct fg_kernel *g_kernels;
@@ -803,9 +804,12 @@ static void *g_fatbin_handle;
 
 void **__cudaRegisterFatBinary(void *fatCubin)
 {
+	void **handle;
+
 	(void)fatCubin;
 	fg_enter_quiet();
-	return &g_fatbin_handle;
+	handle = calloc(1, sizeof(*handle));
+	return handle ? handle : &g_fatbin_handle;
 }
 
 void __cudaRegisterFatBinaryEnd(void **fatCubinHandle)
@@ -814,10 +818,46 @@ void __cudaRegisterFatBinaryEnd(void **fatCubinHandle)
 	fg_enter_quiet();
 }
 
+/* The module's kernels are forgotten, and the activity callback is told each one's name (FAKEGPU_ACT_UNLOAD). */
 void __cudaUnregisterFatBinary(void **fatCubinHandle)
 {
-	(void)fatCubinHandle;
+	struct fg_kernel *gone = NULL, **pp;
+	fakegpu_activity_fn fn;
+	void *arg;
+
 	fg_enter_quiet();
+	pthread_mutex_lock(&g_lock);
+	for (pp = &g_kernels; *pp != NULL;) {
+		struct fg_kernel *k = *pp;
+
+		if (k->module == fatCubinHandle) {
+			*pp = k->next;
+			k->next = gone;
+			gone = k;
+		} else {
+			pp = &k->next;
+		}
+	}
+	fn = g_act_fn;
+	arg = g_act_arg;
+	pthread_mutex_unlock(&g_lock);
+	while (gone != NULL) {
+		struct fg_kernel *k = gone;
+		struct fakegpu_activity a;
+
+		gone = k->next;
+		if (fn != NULL) {
+			memset(&a, 0, sizeof(a));
+			a.kind = FAKEGPU_ACT_UNLOAD;
+			a.name = k->name;
+			a.src_device = a.dst_device = -1;
+			fn(&a, arg);
+		}
+		k->magic = 0;
+		free(k);
+	}
+	if (fatCubinHandle != &g_fatbin_handle)
+		free(fatCubinHandle);
 }
 
 char __cudaInitModule(void **fatCubinHandle)
@@ -848,6 +888,7 @@ void __cudaRegisterFunction(void **fatCubinHandle, const char *hostFun, char *de
 		return;
 	}
 	k->magic = FG_KERNEL_MAGIC;
+	k->module = fatCubinHandle;
 	k->stub = hostFun;
 	k->name = deviceFun ? deviceFun : deviceName;
 	pthread_mutex_lock(&g_lock);

@@ -433,21 +433,64 @@ static int fc_names_grow(void)
 	return 0;
 }
 
-/* One copy of each kernel name for the life of the process, shared by every record of that kernel, as CUPTI
- * documents. NULL when out of memory. */
+/* One copy of each kernel name while its module is loaded, shared by every record of that kernel, as CUPTI
+ * documents. The copy of a kernel whose module was unregistered is given to the next new name that fits
+ * (fc_release), so a client that knows names by their address sees it reused. NULL when out of memory. */
+#define FC_NAME_CAP 256
+static char *g_free_names[64];
+static size_t g_nfree_names;
+
 static const char *fc_intern(const char *s)
 {
-	size_t i;
+	size_t i, len = strlen(s);
 
 	if ((g_names_n + 1) * 2 > g_names_cap && fc_names_grow() != 0 && g_names_n + 1 >= g_names_cap)
 		return NULL;
 	for (i = fc_hash(s) & (g_names_cap - 1); g_names[i] != NULL; i = (i + 1) & (g_names_cap - 1))
 		if (strcmp(g_names[i], s) == 0)
 			return g_names[i];
-	g_names[i] = strdup(s);
-	if (g_names[i] != NULL)
-		g_names_n++;
+	if (len < FC_NAME_CAP && g_nfree_names > 0)
+		g_names[i] = g_free_names[--g_nfree_names];
+	else
+		g_names[i] = malloc(len < FC_NAME_CAP ? FC_NAME_CAP : len + 1);
+	if (g_names[i] == NULL)
+		return NULL;
+	memcpy(g_names[i], s, len + 1);
+	g_names_n++;
 	return g_names[i];
+}
+
+/* A kernel's module was unregistered: its name leaves the table, its copy goes for reuse (lock held). */
+static void fc_release(const char *s)
+{
+	char **old = g_names;
+	size_t cap = g_names_cap, found = SIZE_MAX;
+
+	for (size_t i = 0; i < cap; i++)
+		if (old[i] != NULL && strcmp(old[i], s) == 0)
+			found = i;
+	if (found == SIZE_MAX)
+		return;
+	if (g_nfree_names < sizeof(g_free_names) / sizeof(g_free_names[0]) && strlen(old[found]) < FC_NAME_CAP)
+		g_free_names[g_nfree_names++] = old[found];
+	else
+		free(old[found]);
+	old[found] = NULL;
+	/* the entries after it are placed again (open addressing) */
+	g_names = NULL;
+	g_names_cap = g_names_n = 0;
+	for (size_t i = 0; i < cap; i++)
+		if (old[i] != NULL) {
+			if ((g_names_n + 1) * 2 > g_names_cap)
+				fc_names_grow();
+			size_t j = fc_hash(old[i]) & (g_names_cap - 1);
+
+			while (g_names[j] != NULL)
+				j = (j + 1) & (g_names_cap - 1);
+			g_names[j] = old[i];
+			g_names_n++;
+		}
+	free(old);
 }
 
 /* The id of a graph exec (graphId of its kernels), one per handle, counting up from 1. */
@@ -1054,6 +1097,12 @@ static void fc_on_activity(const struct fakegpu_activity *a, void *arg)
 	int library = a->kind == FAKEGPU_ACT_LIBRARY;
 
 	(void)arg;
+	if (a->kind == FAKEGPU_ACT_UNLOAD) {
+		pthread_mutex_lock(&g_lock);
+		fc_release(a->name);
+		pthread_mutex_unlock(&g_lock);
+		return;
+	}
 	/* Counted before the kinds are read: cuptiFinalize clears the kinds, then waits for the count. */
 	atomic_fetch_add(&g_in_callback, 1);
 	en = atomic_load(&g_enabled);
@@ -1091,6 +1140,8 @@ static void fc_on_activity(const struct fakegpu_activity *a, void *arg)
 	switch (a->kind) {
 	case FAKEGPU_ACT_API:
 		break; /* the API record alone */
+	case FAKEGPU_ACT_UNLOAD:
+		break; /* not work (handled above) */
 	case FAKEGPU_ACT_KERNEL:
 	case FAKEGPU_ACT_LIBRARY:
 	case FAKEGPU_ACT_GRAPH:

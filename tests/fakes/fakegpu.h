@@ -56,6 +56,8 @@ enum fakegpu_activity_kind {
 	FAKEGPU_ACT_GRAPH = 5,  /* cudaGraphLaunch: one per node, all with the launch's correlation id; name =
 				 * the node's kernel, handle = the graph exec */
 	FAKEGPU_ACT_API = 6,    /* a runtime call that enqueued nothing (api, its times, a correlation id of its own) */
+	FAKEGPU_ACT_UNLOAD = 7, /* not work: a kernel of a module being unregistered (name), for a fake CUPTI to
+				 * forget (__cudaUnregisterFatBinary) */
 };
 
 /* What memory a copy or memset touched, from the fake's allocation tables; numbered as CUPTI's

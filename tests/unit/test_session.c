@@ -610,7 +610,7 @@ static void test_settings_from_env(void **state)
 	assert_int_equal(st.value[PW_SET_LANES], 16);
 	assert_int_equal(st.value[PW_SET_ARENA_SIZE], 16u << 20);
 	assert_int_equal(st.value[PW_SET_CUPTI_BUFFER_SIZE], 2u << 20);
-	assert_int_equal(st.value[PW_SET_CUPTI_BUFFERS], 32);
+	assert_int_equal(st.value[PW_SET_CUPTI_BUFFERS], 128);
 	assert_int_equal(st.value[PW_SET_CUPTI_FLUSH_MS], 1000);
 	assert_int_equal(st.value[PW_SET_TRACE], (1u << PW_DOM_COUNT) - 1);
 	assert_int_equal(st.value[PW_SET_FOLLOW_FORK], 1);
