@@ -3,13 +3,16 @@
  * What ran on the GPU is only in CUPTI's buffers, partly filled, until someone flushes them: a profiler must
  * do that itself, periodically, off the program's threads, or lose it all.
  *
- * Usage: cuda_no_sync SECONDS   (how long to sleep before SIGKILL)
+ * Usage: cuda_no_sync SECONDS [term]   (how long to sleep before SIGKILL; term: SIGTERM instead, which the
+ * program handles by calling exit(), as a training script's signal handler does: exit handlers then run, and
+ * a profiler's last flush with them)
  * Prints, before sleeping, the ground truth for tests/integration/test_gpu_no_sync.py:
  *   expect kernels N */
 #define _GNU_SOURCE
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include <cuda_runtime_api.h>
@@ -18,6 +21,12 @@ enum { KERNELS = 9 };
 
 static void kernel(void)
 {
+}
+
+static void on_term(int sig)
+{
+	(void)sig;
+	exit(0);
 }
 
 int main(int argc, char **argv)
@@ -31,6 +40,11 @@ int main(int argc, char **argv)
 			return 1;
 	printf("expect kernels %d\n", KERNELS);
 	fflush(stdout);
+	if (argc > 2 && strcmp(argv[2], "term") == 0) {
+		signal(SIGTERM, on_term);
+		nanosleep(&ts, NULL);
+		raise(SIGTERM);
+	}
 	nanosleep(&ts, NULL);
 	raise(SIGKILL);
 	return 0;
