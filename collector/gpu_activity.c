@@ -81,7 +81,7 @@ struct pw_act_work {
 	struct pw_hix kernel_ix, copy_ix, graph_ix, graph_launch_ix;
 	size_t rows_cap, copy_cap, devices_cap, graph_rows_cap;
 	struct graph_launch {
-		const struct pw_act_file *file; /* correlation ids are per process */
+		uint32_t file; /* pw_act_file.serial: correlation ids are per process */
 		uint32_t graph_id, corr;
 	} *graph_launches; /* each graph launch seen, so that its kernels count it once */
 	size_t ngraph_launches, graph_launches_cap;
@@ -263,8 +263,10 @@ void pw_act_report_free(struct pw_act_report *a)
 
 void pw_act_file_init(struct pw_act_file *f)
 {
+	static _Atomic uint32_t files;
 	memset(f, 0, sizeof *f);
 	f->first_op = SIZE_MAX;
+	f->serial = ++files;
 }
 
 static void file_free(struct pw_act_file *f)
@@ -344,7 +346,7 @@ static uint32_t kernel_row(struct pw_act_report *a, const char *name, size_t len
 
 struct graph_key {
 	const struct pw_act_report *a;
-	uint32_t graph_id;
+	uint32_t file, graph_id;
 	int32_t device;
 };
 
@@ -352,7 +354,7 @@ static int graph_eq(const void *ctx, uint32_t pos)
 {
 	const struct graph_key *k = ctx;
 	const struct pw_act_graph_row *r = &k->a->graph_rows[pos];
-	return r->graph_id == k->graph_id && r->device == k->device;
+	return r->file == k->file && r->graph_id == k->graph_id && r->device == k->device;
 }
 
 struct graph_launch_key {
@@ -374,8 +376,8 @@ static void note_graph_kernel(struct pw_act_report *a, const struct pw_act_file 
 {
 	struct pw_act_work *w = a->work;
 	a->graph_kernels++;
-	struct graph_key key = {a, graph_id, device};
-	uint64_t h = pw_hix_hash(mix64((uint64_t)graph_id << 32 | (uint32_t)device));
+	struct graph_key key = {a, f->serial, graph_id, device};
+	uint64_t h = pw_hix_hash(mix64((uint64_t)graph_id << 32 | (uint32_t)device) ^ mix64(f->serial));
 	int64_t pos = pw_hix_find(&w->graph_ix, h, graph_eq, &key);
 	struct pw_act_graph_row *r = &a->graphs_other;
 	if (pos >= 0) {
@@ -388,12 +390,13 @@ static void note_graph_kernel(struct pw_act_report *a, const struct pw_act_file 
 			r = &a->graph_rows[a->ngraph_rows++];
 			r->graph_id = graph_id;
 			r->device = device;
+			r->file = f->serial;
 		}
 	}
 	r->kernels++;
 	r->total_ns = pw_sat_add(r->total_ns, dur);
-	struct graph_launch_key lk = {w, {f, graph_id, corr}};
-	uint64_t lh = pw_hix_hash(mix64((uintptr_t)f ^ mix64((uint64_t)graph_id << 32 | corr)));
+	struct graph_launch_key lk = {w, {f->serial, graph_id, corr}};
+	uint64_t lh = pw_hix_hash(mix64(f->serial ^ mix64((uint64_t)graph_id << 32 | corr)));
 	if (pw_hix_find(&w->graph_launch_ix, lh, graph_launch_eq, &lk) >= 0)
 		return;
 	r->launches++;

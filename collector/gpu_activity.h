@@ -70,6 +70,7 @@ enum pw_act_op_kind { PW_ACT_OP_KERNEL = 1, PW_ACT_OP_MEMCPY = 2, PW_ACT_OP_MEMS
 struct pw_act_graph_row {
 	uint32_t graph_id;
 	int32_t device;
+	uint32_t file; /* the raw file (process image) it was seen in: pw_act_file.serial */
 	uint64_t launches; /* graph launches that ran kernels (distinct correlation ids) */
 	uint64_t kernels, total_ns;
 };
@@ -229,6 +230,7 @@ struct pw_act_file {
 	struct pw_act_corr *api; /* correlation -> CUPTI API record (thread, start) */
 	size_t napi, api_cap;
 	size_t first_op; /* the first operation of this file in the rank's list, SIZE_MAX when none yet */
+	uint32_t serial; /* distinct per file: CUPTI's correlation and graph ids are per process */
 };
 
 void pw_act_file_init(struct pw_act_file *f);

@@ -83,9 +83,10 @@ static struct {
 #undef PW_X
 	atomic_int start;     /* enum start_state */
 	atomic_int active;    /* buffers are being converted */
-	atomic_int stepped_back; /* another client has CUPTI (pw_cupti_other_client) */
+	atomic_int stepped_back; /* another client has CUPTI (pw_cupti_other_client): 1 stepping back, 2 done */
 	atomic_int refusing;  /* buffer requests are refused: profwrap stepped back */
-	atomic_int exited;    /* the exit's forced flush was made */
+	atomic_int exited;    /* the process is exiting: the flushing thread stops, the exit's forced flush is made */
+	atomic_int flushing;  /* the flushing thread is in (or about to enter) a flush */
 	uint32_t version;     /* cuptiGetVersion() */
 	enum pw_act_clock clock;
 	char runtime_path[512]; /* the CUDA runtime noted by pw_cupti_check, for the pending start */
@@ -155,25 +156,27 @@ static void emit_status(enum pw_act_state state, int64_t code, uint32_t version,
 static struct pw_once_slot names[PW_NAME_SLOTS];         /* by CUPTI's string pointer */
 static struct pw_once_slot names_by_text[PW_NAME_SLOTS]; /* by the text's hash, once the first is full */
 
-static pw_strref intern_string(uint64_t s, const void *unused)
+static pw_strref intern_string(uint64_t key, const void *unused)
 {
 	(void)unused;
-	return pw_intern_path((const char *)(uintptr_t)s);
+	return pw_intern_path((const char *)(uintptr_t)(key & ((UINT64_C(1) << 56) - 1)));
 }
 
 /* A program with more kernels than the pointer table holds (PyTorch has tens of thousands) still gets every
  * name: by its text when its pointer finds no slot. */
-/* Set once a module was unloaded: CUPTI may give its kernels' name strings to other names. */
-static atomic_int names_by_text_only;
+/* Module unloads so far: CUPTI may give an unloaded module's kernel name strings to other names, so the
+ * cache's keys are CUPTI's pointers of the current generation (user-space addresses leave the top byte free). */
+static atomic_uint names_generation;
 
 static pw_strref intern_name(const char *s, void *ctx)
 {
 	(void)ctx;
 	if (!s)
 		return 0;
-	if (atomic_load_explicit(&names_by_text_only, memory_order_relaxed))
+	unsigned gen = atomic_load_explicit(&names_generation, memory_order_relaxed);
+	if (gen > 255 || (uintptr_t)s >> 56)
 		return pw_intern_name_by_text(names_by_text, s);
-	pw_strref ref = pw_once(names, PW_NAME_SLOTS, (uintptr_t)s, intern_string, NULL);
+	pw_strref ref = pw_once(names, PW_NAME_SLOTS, (uintptr_t)s | (uint64_t)gen << 56, intern_string, NULL);
 	return ref ? ref : pw_intern_name_by_text(names_by_text, s);
 }
 
@@ -242,6 +245,28 @@ static void toggle_api_records(int on)
 
 uint32_t pw_cupti_window_seen = 1;
 
+/* Serialises what changes CUPTI's kinds (following the capture window) with stepping back for another client. */
+static atomic_flag control = ATOMIC_FLAG_INIT;
+/* Set on the thread that is starting CUPTI: its own calls (a signal handler's among them) never wait for it. */
+static _Thread_local int starting_here;
+
+/* A short sleep for the rare waits below (a raw system call: the libc sleeps are wrapped). */
+static void nap(void)
+{
+	struct timespec ts = {0, 100000};
+	syscall(SYS_clock_nanosleep, CLOCK_MONOTONIC, 0, &ts, NULL);
+}
+
+/* Waits while cu.start is START_STARTING, at most about a second: a waiter may hold what the start needs (the
+ * loader's lock, when it calls from a library's constructor), and then goes on without waiting longer. */
+static void wait_started(void)
+{
+	for (int i = 0; i < 10000 && !starting_here &&
+			atomic_load_explicit(&cu.start, memory_order_acquire) == START_STARTING;
+	     i++)
+		nap();
+}
+
 static void start_pending(void);
 static void emit_status(enum pw_act_state state, int64_t code, uint32_t version, enum pw_act_clock clock);
 
@@ -257,8 +282,7 @@ static void toggle_kinds(int on)
 
 static void follow_window(void)
 {
-	static atomic_flag busy = ATOMIC_FLAG_INIT;
-	if (atomic_flag_test_and_set_explicit(&busy, memory_order_acquire))
+	if (atomic_flag_test_and_set_explicit(&control, memory_order_acquire))
 		return; /* another thread is switching: this call will see the result, or the next one */
 	uint32_t open = (pw_window_now() >> PW_DOM_GPU) & 1;
 	if (open != __atomic_load_n(&pw_cupti_window_seen, __ATOMIC_RELAXED) &&
@@ -271,7 +295,7 @@ static void follow_window(void)
 		pw_self.guard = guard;
 	}
 	__atomic_store_n(&pw_cupti_window_seen, open, __ATOMIC_RELAXED);
-	atomic_flag_clear_explicit(&busy, memory_order_release);
+	atomic_flag_clear_explicit(&control, memory_order_release);
 }
 
 void pw_cupti_catch_up(void)
@@ -508,12 +532,17 @@ static void *flusher_main(void *unused)
 	(void)unused;
 	pw_self.guard = PW_GUARD_INTERNAL; /* its sleeps and CUPTI's calls are not the program's */
 	struct timespec period = {(time_t)(cu.flush_period_ns / 1000000000u), (long)(cu.flush_period_ns % 1000000000u)};
-	while (atomic_load_explicit(&cu.active, memory_order_acquire)) {
+	for (;;) {
 		syscall(SYS_clock_nanosleep, CLOCK_MONOTONIC, 0, &period, NULL);
-		if (atomic_load_explicit(&cu.active, memory_order_acquire))
-			cu.cuptiActivityFlushAll(0);
+		/* announced before the last check, so that the exit either sees it flushing or it sees the exit */
+		atomic_store(&cu.flushing, 1);
+		if (!atomic_load(&cu.active) || atomic_load(&cu.exited)) {
+			atomic_store(&cu.flushing, 0);
+			return NULL;
+		}
+		cu.cuptiActivityFlushAll(0);
+		atomic_store(&cu.flushing, 0);
 	}
-	return NULL;
 }
 
 static void start(const char *cuda_path)
@@ -587,6 +616,8 @@ static void start(const char *cuda_path)
 		len = sizeof on;
 		cu.cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER, &len, &on);
 	}
+	if (atomic_load_explicit(&cu.stepped_back, memory_order_acquire))
+		return; /* another client began meanwhile: its callbacks are not to be replaced */
 	CUptiResult rc = cu.cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
 	/* Kernels are what the report needs; the rest is enabled where this CUPTI and GPU allow. */
 	if (rc == CUPTI_SUCCESS)
@@ -670,8 +701,11 @@ void pw_cupti_check(const char *cuda_path)
 		__atomic_store_n(&pw_cupti_window_seen, PW_CUPTI_CATCH_UP, __ATOMIC_RELAXED);
 		return;
 	}
-	atomic_store_explicit(&cu.start, START_DONE, memory_order_release);
+	atomic_store_explicit(&cu.start, START_STARTING, memory_order_release);
+	starting_here = 1;
 	start_guarded(cuda_path);
+	starting_here = 0;
+	atomic_store_explicit(&cu.start, START_DONE, memory_order_release);
 }
 
 /* The first wrapped GPU call of the process (or of a fork child) starts CUPTI, or says why a fork child has
@@ -680,16 +714,21 @@ void pw_cupti_check(const char *cuda_path)
 static void start_pending(void)
 {
 	int state = atomic_load_explicit(&cu.start, memory_order_acquire);
+	starting_here = 1; /* before the exchange: a signal handler's call on this thread must not wait for it */
 	if (state == START_PENDING && atomic_compare_exchange_strong(&cu.start, &state, START_STARTING)) {
 		start_guarded(cu.runtime_path);
 		atomic_store_explicit(&cu.start, START_DONE, memory_order_release);
 	} else if (state == START_FORKED && atomic_compare_exchange_strong(&cu.start, &state, START_DONE)) {
+		uint8_t guard = pw_self.guard;
+		pw_self.guard = PW_GUARD_INTERNAL;
+		int saved = errno;
 		say("this process is a fork child of one in which CUDA was in use: CUDA cannot be used here");
 		emit_status(PW_ACT_FORKED, 0, 0, 0);
+		errno = saved;
+		pw_self.guard = guard;
 	}
-	while (pw_self.guard != PW_GUARD_INTERNAL &&
-	       atomic_load_explicit(&cu.start, memory_order_acquire) == START_STARTING)
-		sched_yield();
+	starting_here = 0;
+	wait_started();
 }
 
 /* CUPTI's default time base on Linux (cupti_activity.h), put back when profwrap steps back. */
@@ -702,23 +741,33 @@ static uint64_t CUPTIAPI realtime_ns(void)
 
 void pw_cupti_other_client(const char *call)
 {
-	if (atomic_load_explicit(&cu.stepped_back, memory_order_relaxed) || atomic_exchange(&cu.stepped_back, 1))
+	if (atomic_load_explicit(&cu.stepped_back, memory_order_relaxed) == 2)
 		return;
+	if (atomic_exchange(&cu.stepped_back, 1)) {
+		/* another thread is stepping back: its call and this one go through once it has */
+		for (int i = 0; i < 10000 && atomic_load(&cu.stepped_back) != 2; i++)
+			nap();
+		return;
+	}
 	uint8_t guard = pw_self.guard;
 	pw_self.guard = PW_GUARD_INTERNAL;
 	int saved = errno;
 	/* a start not made yet is never made; one in progress is finished first, then undone below */
 	int state = START_PENDING;
 	atomic_compare_exchange_strong(&cu.start, &state, START_DONE);
-	while (atomic_load_explicit(&cu.start, memory_order_acquire) == START_STARTING)
-		sched_yield();
+	wait_started();
+	/* no window switch in between (follow_window holds this too, and finds CUPTI inactive after) */
+	for (int i = 0; i < 10000 && atomic_flag_test_and_set_explicit(&control, memory_order_acquire); i++)
+		nap();
 	uint32_t version = 0;
-	if (atomic_load_explicit(&cu.active, memory_order_acquire)) {
+	int recorded = atomic_load_explicit(&cu.active, memory_order_acquire);
+	if (recorded) {
 		__atomic_store_n(&pw_cupti_correlating, 0, __ATOMIC_RELEASE);
 		toggle_kinds(0);
 		cu.cuptiActivityDisable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
-		/* what CUPTI holds of profwrap's comes back now, converted; later requests are refused, so no buffer
-		 * of profwrap's is ever handed to the other client */
+		/* what CUPTI holds of profwrap's comes back now, converted; then requests are refused and what was
+		 * given meanwhile comes back too, so that no buffer of profwrap's is handed to the other client */
+		cu.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 		atomic_store_explicit(&cu.refusing, 1, memory_order_release);
 		cu.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 		atomic_store_explicit(&cu.active, 0, memory_order_release);
@@ -736,12 +785,17 @@ void pw_cupti_other_client(const char *call)
 			cu.cuptiActivityRegisterTimestampCallback(realtime_ns);
 		version = cu.version;
 	}
-	char msg[200];
-	snprintf(msg, sizeof msg, "another CUPTI client (%s; torch.profiler, for one) is recording GPU activity", call);
-	if (!pw_cfg.quiet)
-		dprintf(2, "profwrap: %s; profwrap stepped back and records no GPU activity from here on (GPU library "
-			   "calls still are)\n", msg);
-	emit_status(PW_ACT_OTHER_CLIENT, 0, version, cu.clock);
+	atomic_flag_clear_explicit(&control, memory_order_release);
+	/* said and recorded only where profwrap records GPU activity (not in a process it does not profile) */
+	if (pw_seg && ((pw_recording >> PW_DOM_GPU) & 1)) {
+		if (!pw_cfg.quiet)
+			dprintf(2, "profwrap: another CUPTI client (%s; torch.profiler, for one) is recording GPU "
+				   "activity; profwrap %s and records no GPU activity from here on (GPU library calls "
+				   "still are)\n",
+				call, recorded ? "stepped back" : "leaves CUPTI to it");
+		emit_status(PW_ACT_OTHER_CLIENT, 0, version, cu.clock);
+	}
+	atomic_store(&cu.stepped_back, 2);
 	errno = saved;
 	pw_self.guard = guard;
 }
@@ -781,8 +835,11 @@ void pw_cupti_flush(int forced)
 
 void pw_cupti_at_exit(void)
 {
-	pw_cupti_flush(1);
+	/* the flushing thread must not be in CUPTI while the exit tears the runtime down */
 	atomic_store(&cu.exited, 1);
+	for (int i = 0; i < 10000 && atomic_load(&cu.flushing); i++)
+		nap();
+	pw_cupti_flush(1);
 }
 
 void pw_cupti_module_unloading(void)
@@ -790,7 +847,7 @@ void pw_cupti_module_unloading(void)
 	/* at exit every module is unregistered, after the last flush: nothing is left to convert then */
 	if (!atomic_load(&cu.exited))
 		pw_cupti_flush(0);
-	atomic_store_explicit(&names_by_text_only, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&names_generation, 1, memory_order_relaxed);
 }
 
 void pw_cupti_after_fork(void)
@@ -798,15 +855,18 @@ void pw_cupti_after_fork(void)
 	/* CUPTI's worker thread and the device state stay with the parent: nothing here may call it. A start
 	 * still pending is the child's to make (CUDA was not used yet); one made means CUDA was in use; one
 	 * being made by another thread of the parent is never finished here. */
-	int starting = START_STARTING;
-	atomic_compare_exchange_strong(&cu.start, &starting, START_DONE);
-	if (atomic_load(&cu.active) || atomic_load(&cu.start) == START_DONE) {
-		int recorded = atomic_load(&cu.active);
+	int state = START_STARTING;
+	atomic_compare_exchange_strong(&cu.start, &state, START_FORKED); /* the driver may be initialised */
+	state = START_CLAIMED;
+	atomic_compare_exchange_strong(&cu.start, &state, START_NONE);    /* the child's scan notes it again */
+	atomic_flag_clear(&control);                                    /* a parent's thread may have held it */
+	atomic_store(&cu.flushing, 0);                                  /* the flushing thread is the parent's */
+	starting_here = 0;
+	if (atomic_load(&cu.active)) {
 		atomic_store(&cu.active, 0);
 		__atomic_store_n(&pw_cupti_correlating, 0, __ATOMIC_RELEASE);
-		if (recorded) {
-			atomic_store(&cu.start, START_FORKED);
-			__atomic_store_n(&pw_cupti_window_seen, PW_CUPTI_CATCH_UP, __ATOMIC_RELAXED);
-		}
+		atomic_store(&cu.start, START_FORKED);
 	}
+	if (atomic_load(&cu.start) == START_FORKED)
+		__atomic_store_n(&pw_cupti_window_seen, PW_CUPTI_CATCH_UP, __ATOMIC_RELAXED);
 }

@@ -168,32 +168,32 @@ static pw_strref lookup_name(const void *func, int ask_runtime)
 	return name ? pw_intern_path(name) : 0;
 }
 
-static pw_strref lookup_launched(uint64_t func, const void *unused)
+static pw_strref lookup_launched(uint64_t key, const void *unused)
 {
 	(void)unused;
-	return lookup_name((const void *)(uintptr_t)func, 1);
+	return lookup_name((const void *)(uintptr_t)(key & ((UINT64_C(1) << 56) - 1)), 1);
 }
 
-/* Set once a module was unloaded: its stubs' and handles' addresses may now be another module's, so names are
- * no longer cached by address. */
-static atomic_int unloaded_any;
+/* Module unloads so far: an unloaded module's stub and handle addresses may become another module's, so the
+ * cache's keys are addresses of the current generation (user-space addresses leave the top byte free). */
+static atomic_uint generation;
 
 void pw_kernel_module_unloading(void)
 {
-	atomic_store_explicit(&unloaded_any, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&generation, 1, memory_order_relaxed);
 }
 
 pw_strref pw_gpu_kernel_name(const void *func, int launched)
 {
 	if (!func)
 		return 0;
-	if (atomic_load_explicit(&unloaded_any, memory_order_relaxed)) {
-		const char *name = name_of(func, launched);
-		return name ? pw_intern_name_by_text(knames_by_text, name) : 0;
-	}
 	if (!launched && !registered_name(func))
 		return lookup_name(func, 0); /* the runtime may not know it: not cached */
-	pw_strref ref = pw_once(knames, PW_NAME_SLOTS, (uintptr_t)func, lookup_launched, NULL);
+	unsigned gen = atomic_load_explicit(&generation, memory_order_relaxed);
+	pw_strref ref = gen > 255 || (uintptr_t)func >> 56
+				? 0
+				: pw_once(knames, PW_NAME_SLOTS, (uintptr_t)func | (uint64_t)gen << 56, lookup_launched,
+					  NULL);
 	if (ref)
 		return ref;
 	const char *name = name_of(func, 1); /* no room for its address, or no name */
