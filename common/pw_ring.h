@@ -167,6 +167,18 @@ static inline int pw_lane_reserve(struct pw_seg_header *h, struct pw_lane *l, ui
 	return 0;
 }
 
+/* Whether len bytes fit in a lane owned by the caller now (the consumer's tail read afresh), without counting a
+ * drop: a producer that may wait for the consumer (profwrap's own threads) asks before reserving. */
+static inline int pw_lane_has_room(const struct pw_seg_header *h, struct pw_lane *l, uint32_t len)
+{
+	uint64_t size = h->lane_size;
+	uint64_t head = atomic_load_explicit(&l->head, memory_order_relaxed);
+	uint64_t to_end = size - (head & (size - 1));
+	uint64_t need = to_end < len ? to_end + len : len;
+	l->cached_tail = atomic_load_explicit(&l->tail, memory_order_acquire);
+	return head + need - l->cached_tail <= size;
+}
+
 /* Publishes a reserved record: paired with the consumer's acquire load of head in pw_lane_readable(). */
 static inline void pw_lane_commit(struct pw_lane *l, const struct pw_reservation *r)
 {

@@ -118,6 +118,36 @@ static uint64_t CUPTIAPI monotonic_ns(void)
 	return pw_clock_mono_ns();
 }
 
+static void nap(void);
+static void emit_gpu(const struct pw_rec_gpu *r);
+
+/* Set when the collector drained nothing in a whole wait (killed, or stuck): no one waits for it again. */
+static atomic_int drain_stalled;
+
+/* emit_gpu for the records of a delivered buffer: a burst of them (a buffer holds tens of thousands) can
+ * outrun the collector's draining of one lane, and the delivering thread is CUPTI's or profwrap's own (or
+ * the exiting one), which may wait for room rather than drop, up to *budget_ns for the whole buffer. */
+static void emit_gpu_patient(const struct pw_rec_gpu *r, uint64_t *budget_ns)
+{
+	struct pw_thread *t = &pw_self;
+	if (t->lane && !t->shared && pw_seg && *budget_ns && !atomic_load_explicit(&drain_stalled, memory_order_relaxed)) {
+		uint64_t tail = atomic_load_explicit(&t->lane->tail, memory_order_acquire), t0 = pw_clock_mono_ns();
+		while (!pw_lane_has_room(pw_seg, t->lane, sizeof *r)) {
+			uint64_t waited = pw_clock_mono_ns() - t0;
+			if (waited >= *budget_ns) {
+				*budget_ns = 0;
+				if (atomic_load_explicit(&t->lane->tail, memory_order_acquire) == tail)
+					atomic_store_explicit(&drain_stalled, 1, memory_order_relaxed);
+				break;
+			}
+			nap();
+		}
+		uint64_t waited = pw_clock_mono_ns() - t0;
+		*budget_ns = waited < *budget_ns ? *budget_ns - waited : 0;
+	}
+	emit_gpu(r);
+}
+
 static void emit_gpu(const struct pw_rec_gpu *r)
 {
 	uint8_t guard = pw_self.guard;
@@ -361,10 +391,11 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 	if (atomic_load_explicit(&cu.active, memory_order_acquire) && ((pw_recording >> PW_DOM_GPU) & 1) && valid) {
 		CUpti_Activity *rec = NULL;
 		struct pw_rec_gpu out;
+		uint64_t patience_ns = 200000000; /* per buffer */
 		while (cu.cuptiActivityGetNextRecord(buffer, valid, &rec) == CUPTI_SUCCESS) {
 			int device = rec->kind == CUPTI_ACTIVITY_KIND_DEVICE;
 			if (pw_cupti_convert(rec, &out, cu.ns_offset, device ? intern_once : intern_name, NULL))
-				emit_gpu(&out);
+				emit_gpu_patient(&out, &patience_ns);
 			if (device)
 				free((void *)((CUpti_ActivityDevice5 *)rec)->name);
 		}
