@@ -109,7 +109,7 @@ $(BUILD)/%.o: %.c
 	$(call say,CC,$@)$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -c $< -o $@
 
 $(LIB): $(PRELOAD_OBJ)
-	$(call say,LD,$@)$(CC) -shared -o $@ $^ -Wl,-z,defs -Wl,-soname,libprofwrap.so -lunwind -ldl -lpthread -lrt
+	$(call say,LD,$@)$(CC) -shared -o $@ $^ -Wl,-z,defs -Wl,-soname,libprofwrap.so -ldl -lpthread -lrt
 
 # The collector symbolises call stacks with elfutils (libdw); the CLI links the collector's code for `report`.
 COLLECTOR_LIBS := -ldw -lelf -lm

@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE
 #define UNW_LOCAL_ONLY
+#include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
 #include <libunwind.h>
@@ -313,6 +314,37 @@ int pw_unwind_close(int fd)
 	return (int)syscall(SYS_close, fd);
 }
 
+/* ---- the unwinder ---- */
+
+/* libunwind, loaded privately (RTLD_LOCAL) rather than linked: as a dependency of libprofwrap.so it would sit
+ * in the program's global scope, where its _Unwind_* (and backtrace) would serve every library loaded later,
+ * and every C++ exception would be unwound by another library than without profwrap. */
+PW_REAL(void *, dlopen, (const char *, int));
+extern void *(*pw_real_dlsym)(void *, const char *) __attribute__((visibility("hidden")));
+#define PW_STR_(x) #x
+#define PW_STR(x) PW_STR_(x) /* the name a libunwind macro stands for (_ULx86_64_...) */
+static struct {
+	int (*backtrace)(void **, int);
+	int (*set_caching_policy)(unw_addr_space_t, unw_caching_policy_t);
+	unw_addr_space_t *local_addr_space;
+} unwinder;
+
+/* 0 when libunwind's functions are there. */
+static int unwinder_load(void)
+{
+	if (unwinder.backtrace)
+		return 0;
+	PW_RESOLVE(dlopen);
+	void *h = real_dlopen ? real_dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL) : NULL;
+	if (!h || !pw_real_dlsym)
+		return -1;
+	*(void **)&unwinder.set_caching_policy = pw_real_dlsym(h, PW_STR(unw_set_caching_policy));
+	unwinder.local_addr_space = pw_real_dlsym(h, PW_STR(unw_local_addr_space));
+	*(void **)&unwinder.backtrace = pw_real_dlsym(h, PW_STR(unw_backtrace));
+	dlerror();
+	return unwinder.backtrace && unwinder.set_caching_policy && unwinder.local_addr_space ? 0 : -1;
+}
+
 /* ---- capture ---- */
 
 /* Native frames of the calling thread into ips (innermost first), without the profiler's own; with
@@ -323,7 +355,7 @@ static uint16_t native_frames(uint64_t *ips, uintptr_t interrupted_ip, int *trun
 	void *raw[PW_STACK_MAX_NATIVE + 16];
 	uint8_t guard = pw_self.guard;
 	pw_self.guard = PW_GUARD_UNWIND;
-	int n = unw_backtrace(raw, (int)(sizeof raw / sizeof raw[0]));
+	int n = unwinder.backtrace ? unwinder.backtrace(raw, (int)(sizeof raw / sizeof raw[0])) : 0;
 	pw_self.guard = guard;
 	int from = 0;
 	while (from < n && (uintptr_t)raw[from] >= self_lo && (uintptr_t)raw[from] < self_hi)
@@ -613,7 +645,13 @@ void pw_stacks_start(void)
 	/* per-thread caches: no lock in the unwinder, so a sample may interrupt an unwind on another thread */
 	uint8_t guard = pw_self.guard;
 	pw_self.guard = PW_GUARD_UNWIND; /* libunwind's set-up would make its pipe (PW_UNWIND_ANSWER) */
-	unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+	if (unwinder_load() < 0) {
+		pw_self.guard = guard;
+		if (!pw_cfg.quiet)
+			dprintf(2, "profwrap: libunwind.so.8 cannot be loaded; calls are recorded without call stacks\n");
+		return;
+	}
+	unwinder.set_caching_policy(*unwinder.local_addr_space, UNW_CACHE_PER_THREAD);
 	pw_self.guard = guard;
 	pw_stacks_on = pw_cfg.stacks;
 	/* A fork child lists its objects at its first capture: dl_iterate_phdr's lock may have been held by
