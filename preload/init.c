@@ -648,7 +648,12 @@ void pw_note_exit(int status, int finished)
 	struct pw_seg_header *h = pw_seg;
 	if (!h)
 		return;
-	if (pw_cupti_at_exit)
+	/* _exit (finished) is async-signal-safe, and called from signal handlers that may have interrupted a GPU
+	 * call of this thread, inside which CUDA and CUPTI hold their locks (CUPTI writes a launch's records there):
+	 * a flush then would wait for this thread forever, so it is made only outside any GPU call. (A signal that
+	 * interrupts profwrap's own code records no exit at all.) What CUPTI holds when it is not made, at most a
+	 * flush period's work, is lost. */
+	if (pw_cupti_at_exit && (!finished || !pw_self.gpu_depth))
 		pw_cupti_at_exit();
 	char buf[1024];
 	ssize_t len;
