@@ -1,8 +1,8 @@
 """_exit from a signal handler that interrupts CUDA (tests/workloads/cuda_exit_in_handler.c on the fake
 libraries: kernels launched without end, a SIGALRM every 50 us whose handler calls _exit(0)). The fake CUPTI,
 as CUPTI does, writes a launch's records under its lock on the launching thread, so the handler often runs with
-that lock held; profwrap's _exit must do only async-signal-safe work (no CUPTI flush), or the process waits for
-its own lock forever (the flush at _exit is made only outside any GPU call of the thread). 20 runs, none may
+that lock held; profwrap's _exit must not flush CUPTI then (it flushes only outside any GPU call of the
+thread), or the process waits for its own lock forever. 20 runs, none may
 hang: before the fix, some did (2 in 15, and 1 in 2 runs of 20 here)."""
 import os
 import sys
