@@ -205,7 +205,7 @@ static void sleep_until(uint64_t ns)
 		;
 }
 
-/* --delay and --duration: the only thread the profiler starts in a program, and only when they are set. */
+/* --delay and --duration: a thread of the profiler's own, started only when they are set. */
 static void *timer_main(void *unused)
 {
 	(void)unused;

@@ -280,11 +280,17 @@ static atomic_flag control = ATOMIC_FLAG_INIT;
 /* Set on the thread that is starting CUPTI: its own calls (a signal handler's among them) never wait for it. */
 static _Thread_local int starting_here;
 
-/* A short sleep for the rare waits below (a raw system call: the libc sleeps are wrapped). */
+/* A sleep of profwrap's own (a raw system call: the libc sleeps are wrapped). */
+static void sleep_ns(uint64_t ns)
+{
+	struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
+	syscall(SYS_clock_nanosleep, CLOCK_MONOTONIC, 0, &ts, NULL);
+}
+
+/* A short sleep for the rare waits below. */
 static void nap(void)
 {
-	struct timespec ts = {0, 100000};
-	syscall(SYS_clock_nanosleep, CLOCK_MONOTONIC, 0, &ts, NULL);
+	sleep_ns(100000);
 }
 
 /* Waits while cu.start is START_STARTING, at most about a second: a waiter may hold what the start needs (the
@@ -562,9 +568,8 @@ static void *flusher_main(void *unused)
 {
 	(void)unused;
 	pw_self.guard = PW_GUARD_INTERNAL; /* its sleeps and CUPTI's calls are not the program's */
-	struct timespec period = {(time_t)(cu.flush_period_ns / 1000000000u), (long)(cu.flush_period_ns % 1000000000u)};
 	for (;;) {
-		syscall(SYS_clock_nanosleep, CLOCK_MONOTONIC, 0, &period, NULL);
+		sleep_ns(cu.flush_period_ns);
 		/* announced before the last check, so that the exit either sees it flushing or it sees the exit */
 		atomic_store(&cu.flushing, 1);
 		if (!atomic_load(&cu.active) || atomic_load(&cu.exited)) {
