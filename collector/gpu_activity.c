@@ -916,6 +916,8 @@ static size_t count_le(const uint64_t *v, size_t n, uint64_t x)
 struct gap_w {
 	uint64_t g0, g1;
 	uint64_t input_ns, sleep_ns;
+	uint64_t sync_ns; /* how long the synchronising call at g0 had waited by then, plus T's time in the gap in
+			   * synchronising calls */
 	uint32_t file, tid;
 	uint32_t op;        /* the operation that ended it */
 	uint32_t last_pair; /* its latest call pair, NO_PAIR when none */
@@ -1122,11 +1124,15 @@ static void pass_event(void *ctx, const struct pw_raw_event *e)
 		struct gap_w *g = &gaps[i];
 		if (g->g1 <= r0)
 			continue;
-		if (sync && r0 <= g->g0 && g->g0 <= r1 && !g->sync_ev)
+		if (sync && r0 <= g->g0 && g->g0 <= r1 && !g->sync_ev) {
 			g->sync_ev = ev;
+			g->sync_ns = pw_sat_add(g->sync_ns, g->g0 - r0);
+		}
 		uint64_t s = r0 > g->g0 ? r0 : g->g0, t = r1 < g->g1 ? r1 : g->g1;
 		if (t <= s)
 			continue;
+		if (sync)
+			g->sync_ns = pw_sat_add(g->sync_ns, t - s);
 		if (input)
 			g->input_ns = pw_sat_add(g->input_ns, t - s);
 		if (sleep)
@@ -1210,7 +1216,11 @@ static enum pw_gap_class classify(const struct gap_w *g)
 	uint64_t dur = g->g1 - g->g0;
 	if (!g->tid || g->unreadable)
 		return PW_GAP_UNKNOWN;
-	if (g->sync_ev)
+	/* The work the call at g0 waited for could have covered as much of T's time after it, had the call not
+	 * waited; the synchronisation is the cause when that and T's further synchronising calls cover at
+	 * least half the gap. */
+	uint64_t sync = g->sync_ns < dur ? g->sync_ns : dur;
+	if (g->sync_ev && sync >= dur - sync)
 		return PW_GAP_SYNC;
 	uint64_t input = g->input_ns < dur ? g->input_ns : dur, sleep = g->sleep_ns < dur ? g->sleep_ns : dur;
 	if (input >= dur - input) /* at least half, without overflow */
@@ -1323,7 +1333,7 @@ static int keep_top_gaps(struct finish *fs)
 			o->tid = g->tid;
 			o->pid = g->file < w->nfiles && g->tid ? w->files[g->file].pid : 0;
 			o->cls = (enum pw_gap_class)g->cls;
-			o->sync_ev = g->sync_ev;
+			o->sync_ev = g->cls == PW_GAP_SYNC ? g->sync_ev : 0;
 			o->running_ns = o->duration_ns;
 			o->next = op_label(a, &w->ops[g->op]);
 			sorted[a->ngaps] = top[d * per + k];

@@ -44,7 +44,10 @@
 
 /* Why the GPU was idle, first rule that applies, for a gap [g0, g1) whose launching thread is T:
  * SYNC: T was in a synchronising call at g0 (PW_K_GPU_SYNC, or a PW_K_GPU_MEMCPY without PW_API_ASYNC,
- * with t0 <= g0 <= t1): it was waiting for the GPU when the GPU ran dry;
+ * with t0 <= g0 <= t1): it was waiting for the GPU when the GPU ran dry, and what it had waited (g0 - t0)
+ * plus T's time in the gap in synchronising calls cover at least half the gap: without the wait, the work
+ * it waited for could have covered most of what T did next. A call that waited briefly (a weights copy
+ * before a long set-up) leaves the gap to the rules below;
  * INPUT: T's reads (PW_K_READ) and waits on other threads or processes (poll, select, epoll_wait, condition
  * variables, semaphores, joins, PW_K_WAIT) cover at least half the gap;
  * SLEEP: T's sleeps (nanosleep, clock_nanosleep, usleep, sleep) cover at least half;
@@ -130,7 +133,7 @@ struct pw_act_gap {
 	int pid;      /* of the launching thread, 0 when unknown */
 	uint32_t tid; /* the launching thread, 0 when unknown */
 	enum pw_gap_class cls;
-	uint16_t sync_ev; /* the synchronising call T was in at the start (SYNC), else 0 */
+	uint16_t sync_ev; /* the synchronising call T was in at the start when the gap is SYNC, else 0 */
 	struct pw_act_gap_call calls[PW_ACT_GAP_CALLS]; /* by time, most first */
 	size_t ncalls;
 	uint64_t other_calls_ns; /* calls past PW_ACT_GAP_CALLS */

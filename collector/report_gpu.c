@@ -751,9 +751,10 @@ static void print_utilisation(FILE *f, const struct pw_act_report *a)
 				dur, k->gaps, k->gaps == 1 ? "" : "s");
 			first = 0;
 		}
-		fputs("\n  (sync: the launching thread was waiting for the GPU when it ran dry; input: it was reading or\n"
-		      "  waiting on other threads or processes; sleep: sleeping; launch: gaps under 100 us between launches;\n"
-		      "  cpu: computing without recorded calls; unknown: the work is not linked to a thread)\n",
+		fputs("\n  (sync: the launching thread was waiting for the GPU when it ran dry, and its synchronising calls\n"
+		      "  cover at least half the gap; input: it was reading or waiting on other threads or processes; sleep: sleeping;\n"
+		      "  launch: gaps under 100 us between launches; cpu: computing without recorded calls; unknown: the work\n"
+		      "  is not linked to a thread)\n",
 		      f);
 	}
 	fputc('\n', f);

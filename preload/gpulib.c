@@ -8,8 +8,11 @@
  *
  * A program that looks a function up itself (ctypes: dlsym(handle, "cudaMalloc")) would get the library's
  * definition and bypass the wrapper, so dlsym is interposed too: for a wrapped GPU function on an ordinary
- * handle it returns the wrapper (and takes the real function from that lookup). Everything else goes to the
- * real dlsym by a tail jump, so that RTLD_NEXT still means "after the caller", not "after profwrap".
+ * handle it returns the wrapper (and takes the real function from that lookup), but only when the wrapper
+ * calls exactly the function that lookup found. A library may be a shim that finds its own implementation by
+ * name in another library (cuDNN 9's libcudnn.so.9 looks cudnnBackendExecute up in libcudnn_graph.so.9): given
+ * the wrapper, whose real function is the shim, it would call itself until the stack ran out. Everything else
+ * goes to the real dlsym by a tail jump, so that RTLD_NEXT still means "after the caller", not "after profwrap".
  *
  * Only the dynamic loader is asked here: no GPU library is called unless the program calls it first. */
 #define _GNU_SOURCE
@@ -241,6 +244,17 @@ static struct pw_gpu_slot *wrapped_slot(const char *name)
 	return NULL;
 }
 
+/* The wrapper of slot s when the function it calls is fn (taking fn when it calls none yet), else fn itself:
+ * a lookup never gets a function other than the one it found. */
+static void *wrapper_if_it_calls(struct pw_gpu_slot *s, void *fn)
+{
+	void *none = NULL;
+	if (__atomic_compare_exchange_n((void **)s->fn, &none, fn, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE) ||
+	    none == fn)
+		return s->wrapper;
+	return fn;
+}
+
 #define DLSYM_PASS ((void *)0)     /* let the real dlsym answer, as the caller asked */
 #define DLSYM_NOT_FOUND ((void *)1) /* return NULL: the error is already set */
 
@@ -255,11 +269,8 @@ __attribute__((visibility("hidden"), used)) void *pw_dlsym_override(void *handle
 	if (!s)
 		return DLSYM_PASS;
 	void *fn = handle == RTLD_DEFAULT ? NULL : pw_real_dlsym(handle, name);
-	if (fn && fn != s->wrapper) {
-		if (!slot_get(s))
-			slot_set(s, fn);
-		return s->wrapper;
-	}
+	if (fn && fn != s->wrapper)
+		return wrapper_if_it_calls(s, fn);
 	if (handle != RTLD_DEFAULT && !fn)
 		return DLSYM_NOT_FOUND; /* with that lookup's error */
 	/* The scope searched found this library's definition (the global scope does): it is the answer only
@@ -267,9 +278,7 @@ __attribute__((visibility("hidden"), used)) void *pw_dlsym_override(void *handle
 	fn = pw_real_dlsym(RTLD_NEXT, name);
 	if (!fn || fn == s->wrapper)
 		return DLSYM_NOT_FOUND;
-	if (!slot_get(s))
-		slot_set(s, fn);
-	return s->wrapper;
+	return wrapper_if_it_calls(s, fn);
 }
 
 /* dlsym: ask pw_dlsym_override, and when it passes, jump (not call) to the real dlsym with the caller's

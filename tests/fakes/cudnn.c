@@ -1,7 +1,8 @@
-/* Fake libcudnn.so.9: handles, the legacy descriptor API (tensors, filters, 2-D convolutions, activations,
- * pooling, spatial transformers, RNNs), the legacy operations (convolutions, batch normalisation, softmax,
- * pooling, spatial transformer, RNN) and the v9 backend graph API. Like NVIDIA's libcudnn.so.9, it exports
- * the functions of the sub-libraries (libcudnn_ops, libcudnn_cnn, ...) under its own version node.
+/* Fake libcudnn_graph.so.9, behind the shim libcudnn.so.9 (cudnn_shim.c) that programs link: handles, the
+ * legacy descriptor API (tensors, filters, 2-D convolutions, activations, pooling, spatial transformers,
+ * RNNs), the legacy operations (convolutions, batch normalisation, softmax, pooling, spatial transformer,
+ * RNN) and the v9 backend graph API. NVIDIA spreads these over its sub-libraries (libcudnn_graph, _ops,
+ * _cnn, ...); the fake keeps them all here, under libcudnn_graph.so.9's version node.
  * Operations check their arguments as cuDNN does and take device time on the handle's stream (the largest
  * tensor they touch, FAKEGPU_DNN_NS_PER_ELEM ns per element, at least 1 us); they compute nothing.
  * Backend descriptors keep their type and every attribute set; descriptor-valued attributes hold copies of

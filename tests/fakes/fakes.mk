@@ -14,8 +14,10 @@ FAKE_LDFLAGS := -shared -Wl,-z,defs -Wl,-Bsymbolic-functions
 # library stem:SONAME version:source stem (tests/fakes/<source>.c and its version script <source>.map).
 # libcudart first; the others link against it (DT_NEEDED libcudart.so.13). libcupti is built next to
 # libcudart, where the profiler looks for it; no program links against it (profilers load it).
-FAKE_LIB_SPECS := cudart:13:cudart cublas:13:cublas cublasLt:13:cublaslt cudnn:9:cudnn nccl:2:nccl cupti:13:cupti \
-	cuda:1:cuda
+# libcudnn.so.9 is a shim that finds every function in libcudnn_graph.so.9 (built from cudnn.c) by dlsym, as
+# NVIDIA's finds them in its sub-libraries.
+FAKE_LIB_SPECS := cudart:13:cudart cublas:13:cublas cublasLt:13:cublaslt cudnn:9:cudnn_shim cudnn_graph:9:cudnn \
+	nccl:2:nccl cupti:13:cupti cuda:1:cuda
 fake_stem = $(word 1,$(subst :, ,$(1)))
 fake_src = $(word 3,$(subst :, ,$(1)))
 fake_soname = lib$(call fake_stem,$(1)).so.$(word 2,$(subst :, ,$(1)))
@@ -45,6 +47,14 @@ $(FAKES_OBJ_DIR)/cupti_cbid_names.h: $(CUDA_INC)/cupti_runtime_cbid.h $(CUDA_INC
 	  echo; } > $@
 $(FAKES_OBJ_DIR)/cupti.o: $(FAKES_OBJ_DIR)/cupti_cbid_names.h
 $(FAKES_OBJ_DIR)/cupti.o: FAKE_CFLAGS += -I$(FAKES_OBJ_DIR)
+
+# The shim's exports, one forwarding trampoline each: the sub-library's functions.
+$(FAKES_OBJ_DIR)/cudnn_shim_names.h: $(FAKES_DIR)/libcudnn_graph.so.9
+	@mkdir -p $(dir $@)
+	$(call say,GEN,$@)nm -D --defined-only $< | \
+	  awk '$$2 == "T" && $$3 ~ /^cudnn/ { sub(/@.*/, "", $$3); print "FAKE_CUDNN_FORWARD(" $$3 ")" }' > $@
+$(FAKES_OBJ_DIR)/cudnn_shim.o: $(FAKES_OBJ_DIR)/cudnn_shim_names.h
+$(FAKES_OBJ_DIR)/cudnn_shim.o: FAKE_CFLAGS += -I$(FAKES_OBJ_DIR)
 
 # $(1) = one of FAKE_LIB_SPECS: the library and its unversioned dev symlink.
 define FAKE_LIB_RULES

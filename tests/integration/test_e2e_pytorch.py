@@ -21,6 +21,11 @@
    images have it: the same output and exit status under profwrap as without (libcupti crashes over a stub
    driver, so it must not be called), and the report says why GPU activity is off.
 
+4. tests/e2e/cudnn_calls.py: cuDNN's real libcudnn.so.9, a shim that finds each function in its sub-libraries
+   by dlsym at the first call (as under every PyTorch convolution), called through ctypes with no GPU: the same
+   output as without profwrap (a dlsym answered with profwrap's wrapper made the shim call itself until the
+   stack overflowed), and its one cudnnBackendExecute recorded with its error.
+
 The interpreter is $PROFWRAP_E2E_PYTHON, else $PROFWRAP_E2E_VENV/bin/python, else
 ~/.cache/profwrap/e2e-venv/bin/python. $PROFWRAP_E2E_OPTS adds profwrap options (split on blanks).
 """
@@ -314,6 +319,20 @@ def test_stub_driver(py):
          (r.rc, act["not_recorded_why"]))
 
 
+def test_cudnn_shim(py):
+    script = os.path.join(E2E, "cudnn_calls.py")
+    plain = run([py, script], timeout=RUN_TIMEOUT)
+    check_eq(plain.rc, 0, "cudnn_calls.py's exit status without profwrap\n" + plain.describe())
+    r, rep = profile([py, script], "OUT-cudnn", timeout=RUN_TIMEOUT)
+    ctx = "\n" + r.describe()
+    check_eq(r.out, plain.out, "cudnn_calls.py's output under profwrap vs without" + ctx)
+    c = call(rep, "cudnn", "cudnnBackendExecute")
+    check(c is not None and c["count"] == 1 and c["errors"] == 1,
+          "cudnnBackendExecute: expected 1 call with 1 error, got %r%s", c, ctx)
+    note("cuDNN's libcudnn.so.9 shim through ctypes: %s, as without profwrap; cudnnBackendExecute recorded once"
+         % r.out.strip())
+
+
 def test():
     py, versions = e2e_python()
     note("e2e: %s (torch %s, lightning %s)" % (py, versions[0], versions[1]))
@@ -321,6 +340,7 @@ def test():
     test_capture(py)
     test_lightning(py)
     test_stub_driver(py)
+    test_cudnn_shim(py)
 
 
 main(test)

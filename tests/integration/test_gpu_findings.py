@@ -10,6 +10,8 @@ report's "What to fix first" section.
   input_thread  input_bound (it waits on a condition variable a loader thread signals)
   launch        launch_bound (2 us kernels, 10 us of CPU between launches); not sync, input
   cpu           cpu_bound (3 ms of CPU work per 1 ms kernel, no synchronisation); not sync, input, launch
+  late_start    cpu_bound, not sync_bound: the one long gap began in a synchronous copy that waited only for
+                the copy, then the CPU set up for 60 ms
   sleep         none of the idle findings: the gaps are "sleep" (a nanosleep covers them)
   pageable      pageable_memcpy (16 MiB copies from malloc'd memory); pinned: none (cudaMallocHost memory)
   small         small_memcpy (400 synchronous 4-byte copies after a kernel each); with 90 copies, or with
@@ -31,6 +33,7 @@ RUNS = [
     ("input_thread", ()),
     ("launch", ()),
     ("cpu", ()),
+    ("late_start", ()),
     ("sleep", ()),
     ("pageable", ()),
     ("pinned", ()),

@@ -14,6 +14,8 @@
  *   input_thread  the same with a loader thread and a condition variable
  *   launch        2 us kernels with ~10 us of CPU work between launches: launch-bound
  *   cpu           1 ms kernels with 3 ms of CPU work between, no synchronisation: CPU-bound
+ *   late_start    a synchronous weights copy, 60 ms of CPU set-up, then 1 ms kernels queued back to back: the
+ *                 one gap began in the copy but is the CPU's (CPU-bound, not sync-bound)
  *   sleep         1 ms kernels with a 2 ms nanosleep between: idle in sleeps, no finding about it
  *   pageable      16 MiB host-to-device copies from malloc'd memory: pageable copies
  *   pinned        the same from cudaMallocHost memory: no finding
@@ -70,6 +72,7 @@ void input_fwd_kernel(const float *x, float *y, int n);
 void input_bwd_kernel(const float *y, float *dx, int n);
 void tiny_kernel(int *counter);
 void cpu_step_kernel(float *x, int n);
+void late_step_kernel(float *x, int n);
 void sleep_step_kernel(float *x, int n);
 void loss_kernel(const float *x, float *loss, int n);
 void grad_kernel(float *g, int n);
@@ -107,6 +110,12 @@ void cpu_step_kernel(float *x, int n)
 {
 	for (int i = 0; i < n; i++)
 		x[i] *= 0.5f;
+}
+
+void late_step_kernel(float *x, int n)
+{
+	for (int i = 0; i < n; i++)
+		x[i] -= 0.25f;
 }
 
 void sleep_step_kernel(float *x, int n)
@@ -529,6 +538,17 @@ static void mode_launch(int steps)
 
 /* ---- cpu: the CPU's work between steps is longer than the GPU's ---- */
 
+/* Gaps where the launching thread computed: CPU-bound and nothing else. */
+static void cpu_gap_expectations(void)
+{
+	printf("expect gap_class cpu\n");
+	printf("expect finding cpu_bound 0.30\n");
+	printf("expect no_finding sync_bound\n");
+	printf("expect no_finding input_bound\n");
+	printf("expect no_finding launch_bound\n");
+	print_no_transfer_findings();
+}
+
 static void mode_cpu(int steps)
 {
 	struct kernel k = KERNEL(cpu_step_kernel, 500, 1, 1, 256, 0, "legacy"); /* 1 ms */
@@ -547,12 +567,41 @@ static void mode_cpu(int steps)
 	print_kernels(&k, 1);
 	printf("expect idle_gaps 0 %d\n", steps - 1);
 	printf("expect gap_min_ns 0 1990000\n"); /* 3 ms between launches, 1 ms of it busy */
-	printf("expect gap_class cpu\n");
-	printf("expect finding cpu_bound 0.30\n");
-	printf("expect no_finding sync_bound\n");
-	printf("expect no_finding input_bound\n");
-	printf("expect no_finding launch_bound\n");
-	print_no_transfer_findings();
+	cpu_gap_expectations();
+}
+
+/* ---- late_start: the weights copied with a synchronous cudaMemcpy (model.to(device)), then a long set-up on
+ * the CPU (a data pipeline built) before the first step. The one gap began inside the synchronising copy,
+ * which waited only for the copy: removing it would not have kept the GPU busy, so the gap is the CPU's ---- */
+
+enum { SETUP_NS = 60000000, WEIGHTS_BYTES = 1 << 20 };
+
+static void mode_late_start(int steps)
+{
+	struct kernel k = KERNEL(late_step_kernel, 500, 1, 1, 256, 0, "legacy"); /* 1 ms */
+	void *host, *weights;
+	float *x;
+	int n = 500 * 256;
+	void *args[] = { &x, &n };
+
+	CUDA(cudaMallocHost(&host, WEIGHTS_BYTES));
+	memset(host, 0x5a, WEIGHTS_BYTES);
+	CUDA(cudaMalloc(&weights, WEIGHTS_BYTES));
+	CUDA(cudaMalloc((void **)&x, (size_t)n * sizeof(float)));
+	CUDA(cudaMemcpy(weights, host, WEIGHTS_BYTES, cudaMemcpyHostToDevice));
+	cpu_work(SETUP_NS);
+	for (int i = 0; i < steps; i++)
+		launch(&k, args, NULL);
+	CUDA(cudaDeviceSynchronize());
+	CUDA(cudaFree(x));
+	CUDA(cudaFree(weights));
+	CUDA(cudaFreeHost(host));
+
+	note_copies("HtoD", "pinned", "device", 1, WEIGHTS_BYTES, env_num("FAKEGPU_COPY_BW", 20e9));
+	print_kernels(&k, 1);
+	printf("expect idle_gaps 0 1\n");
+	printf("expect gap_min_ns 0 %d\n", SETUP_NS - 1000000);
+	cpu_gap_expectations();
 }
 
 /* ---- sleep: the launching thread sleeps while the GPU is idle ---- */
@@ -837,7 +886,7 @@ static void mode_multi(int steps)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: cuda_gpu_patterns idle50|input|input_thread|launch|cpu|sleep|pageable|pinned|peer|small|"
+	fprintf(stderr, "usage: cuda_gpu_patterns idle50|input|input_thread|launch|cpu|late_start|sleep|pageable|pinned|peer|small|"
 			"collective|balanced|multi [--steps N] [--bytes N] [--exit N]\n");
 	exit(2);
 }
@@ -885,6 +934,8 @@ int main(int argc, char **argv)
 		mode_launch(steps_or(steps, 4000));
 	else if (strcmp(mode, "cpu") == 0)
 		mode_cpu(steps_or(steps, 40));
+	else if (strcmp(mode, "late_start") == 0)
+		mode_late_start(steps_or(steps, 20));
 	else if (strcmp(mode, "sleep") == 0)
 		mode_sleep(steps_or(steps, 40));
 	else if (strcmp(mode, "pageable") == 0)
