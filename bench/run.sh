@@ -625,6 +625,36 @@ out "added ms: median against the median of 'true' (profwrap row) or 'env true' 
 out "other work on the machine gives the means a long tail. cpu ms: mean user+system time of the command and the"
 out "children it waited for (for profwrap: the CLI, the collector and the target), and what that adds."
 
+# ---------------------------------------------------------------------------------------------------------
+# 5. Spawns from a large process.
+
+SPAWNS=50
+section "5. Spawns: $SPAWNS subprocess.run([\"true\"]) from a Python holding 16 MiB or 2 GiB (goal: under profwrap, 2 GiB within 1.5x of 16 MiB)"
+sp_fmt='%-40s %10s %14s %10s\n'
+rule
+outf "$sp_fmt" "command" "held MiB" "ms per spawn" "vs 16 MiB"
+rule
+if have python3; then
+	for who in plain profwrap; do
+		small=""
+		for mib in 16 2048; do
+			case $who in
+			plain) python3 "$HERE/spawn.py" $mib $SPAWNS >"$TMP/spawn.out" 2>&1 ;;
+			*) "$PROFWRAP" -q -f -o "$TMP/spawn-out" -- python3 "$HERE/spawn.py" $mib $SPAWNS >"$TMP/spawn.out" 2>&1 ;;
+			esac
+			ms=$(kv "$TMP/spawn.out" ms_per_spawn)
+			[ -n "$ms" ] || { out "$who $mib MiB: no result ($(tail -n 1 "$TMP/spawn.out"))"; continue; }
+			if [ -z "$small" ]; then small=$ms ratio=-; else ratio=$(fmt %.2fx "$(calc "$ms / $small")"); fi
+			outf "$sp_fmt" "$who python3 spawn.py" "$mib" "$ms" "$ratio"
+		done
+	done
+else
+	out "python3: not installed; section skipped"
+fi
+rule
+out "The children are /bin/true, each recorded as a process under profwrap (its start-up is most of the added"
+out "time). A vfork served by fork would copy 2 GiB of page tables per spawn (about 75 ms here)."
+
 out ""
 out "bench time: $(($(date +%s) - bench_start)) s"
 cp "$REPORT" "$RESULTS/latest.txt" || die "cannot write $RESULTS/latest.txt"

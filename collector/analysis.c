@@ -132,6 +132,15 @@ struct reaped {
 	const char *host;
 };
 
+/* A vfork child that exec'd: it records itself from its exec on, unless what it exec'd cannot be profiled
+ * (static, set-user-ID); then this is all the report has of it. (A fork child records from the fork.) */
+struct spawned {
+	int pid, ppid, proc_rank;
+	size_t rank; /* index of the parent's rank_state */
+	uint64_t start_ns, end_ns;
+	char *exec_path;
+};
+
 #define BLOCKED_DEPTH 64
 struct blocked_span {
 	uint64_t start;
@@ -166,6 +175,8 @@ struct analysis_state {
 	size_t nranks, ranks_cap;
 	struct reaped *reaped;
 	size_t nreaped, reaped_cap;
+	struct spawned *spawned;
+	size_t nspawned, spawned_cap;
 	struct pw_symbolizer *sym; /* one for every file: its cache of modules is shared across processes */
 };
 
@@ -375,6 +386,63 @@ static void note_reaped(struct file_ctx *c, const struct pw_proc *p, const struc
 	}
 }
 
+static int same_host(const char *a, const char *b)
+{
+	return !a || !b || strcmp(a, b) == 0;
+}
+
+static void note_spawned(struct file_ctx *c, const struct pw_proc *p, const struct pw_raw_event *e)
+{
+	const struct pw_rec_call *rec = e->rec;
+	if (rec->h.type != PW_EV_VFORK || rec->h.err || (int64_t)rec->arg0 <= 0 || !e->str)
+		return;
+	struct spawned *n = grow(c->as->spawned, &c->as->spawned_cap, c->as->nspawned + 1, sizeof *n);
+	if (!n) {
+		c->oom = 1;
+		return;
+	}
+	c->as->spawned = n;
+	struct spawned *s = &n[c->as->nspawned++];
+	*s = (struct spawned){.pid = (int)rec->arg0, .ppid = p->pid, .proc_rank = p->rank,
+			      .rank = (size_t)(c->rs - c->as->ranks),
+			      .start_ns = e->t0_ns, .end_ns = e->t1_ns};
+	s->exec_path = strndup(e->str, e->str_len);
+}
+
+/* The vfork children that exec'd and never recorded themselves, as processes of their parent's rank that
+ * ended in that exec, their status from the parent's wait (apply_status). */
+static void add_unrecorded_children(struct analysis_state *as)
+{
+	for (size_t i = 0; i < as->nspawned; i++) {
+		struct spawned *s = &as->spawned[i];
+		struct rank_state *rs = &as->ranks[s->rank];
+		int seen = 0;
+		for (size_t r = 0; r < as->nranks && !seen; r++) {
+			const struct pw_rank_report *rr = &as->ranks[r].r;
+			if (!same_host(rr->host, rs->r.host))
+				continue;
+			for (size_t j = 0; j < rr->nprocs && !seen; j++)
+				seen = rr->procs[j].pid == s->pid && rr->procs[j].ppid == s->ppid;
+		}
+		struct pw_proc *n = seen || !s->exec_path ? NULL
+						       : grow(rs->r.procs, &rs->procs_cap, rs->r.nprocs + 1, sizeof *n);
+		if (n) {
+			rs->r.procs = n;
+			struct pw_proc *p = &n[rs->r.nprocs++];
+			*p = (struct pw_proc){.pid = s->pid, .ppid = s->ppid, .rank = s->proc_rank, .start_ns = s->start_ns,
+					      .end_ns = s->end_ns, .how = PW_END_EXECED, .exit_code = -1};
+			p->argv = strdup(s->exec_path);
+			p->exe = strdup(s->exec_path);
+			p->exec_path = s->exec_path;
+			s->exec_path = NULL;
+		}
+		free(s->exec_path);
+	}
+	free(as->spawned);
+	as->spawned = NULL;
+	as->nspawned = 0;
+}
+
 /* Hands e to this image's call stacks, made on first use. Returns 0 or -1 when out of memory. */
 static int stack_event(struct file_ctx *c, const struct pw_proc *p, const struct pw_raw_event *e)
 {
@@ -492,6 +560,8 @@ static void on_event(void *ctx, const struct pw_raw_event *e)
 			follow_fd(c, e);
 		else if (kind == PW_K_WAIT && (int64_t)rec->arg0 > 0)
 			note_reaped(c, p, rec);
+		else if (kind == PW_K_FORK)
+			note_spawned(c, p, e);
 		return;
 	}
 	p->events++;
@@ -572,6 +642,9 @@ static void on_event(void *ctx, const struct pw_raw_event *e)
 	case PW_K_WAIT:
 		if ((int64_t)rec->arg0 > 0)
 			note_reaped(c, p, rec);
+		break;
+	case PW_K_FORK:
+		note_spawned(c, p, e);
 		break;
 	case PW_K_DLOPEN: {
 		const char *path = e->str ? e->str : "(main program)";
@@ -831,10 +904,6 @@ static void read_sessions(struct pw_analysis *a, const char *out_dir)
 		closedir(d);
 }
 
-static int same_host(const char *a, const char *b)
-{
-	return !a || !b || strcmp(a, b) == 0;
-}
 
 /* A parent's wait (or the CLI's) says how a child ended: the signal that killed it, or its exit code when the
  * child's own record has none. Applied to the last image of the child of that waiter on that host. */
@@ -1013,6 +1082,7 @@ int pw_analyze_files(const char *out_dir, char *const *names_in, size_t n, struc
 	}
 	free(names);
 	pw_sym_free(as.sym); /* every stack is symbolised by now */
+	add_unrecorded_children(&as);
 	rank_the_rankless(&as);
 
 	a->out_dir = strdup(out_dir);

@@ -46,7 +46,7 @@ enum pw_event_kind {
 	PW_K_READ,   /* arg0 = fd, arg1 = bytes moved (from the return value, not the request) */
 	PW_K_WRITE,  /* arg0 = fd, arg1 = bytes moved */
 	PW_K_MMAP,   /* arg0 = fd, arg1 = length mapped */
-	PW_K_FORK,   /* arg0 = child pid */
+	PW_K_FORK,   /* arg0 = child pid, arg1 = string ref: the program a spawn ran or a vfork child exec'd, 0: none */
 	PW_K_WAIT,   /* arg0 = pid reaped (0 or -1: none), arg1 = wait status in waitpid() form */
 	PW_K_EXIT,   /* arg0 = exit status */
 	PW_K_DLOPEN, /* arg1 = path string ref; the duration is the load time */

@@ -15,9 +15,7 @@
 
 #include "pw_preload.h"
 
-/* fork: only the parent records; the child's state is reset by pw_after_fork_child() (pthread_atfork).
- * vfork is served by fork: a wrapper cannot return twice into a shared stack, and a correct vfork child
- * (exec or _exit only) behaves the same in a forked copy. */
+/* fork: only the parent records; the child's state is reset by pw_after_fork_child() (pthread_atfork). */
 PW_REAL(pid_t, fork, (void));
 #define PW_FORK_WRAP(ev, name)                                  \
 	PW_EXPORT pid_t name(void)                              \
@@ -33,7 +31,96 @@ PW_REAL(pid_t, fork, (void));
 		return pid;                                     \
 	}
 PW_FORK_WRAP(FORK, fork)
+
+/* vfork stays a vfork: a fork would copy the parent's page tables, a cost that grows with its memory (36 ms
+ * a spawn from a 2 GiB Python). The child borrows the parent's memory, stack and thread until it execs or
+ * exits, so it must change nothing of ours: the guard is held across the call, and every wrapper the child
+ * reaches (dup2, close, execve, _exit) goes straight through. The exec'd image records from its start, as a
+ * posix_spawn child does; a child that only exits is known by the parent's wait. The wrapper is assembly
+ * because it returns twice through one stack: the return address is kept in a register across the system
+ * call, as libc's own vfork does. Elsewhere than x86-64, vfork is served by fork. */
+#if defined(__x86_64__)
+#define VFORK_STR_(x) #x
+#define VFORK_STR(x) VFORK_STR_(x)
+
+static __thread struct {
+	uint64_t t0;
+	pw_strref exec_ref; /* written by the child: the path it execs, 0 when it did not */
+	uint8_t guard;      /* the guard before the call */
+	uint8_t record;
+	uint8_t active;     /* between the call and its return in the parent: read by the child's exec */
+} vfork_call;
+
+__attribute__((visibility("hidden"), used)) void pw_vfork_enter(void)
+{
+	vfork_call.record = (uint8_t)PW_SHOULD_RECORD(PROCESS, VFORK);
+	vfork_call.guard = pw_self.guard;
+	pw_self.guard = PW_GUARD_INTERNAL;
+	vfork_call.exec_ref = 0;
+	vfork_call.active = 1;
+	vfork_call.t0 = pw_clock_ticks();
+}
+
+static pw_strref exec_path_ref(const char *path);
+
+/* The child's exec, in the parent's memory: the report names what a followed child that cannot record
+ * itself (a static or set-user-ID program) ran. The arena takes writers from any thread; the parent's is
+ * stopped. */
+static void vfork_child_execs(const char *path)
+{
+	if (vfork_call.active && pw_cfg.follow_fork)
+		vfork_call.exec_ref = exec_path_ref(path);
+}
+
+static void vfork_child_exec_failed(void)
+{
+	if (vfork_call.active)
+		vfork_call.exec_ref = 0;
+}
+
+/* In the parent, once the child has exec'd or exited: ret is the system call's result (pid or -errno). */
+__attribute__((visibility("hidden"), used)) long pw_vfork_leave(long ret)
+{
+	uint64_t t1 = pw_clock_ticks();
+	int err = ret < 0 ? (int)-ret : 0;
+	vfork_call.active = 0;
+	if (vfork_call.record) {
+		pw_self.guard = PW_GUARD_RECORDING;
+		pw_emit_call(PW_EV_VFORK | pw_outside_flag(), vfork_call.t0, t1, ret < 0 ? -1 : ret,
+			     (uint64_t)(ret < 0 ? -1 : ret), ret < 0 ? 0 : vfork_call.exec_ref, err);
+	}
+	pw_self.guard = vfork_call.guard;
+	if (ret < 0) {
+		errno = err;
+		return -1;
+	}
+	return ret;
+}
+
+__asm__(".text\n"
+	".globl vfork\n"
+	".type vfork, @function\n"
+	"vfork:\n"
+	"	sub $8, %rsp\n"
+	"	call pw_vfork_enter\n"
+	"	add $8, %rsp\n"
+	"	pop %rdi\n" /* the return address, out of the stack the child will use */
+	"	mov $" VFORK_STR(SYS_vfork) ", %eax\n"
+	"	syscall\n"
+	"	push %rdi\n"
+	"	test %rax, %rax\n"
+	"	jz 1f\n"
+	"	sub $8, %rsp\n"
+	"	mov %rax, %rdi\n"
+	"	call pw_vfork_leave\n"
+	"	add $8, %rsp\n"
+	"1:	ret\n"
+	".size vfork, .-vfork\n");
+#else
 PW_FORK_WRAP(VFORK, vfork)
+#define vfork_child_execs(path) ((void)(path))
+#define vfork_child_exec_failed() ((void)0)
+#endif
 
 /* daemon() forks inside libc, and its parent's side ends in libc's own _exit(0), which no wrapper sees: the
  * parent's image is marked exited (status 0) when that fork returns in it (pthread_atfork), and unmarked if
@@ -247,8 +334,12 @@ static void exec_failed(uint64_t t0, const char *path)
 	PW_EXPORT int name params                               \
 	{                                                       \
 		PW_RESOLVE(name);                               \
-		if (!PW_SHOULD_RECORD(PROCESS, EXECVE))         \
-			return real_##name args;                \
+		if (!PW_SHOULD_RECORD(PROCESS, EXECVE)) {       \
+			vfork_child_execs(path);                \
+			int rc_ = real_##name args;             \
+			vfork_child_exec_failed();              \
+			return rc_;                             \
+		}                                               \
 		uint64_t t0 = pw_clock_ticks();                 \
 		exec_begin(path);                               \
 		int rc = real_##name args;                      \
@@ -301,16 +392,20 @@ PW_EXPORT int execle(const char *path, const char *arg, ...)
 	return execve(path, (char *const *)argv, envp);
 }
 
-/* Exits: an instant record, then the status and /proc/self/io into the segment header. */
+/* Exits: an instant record (when the process domain is traced), then the status and /proc/self/io into the
+ * segment header (always: how the process ended is not a call). Not from a vfork child, which holds the
+ * guard: the segment is its parent's. */
 #define PW_EXIT_WRAP(ev, name, finished)                                         \
 	PW_REAL(void, name, (int));                                              \
 	PW_EXPORT __attribute__((noreturn)) void name(int status)                \
 	{                                                                        \
 		PW_RESOLVE(name);                                                \
-		if (PW_SHOULD_RECORD(PROCESS, ev)) {                             \
-			pw_self.guard = PW_GUARD_RECORDING;                      \
-			uint64_t now = pw_clock_ticks();                         \
-			pw_emit_call(PW_EV_##ev | pw_outside_flag(), now, now, 0, (uint64_t)status, 0, 0); \
+		if (pw_seg && pw_thread_allows(pw_recording)) {                  \
+			if (PW_SHOULD_RECORD(PROCESS, ev)) {                     \
+				pw_self.guard = PW_GUARD_RECORDING;              \
+				uint64_t now = pw_clock_ticks();                 \
+				pw_emit_call(PW_EV_##ev | pw_outside_flag(), now, now, 0, (uint64_t)status, 0, 0); \
+			}                                                        \
 			pw_self.guard = PW_GUARD_INTERNAL;                       \
 			pw_note_exit(status, finished);                          \
 			pw_self.guard = 0; /* atexit handlers are recorded */    \

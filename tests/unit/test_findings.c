@@ -147,7 +147,7 @@ static void run_end(struct run *r)
 	pwt_end(r->fd);
 }
 
-enum idle_kind { IDLE_INPUT, IDLE_SYNC, IDLE_CPU, IDLE_SLEEP };
+enum idle_kind { IDLE_INPUT, IDLE_SYNC, IDLE_SYNC_BRIEF, IDLE_CPU, IDLE_SLEEP };
 
 /* One gap of gap_ns on GPU 0 between two 10 us kernels, with T doing `kind` in it. */
 static void idle_case(struct fx *fx, enum idle_kind kind, uint64_t gap_ns)
@@ -163,7 +163,10 @@ static void idle_case(struct fx *fx, enum idle_kind kind, uint64_t gap_ns)
 	case IDLE_SLEEP:
 		cpu_call(&r, PW_EV_NANOSLEEP, g0, g0 + gap_ns * 6 / 10);
 		break;
-	case IDLE_SYNC:
+	case IDLE_SYNC: /* in the synchronising call for half the gap */
+		r.calls[r.ncalls++] = call(PW_EV_CUDA_DEVICE_SYNCHRONIZE, g0 - 500, g0 + (gap_ns + 1) / 2 - 500, 0);
+		break;
+	case IDLE_SYNC_BRIEF: /* a synchronising call that waited briefly, then CPU work */
 		r.calls[r.ncalls++] = call(PW_EV_CUDA_DEVICE_SYNCHRONIZE, g0 - 500, g0 + 500, 0);
 		break;
 	case IDLE_CPU:
@@ -213,6 +216,17 @@ static void test_sync_bound_below(void **state)
 	const struct pw_rank_report *r = analyze_ok(fx);
 	assert_int_equal(r->act->classes[PW_GAP_SYNC].gaps, 1);
 	expect_only(r, NULL, 0);
+}
+
+/* A gap that began in a synchronising call which had waited 500 ns, then 499.5 us of CPU work: removing the
+ * call would not have kept the GPU busy, so the gap is the CPU's. */
+static void test_sync_brief_is_cpu(void **state)
+{
+	struct fx *fx = *state;
+	idle_case(fx, IDLE_SYNC_BRIEF, 500000);
+	const struct pw_rank_report *r = analyze_ok(fx);
+	assert_int_equal(r->act->classes[PW_GAP_SYNC].gaps, 0);
+	expect_only(r, "cpu_bound", 0.05);
 }
 
 static void test_cpu_bound(void **state)
@@ -440,7 +454,7 @@ static void test_ranking_and_reports(void **state)
 	launched(&r, 2000, 10000, 20000, KNAME);
 	cpu_call(&r, PW_EV_READ, 20000, 800000);
 	launched(&r, 1010000, 1020000, 1030000, KNAME);
-	r.calls[r.ncalls++] = call(PW_EV_CUDA_STREAM_SYNCHRONIZE, 1025000, 1031000, 0);
+	r.calls[r.ncalls++] = call(PW_EV_CUDA_STREAM_SYNCHRONIZE, 1025000, 1331000, 0); /* half the gap */
 	launched(&r, 1620000, 1630000, 1640000, KNAME);
 	r.act[r.nact++] = gcopy(900, 1640000, 1940000, 3000000, PW_ACT_MEM_PAGEABLE, PW_ACT_MEM_DEVICE);
 	run_end(&r);
@@ -492,6 +506,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_input_bound_below, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sync_bound, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sync_bound_below, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sync_brief_is_cpu, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cpu_bound, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cpu_bound_below, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sleep_no_rule, setup, teardown),

@@ -538,7 +538,7 @@ static void write_gap_run(const struct fx *fx)
 		call(PW_EV_CUDA_LAUNCH_KERNEL, T, 5000, 6000, 1),       /* a */
 		call(PW_EV_CUDA_LAUNCH_KERNEL, T, 1010000, 1011000, 2), /* b */
 		call(PW_EV_CUDA_LAUNCH_KERNEL, T, 1900000, 1901000, 3), /* c */
-		call(PW_EV_CUDA_STREAM_SYNCHRONIZE, T, 1950000, 2050000, 0),
+		call(PW_EV_CUDA_STREAM_SYNCHRONIZE, T, 1950000, 2550000, 0), /* waits into the gap it began */
 		call(PW_EV_CUDA_LAUNCH_KERNEL, T, 3020000, 3021000, 4), /* d */
 		call(PW_EV_CUDA_LAUNCH_KERNEL, T, 3060000, 3061000, 5), /* e */
 		call(PW_EV_CUDA_LAUNCH_KERNEL, T, 4100000, 4101000, 6), /* f */
@@ -547,7 +547,7 @@ static void write_gap_run(const struct fx *fx)
 		mkrec(PW_EV_READ, T, 50000, 700000, 4096, 3, 4096, 0),
 		mkrec(PW_EV_POLL, T, 700000, 800000, 1, 0, 0, 0),
 		mkrec(PW_EV_NANOSLEEP, T, 1100000, 1800000, 0, 0, 0, 0),
-		mkrec(PW_EV_READ, T, 2100000, 3000000, 4096, 3, 4096, 0),
+		mkrec(PW_EV_READ, T, 2600000, 3000000, 4096, 3, 4096, 0), /* less than the sync in its gap */
 		mkrec(PW_EV_READ, T, 3200000, 3600000, 4096, 3, 4096, 0),
 		mkrec(PW_EV_READ, TID_OTHER, 3110000, 4100000, 4096, 5, 4096, 0), /* not the launching thread */
 		mkrec(PW_EV_SEM_WAIT, TID_OTHER, 20000, 1000000, 0, 0, 0, 0),
@@ -601,8 +601,8 @@ static void test_gap_causes(void **state)
 	assert_int_equal(k[PW_GAP_INPUT].call_ns[PW_EV_SEM_WAIT], 0); /* the other thread's */
 	assert_int_equal(k[PW_GAP_SLEEP].call_ns[PW_EV_NANOSLEEP], 700000);
 	assert_int_equal(k[PW_GAP_SLEEP].call_ns[PW_EV_CUDA_STREAM_SYNCHRONIZE], 80000);
-	assert_int_equal(k[PW_GAP_SYNC].call_ns[PW_EV_CUDA_STREAM_SYNCHRONIZE], 10000);
-	assert_int_equal(k[PW_GAP_SYNC].call_ns[PW_EV_READ], 900000);
+	assert_int_equal(k[PW_GAP_SYNC].call_ns[PW_EV_CUDA_STREAM_SYNCHRONIZE], 510000);
+	assert_int_equal(k[PW_GAP_SYNC].call_ns[PW_EV_READ], 400000);
 	assert_int_equal(k[PW_GAP_SYNC].sync_gaps[PW_EV_CUDA_STREAM_SYNCHRONIZE], 1);
 	assert_int_equal(k[PW_GAP_SYNC].sync_ns[PW_EV_CUDA_STREAM_SYNCHRONIZE], 1000000);
 	assert_int_equal(k[PW_GAP_CPU].call_ns[PW_EV_READ], 400000);

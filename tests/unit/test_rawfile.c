@@ -401,11 +401,12 @@ static void test_roundtrip_end_exited(void **state)
 	assert_false(g.has_exec);
 }
 
-/* The kinds with a string in arg1 are exactly open, fd-info, dlopen and (failed) exec. */
+/* Of the call kinds, those with a string in arg1 are exactly open, fd-info, dlopen, (failed) exec and fork
+ * (the path a vfork child exec'd, a spawn's program). */
 static void test_kind_has_string(void **state)
 {
 	for (int k = PW_K_PLAIN; k <= PW_K_DUP; k++) {
-		int want = k == PW_K_OPEN || k == PW_K_FDINFO || k == PW_K_DLOPEN || k == PW_K_EXEC;
+		int want = k == PW_K_OPEN || k == PW_K_FDINFO || k == PW_K_DLOPEN || k == PW_K_EXEC || k == PW_K_FORK;
 		if (!!pw_kind_has_string((enum pw_event_kind)k) != want)
 			fail_msg("kind %d: pw_kind_has_string gives %d, want %d", k, pw_kind_has_string(k), want);
 	}

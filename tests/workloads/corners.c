@@ -8,7 +8,8 @@
  *   corners fork_threads T F K DIR    T threads write to /dev/null, malloc and dladdr flat out while the main thread
  *                                     forks F children; child i writes K times to DIR/fork-i and exits 10+i
  *                                     (exit() for odd i, _exit() for even); a child not done in 20 s is killed
- *   corners vfork K DIR               vfork + exec of `writes K DIR/vfork-exec 21`; vfork + _exit(22)
+ *   corners vfork K DIR               vfork + exec of `writes K DIR/vfork-exec 21`; vfork + _exit(22) after
+ *                                     a write to the parent's memory, which a real vfork shares
  *   corners spawn K DIR               posix_spawn `writes K DIR/spawn 23`, posix_spawnp `writes K DIR/spawnp 24`
  *   corners daemon K DIR              daemon(0, 0), then K writes to DIR/daemon, DIR/daemon.done, exit(0)
  *   corners clone_vm W DIR            clone(CLONE_VM|CLONE_THREAD|..., no CLONE_SETTLS): the clone writes W
@@ -200,6 +201,8 @@ static int mode_fork_threads(long threads, long forks, long k, const char *dir)
 
 /* ---- vfork, posix_spawn ---- */
 
+static volatile int vfork_child_wrote;
+
 static int mode_vfork(long k, const char *dir)
 {
 	char path[4096];
@@ -213,11 +216,13 @@ static int mode_vfork(long k, const char *dir)
 	printf("vfork exec: %d\n", wait_child(pid, 20));
 	fflush(stdout);
 	pid = vfork();
-	if (pid == 0)
+	if (pid == 0) {
+		vfork_child_wrote = 1;
 		_exit(22);
+	}
 	if (pid < 0)
 		die("vfork");
-	printf("vfork _exit: %d\n", wait_child(pid, 20));
+	printf("vfork _exit: %d, the child's write seen by the parent: %d\n", wait_child(pid, 20), vfork_child_wrote);
 	return 0;
 }
 
