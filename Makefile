@@ -170,7 +170,8 @@ $(BUILD)/bench/launchloop: bench/launchloop.c $(FAKES)
 endif
 
 bench: deps all $(BENCH_BIN) $(BENCH_GPU_BIN)
-	$(Q)PROFWRAP_BIN_DIR=$(abspath $(or $(OUT_PREFIX),.)) PROFWRAP_BENCH_BIN=$(abspath $(BUILD)/bench) bench/run.sh
+	$(Q)PROFWRAP_BIN_DIR=$(abspath $(or $(OUT_PREFIX),.)) PROFWRAP_BENCH_BIN=$(abspath $(BUILD)/bench) \
+		PROFWRAP_WORKLOADS=$(abspath $(BUILD)/workloads) bench/run.sh
 
 demo: deps all
 	$(Q)scripts/demo.sh

@@ -741,6 +741,7 @@ static void on_end(void *ctx, const struct pw_raw_end *end, uint64_t end_ns, con
 	p->skipped += end->bad_records;
 	p->dropped += end->guard_skipped; /* calls a signal handler made while its thread was writing a record */
 	c->rs->r.strings_dropped += end->arena_dropped;
+	c->rs->r.shm_refused += end->shm_refused;
 	if (pw_stacks_note_end(&c->rs->r.stacks, end->stacks_dropped, end->samples_skipped))
 		c->oom = 1;
 }

@@ -129,6 +129,7 @@ struct pw_rank_report {
 	uint64_t dropped;
 	uint64_t skipped;
 	uint64_t strings_dropped;
+	uint64_t shm_refused; /* of the dropped events, those /dev/shm had no room for */
 	/* coverage self-check: bytes the kernel counted (rchar+wchar) for processes that reported them, and the
 	 * share of those that the wrappers accounted for */
 	uint64_t kernel_bytes;

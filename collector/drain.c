@@ -601,6 +601,7 @@ void pw_producer_finish(struct pw_drain *s, struct pw_producer *p, int still_run
 		end.guard_skipped = atomic_load(&h->guard_skipped);
 		end.stacks_dropped = atomic_load(&h->stacks_dropped);
 		end.samples_skipped = atomic_load(&h->samples_skipped);
+		end.shm_refused = atomic_load(&h->shm_refused);
 		write_thread_drops(s, p);
 		rank = __atomic_load_n(&h->rank, __ATOMIC_RELAXED);
 		world = __atomic_load_n(&h->world_size, __ATOMIC_RELAXED);

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -263,8 +264,8 @@ static size_t chunk_min(uint32_t type)
 		return sizeof(struct pw_raw_thread_lost);
 	case PW_CHUNK_SALVAGE:
 		return sizeof(struct pw_raw_salvage);
-	case PW_CHUNK_END:
-		return sizeof(struct pw_raw_end);
+	case PW_CHUNK_END: /* files of earlier versions end before shm_refused */
+		return offsetof(struct pw_raw_end, shm_refused);
 	default:
 		return 0;
 	}
@@ -433,8 +434,8 @@ static int read_bytes(const char *name, const uint8_t *base, size_t size, int ma
 			break;
 		}
 		case PW_CHUNK_END: {
-			struct pw_raw_end e;
-			memcpy(&e, p, sizeof e);
+			struct pw_raw_end e = {0};
+			memcpy(&e, p, c.len < sizeof e ? c.len : sizeof e);
 			uint32_t len = 0;
 			const char *exec_path = strtab_get(&strings, e.exec_ref, &len);
 			char buf[4096];

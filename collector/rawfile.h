@@ -107,6 +107,7 @@ struct pw_raw_end {
 	uint64_t bad_records; /* records the collector refused (corrupt lane) */
 	uint64_t stacks_dropped;  /* stacks not stored: the stack table or the arena was full */
 	uint64_t samples_skipped; /* CPU samples not taken: the thread was inside the profiler */
+	uint64_t shm_refused;     /* of the dropped records, those /dev/shm had no room for (0 in older files) */
 };
 
 /* ---- writer ---- */

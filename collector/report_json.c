@@ -144,6 +144,7 @@ int pw_write_rank_json(const struct pw_analysis *a, const struct pw_rank_report 
 	pw_json_kv_uint(&j, "events", r->events);
 	pw_json_kv_uint(&j, "dropped_events", r->dropped);
 	pw_json_kv_uint(&j, "strings_dropped", r->strings_dropped);
+	pw_json_kv_uint(&j, "dropped_shm_short", r->shm_refused);
 	pw_json_kv_uint(&j, "records_refused", r->skipped);
 
 	write_calls(&j, r);

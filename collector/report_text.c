@@ -101,8 +101,12 @@ static void print_header(FILE *f, const struct pw_analysis *a, const struct pw_r
 	pw_capture_header(f, r, print_field);
 	snprintf(buf, sizeof buf, "%" PRIu64, r->events);
 	print_field(f, "Events:", buf);
-	snprintf(buf, sizeof buf, "%" PRIu64 " (strings dropped: %" PRIu64 ", records refused: %" PRIu64 ")",
-		 r->dropped, r->strings_dropped, r->skipped);
+	int n = snprintf(buf, sizeof buf, "%" PRIu64, r->dropped);
+	if (r->shm_refused && n > 0 && (size_t)n < sizeof buf)
+		n += snprintf(buf + n, sizeof buf - (size_t)n, " (%" PRIu64 " for lack of room in /dev/shm)", r->shm_refused);
+	if (n > 0 && (size_t)n < sizeof buf)
+		snprintf(buf + n, sizeof buf - (size_t)n, " (strings dropped: %" PRIu64 ", records refused: %" PRIu64 ")",
+			 r->strings_dropped, r->skipped);
 	print_field(f, "Dropped:", buf);
 	fputc('\n', f);
 }
@@ -480,11 +484,18 @@ static void print_coverage(FILE *f, const struct pw_rank_report *r)
 			"probably network (send/recv), pipes or files moved by unwrapped calls (sendfile, splice, "
 			"copy_file_range), or I/O by code that makes system calls directly%s.\n",
 			(1.0 - r->coverage) * 100.0, r->dropped ? "; or calls among the dropped events below" : "");
-	if (r->dropped)
+	if (r->shm_refused)
 		fprintf(f,
-			"WARNING: %" PRIu64 " events dropped: a thread's ring was full (raise --ring-size), or calls "
-			"came from a signal handler that interrupted a record.\n",
-			r->dropped);
+			"WARNING: %" PRIu64 " events dropped because /dev/shm had too little room: profwrap leaves a "
+			"quarter of it (at least 16 MiB) to the program; give the job a larger /dev/shm (docker "
+			"--shm-size).\n",
+			r->shm_refused);
+	if (r->dropped > r->shm_refused)
+		fprintf(f,
+			"WARNING: %" PRIu64 " events dropped: a thread's ring filled faster than the collector drained "
+			"it (raise --ring-size), more threads recorded at once than the process has lanes (raise "
+			"PROFWRAP_LANES, default 128), or calls came from a signal handler that interrupted a record.\n",
+			r->dropped - r->shm_refused);
 	if (r->dropped)
 		write_drops_by_thread(f, r);
 	for (size_t i = 0; i < r->nprocs; i++)

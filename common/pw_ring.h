@@ -53,7 +53,9 @@ struct pw_lane {
 	/* claim and lock, touched once per thread (owned lanes) or per record (shared lane) */
 	_Alignas(PW_CACHELINE) _Atomic uint32_t owner;
 	_Atomic uint32_t lock;
-	_Atomic uint32_t backed; /* the producer has reserved this lane's memory (no SIGBUS on a full /dev/shm) */
+	/* bytes of this lane's data, from its start, the producer has reserved (no SIGBUS on a full /dev/shm):
+	 * grown in steps as its head advances, lane_size once whole. Producer-side only. */
+	_Atomic uint32_t backed;
 };
 
 struct pw_seg_header {
@@ -88,6 +90,7 @@ struct pw_seg_header {
 	_Atomic uint64_t guard_skipped; /* calls not recorded because the thread was already recording */
 	_Atomic uint64_t stacks_dropped;  /* stacks not stored: the stack table or the arena was full */
 	_Atomic uint64_t samples_skipped; /* CPU samples not taken: the thread was inside the profiler */
+	_Atomic uint64_t shm_refused; /* records dropped because /dev/shm had too little room to grow a lane */
 	pw_strref output_ref; /* the absolute output directory: where `profwrap salvage` and `clean` take it */
 	pw_strref session_ref; /* the session directory: its collector holds <session>/alive locked while it runs */
 	struct pw_thread_drops thread_drops[PW_DROP_SLOTS];

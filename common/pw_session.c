@@ -251,7 +251,7 @@ static const struct setting_def {
 	unsigned flags;
 } settings[PW_SET_COUNT] = {
 	[PW_SET_RING_SIZE] = {PW_ENV_RING_SIZE, 4096, 1ull << 30, 2ull << 20, SET_SIZE | SET_POW2},
-	[PW_SET_LANES] = {PW_ENV_LANES, 1, 1023, 16, 0},
+	[PW_SET_LANES] = {PW_ENV_LANES, 1, 1023, 128, 0},
 	[PW_SET_ARENA_SIZE] = {PW_ENV_ARENA_SIZE, 4096, 4ull << 30, 16ull << 20, SET_SIZE},
 	[PW_SET_CUPTI_BUFFER_SIZE] = {PW_ENV_CUPTI_BUFFER_SIZE, 4096, 1ull << 30, 2ull << 20, SET_SIZE},
 	[PW_SET_CUPTI_BUFFERS] = {PW_ENV_CUPTI_BUFFERS, 1, 4096, 128, 0},

@@ -16,6 +16,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -183,15 +184,78 @@ static char *read_small_file(const char *path, char *buf, size_t size, ssize_t *
 	return buf;
 }
 
-/* Backs [off, off+len) of the segment with memory (see segment_create). Returns 0 or -1. */
+/* What profwrap leaves free in /dev/shm for the program: a quarter of it, at least 16 MiB. A program that
+ * needs more than what is left when profwrap grows may still run short, but never because profwrap took
+ * the last of it. */
+#define PW_SHM_KEEP_MIN (16ull << 20)
+
+/* Whether len more bytes of fd's file system can be taken while leaving the program its share. */
+static int shm_has_room(int fd, uint64_t len)
+{
+	struct statvfs sv;
+	if (fstatvfs(fd, &sv) < 0)
+		return 1; /* unknown: fallocate decides */
+	uint64_t total = (uint64_t)sv.f_blocks * sv.f_frsize, avail = (uint64_t)sv.f_bavail * sv.f_frsize;
+	uint64_t keep = total / 4 > PW_SHM_KEEP_MIN ? total / 4 : PW_SHM_KEEP_MIN;
+	return avail >= len + keep;
+}
+
+/* Backs [off, off+len) of the segment with memory (see segment_create), if /dev/shm has room for it beside
+ * what it keeps for the program. Returns 0 or -1. */
 static int back_range(uint64_t off, uint64_t len)
 {
 	int fd = pw_own_fd_hold(PW_OWN_SEGMENT);
 	if (fd < 0)
 		return -1;
-	int rc = posix_fallocate(fd, (off_t)off, (off_t)len) == 0 ? 0 : -1;
+	int rc = shm_has_room(fd, len) && posix_fallocate(fd, (off_t)off, (off_t)len) == 0 ? 0 : -1;
 	pw_own_fd_release(PW_OWN_SEGMENT);
 	return rc;
+}
+
+/* A lane is backed in steps as its head advances, so a thread that records little takes little. */
+#define PW_LANE_STEP (64u << 10)
+/* After /dev/shm refused a step, the thread drops its records without asking again for this long. */
+#define PW_LANE_RETRY_NS 10000000ull
+
+static uint64_t coarse_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Sets t's limit from what its lane has backed: none once it is whole. */
+static void lane_limit(struct pw_thread *t, uint64_t backed, uint64_t lane_size)
+{
+	t->lane_backed = backed >= lane_size ? UINT64_MAX : backed;
+}
+
+int pw_lane_grow(struct pw_thread *t)
+{
+	struct pw_seg_header *h = pw_seg;
+	struct pw_lane *l = t->lane;
+	uint64_t head = atomic_load_explicit(&l->head, memory_order_relaxed);
+	uint64_t have = atomic_load_explicit(&l->backed, memory_order_relaxed);
+	if (head + PW_LANE_SLACK <= have) {
+		lane_limit(t, have, h->lane_size);
+		return 0;
+	}
+	uint64_t now = coarse_ns();
+	if (now >= t->lane_retry_at) {
+		uint64_t want = (head + PW_LANE_SLACK + PW_LANE_STEP - 1) & ~(uint64_t)(PW_LANE_STEP - 1);
+		if (want > h->lane_size)
+			want = h->lane_size;
+		uint64_t off = (uint64_t)(t->data - (uint8_t *)h);
+		if (back_range(off + have, want - have) == 0) {
+			atomic_store_explicit(&l->backed, (uint32_t)want, memory_order_relaxed);
+			lane_limit(t, want, h->lane_size);
+			return 0;
+		}
+		t->lane_retry_at = now + PW_LANE_RETRY_NS;
+	}
+	atomic_fetch_add_explicit(&l->dropped, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&h->shm_refused, 1, memory_order_relaxed);
+	return -1;
 }
 
 /* The arena is backed in steps as it fills: the step that holds an entry is reserved before it is written. */
@@ -568,6 +632,31 @@ static void lane_release(void *unused)
 	t->lane = NULL;
 }
 
+/* Claims lane i for t if no thread owns it (and, with drained_only, the collector has emptied it), backing
+ * its first step. Returns 0 when claimed, 1 when not free, -1 when /dev/shm has no room for it. */
+static int claim_lane(struct pw_thread *t, struct pw_seg_header *h, uint32_t i, int drained_only)
+{
+	struct pw_lane *l = &pw_seg_lanes(h)[i];
+	uint32_t free_owner = 0;
+	if (atomic_load_explicit(&l->owner, memory_order_relaxed) != 0 ||
+	    (drained_only && atomic_load_explicit(&l->head, memory_order_relaxed) !=
+				     atomic_load_explicit(&l->tail, memory_order_relaxed)) ||
+	    !atomic_compare_exchange_strong_explicit(&l->owner, &free_owner, t->tid, memory_order_acquire,
+						     memory_order_relaxed))
+		return 1;
+	t->lane = l;
+	t->data = pw_seg_lane_data(h, i);
+	t->shared = 0;
+	t->lane_retry_at = 0;
+	lane_limit(t, atomic_load_explicit(&l->backed, memory_order_relaxed), h->lane_size);
+	if (pw_lane_short(t) && pw_lane_grow(t) < 0) {
+		t->lane = NULL;
+		atomic_store_explicit(&l->owner, 0, memory_order_release);
+		return -1;
+	}
+	return 0;
+}
+
 int pw_thread_attach(struct pw_thread *t)
 {
 	struct pw_seg_header *h = pw_seg;
@@ -577,38 +666,37 @@ int pw_thread_attach(struct pw_thread *t)
 		t->tid = (uint32_t)syscall(SYS_gettid);
 	struct pw_lane *lanes = pw_seg_lanes(h);
 	uint32_t shared = h->lane_count - 1;
-	for (uint32_t i = 0; i < shared; i++) {
-		uint32_t free_owner = 0;
-		if (atomic_load_explicit(&lanes[i].owner, memory_order_relaxed) == 0 &&
-		    atomic_compare_exchange_strong_explicit(&lanes[i].owner, &free_owner, t->tid,
-							    memory_order_acquire, memory_order_relaxed)) {
-			if (!atomic_load_explicit(&lanes[i].backed, memory_order_relaxed)) {
-				if (back_range((uint64_t)(pw_seg_lane_data(h, i) - (uint8_t *)h), h->lane_size) < 0) {
-					atomic_store_explicit(&lanes[i].owner, 0, memory_order_release);
-					break; /* no memory for a lane of its own: share */
-				}
-				atomic_store_explicit(&lanes[i].backed, 1, memory_order_relaxed);
-			}
-			t->lane = &lanes[i];
-			t->data = pw_seg_lane_data(h, i);
-			t->shared = 0;
+	/* A lane the collector has emptied first: a lane left by a thread that ended keeps that thread's records
+	 * until drained, and threads that start as others end (a pool, a burst that starves the collector of
+	 * CPU) would otherwise fill one lane one after the other. */
+	for (int drained_only = 1; drained_only >= 0; drained_only--)
+		for (uint32_t i = 0; i < shared; i++) {
+			int rc = claim_lane(t, h, i, drained_only);
+			if (rc > 0)
+				continue;
+			if (rc < 0)
+				goto share; /* no memory for a lane of its own */
 			pthread_setspecific(lane_key, (void *)1);
 			pw_sample_thread_start(t);
 			return 0;
 		}
-	}
-	if (!atomic_load_explicit(&lanes[shared].backed, memory_order_acquire)) {
+share:
+	/* The shared lane is backed whole at its first use: its threads write under its lock, one record each,
+	 * so no one of them can grow it. */
+	if (atomic_load_explicit(&lanes[shared].backed, memory_order_acquire) < h->lane_size) {
 		/* Several threads may back it at once: harmless, fallocate is idempotent. */
 		if (back_range((uint64_t)(pw_seg_lane_data(h, shared) - (uint8_t *)h), h->lane_size) < 0) {
 			atomic_fetch_add_explicit(&lanes[shared].dropped, 1, memory_order_relaxed);
+			atomic_fetch_add_explicit(&h->shm_refused, 1, memory_order_relaxed);
 			pw_note_thread_drop(t);
 			return -1;
 		}
-		atomic_store_explicit(&lanes[shared].backed, 1, memory_order_release);
+		atomic_store_explicit(&lanes[shared].backed, (uint32_t)h->lane_size, memory_order_release);
 	}
 	t->lane = &lanes[shared];
 	t->data = pw_seg_lane_data(h, shared);
 	t->shared = 1;
+	t->lane_backed = UINT64_MAX;
 	pthread_setspecific(lane_key, (void *)1); /* for lane_release's end of the sample timer */
 	pw_sample_thread_start(t);
 	return 0;

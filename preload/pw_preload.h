@@ -46,6 +46,8 @@ struct pw_config {
 struct pw_thread {
 	struct pw_lane *lane; /* NULL until the thread's first record */
 	uint8_t *data;
+	uint64_t lane_backed;   /* the lane's head may advance to this before it must grow (UINT64_MAX: whole) */
+	uint64_t lane_retry_at; /* CLOCK_MONOTONIC ns before which a refused lane does not ask /dev/shm again */
 	uint32_t tid;
 	uint8_t guard;  /* PW_GUARD_*: set while this thread runs profiler code; wrapped calls go straight through */
 	uint8_t shared; /* lane is the shared one */
@@ -105,6 +107,19 @@ void *pw_resolve(const char *name, const char *version);
  * segment's thread_drops table (the lane's counter has it already). Lock-free, async-signal-safe. */
 void pw_note_thread_drop(struct pw_thread *t);
 
+/* A record never straddles a lane's end, so one needs at most this much before the lane's backed end. */
+#define PW_LANE_SLACK 4096u
+
+/* Whether the thread's lane must grow before its next record (pw_lane_grow). */
+static inline int pw_lane_short(const struct pw_thread *t)
+{
+	return atomic_load_explicit(&t->lane->head, memory_order_relaxed) + PW_LANE_SLACK > t->lane_backed;
+}
+
+/* Backs the next step of the thread's own lane. Returns 0, or -1 when /dev/shm has no room for it beside
+ * what is kept for the program (the record is counted as dropped, and in the segment's shm_refused). */
+int pw_lane_grow(struct pw_thread *t);
+
 /* Records a timed call. Called with the guard held. Inlined: this is most of a wrapper's own cost. */
 static inline __attribute__((always_inline)) void pw_emit_call(uint16_t ev, uint64_t t0, uint64_t t1, int64_t ret, uint64_t a0, uint64_t a1,
 				int err)
@@ -112,6 +127,10 @@ static inline __attribute__((always_inline)) void pw_emit_call(uint16_t ev, uint
 	struct pw_thread *t = &pw_self;
 	if (PW_UNLIKELY(!t->lane) && pw_thread_attach(t) < 0)
 		return;
+	if (PW_UNLIKELY(pw_lane_short(t)) && pw_lane_grow(t) < 0) {
+		pw_note_thread_drop(t);
+		return;
+	}
 	struct pw_reservation r;
 	int rc = t->shared ? pw_shared_lane_reserve(pw_seg, t->lane, t->data, sizeof(struct pw_rec_call), &r)
 			   : pw_lane_reserve(pw_seg, t->lane, t->data, sizeof(struct pw_rec_call), &r);
@@ -141,6 +160,10 @@ static inline __attribute__((always_inline)) void pw_emit_record(const void *rec
 	struct pw_thread *t = &pw_self;
 	if (PW_UNLIKELY(!t->lane) && pw_thread_attach(t) < 0)
 		return;
+	if (PW_UNLIKELY(pw_lane_short(t)) && pw_lane_grow(t) < 0) {
+		pw_note_thread_drop(t);
+		return;
+	}
 	struct pw_reservation r;
 	int rc = t->shared ? pw_shared_lane_reserve(pw_seg, t->lane, t->data, size, &r)
 			   : pw_lane_reserve(pw_seg, t->lane, t->data, size, &r);

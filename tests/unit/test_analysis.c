@@ -746,7 +746,7 @@ static void test_skipped_and_strings_dropped(void **state)
 		mkrec(PW_EV_READ, 82, 1000, 1001, 1, 0, 1, 0),
 	};
 	put_records(fd, a, NREC(a));
-	struct pw_raw_end e = {PW_END_EXITED, 0, 2000, 0, 0, 0, 0, 6, 0, 2, 0, 0};
+	struct pw_raw_end e = {PW_END_EXITED, 0, 2000, 0, 0, 0, 0, 6, 0, 2, 0, 0, 5};
 	pwt_end_full(fd, &e);
 
 	struct pw_analysis *an = &fx->an;
@@ -758,6 +758,7 @@ static void test_skipped_and_strings_dropped(void **state)
 	assert_int_equal(p->threads, 3);
 	assert_int_equal(r->skipped, 3);
 	assert_int_equal(r->strings_dropped, 6);
+	assert_int_equal(r->shm_refused, 5);
 	pw_analysis_free(an);
 }
 
@@ -776,7 +777,7 @@ static void test_coverage(void **state)
 		mkrec(PW_EV_WRITE, 60, 1300, 1400, 300, 1, 300, 0),
 	};
 	put_records(fd, a, NREC(a));
-	struct pw_raw_end e = {PW_END_EXITED, 0, 2000, 0, 1000, 600, 1, 0, 0, 0, 0, 0};
+	struct pw_raw_end e = {PW_END_EXITED, 0, 2000, 0, 1000, 600, 1, 0, 0, 0, 0, 0, 0};
 	pwt_end_full(fd, &e);
 	fd = pwt_open(fx, "0-61.pwt", 61, 1, 0, 1000);
 	struct pw_rec_call b[] = {mkrec(PW_EV_READ, 61, 1100, 1200, 999, 0, 999, 0)};
@@ -791,7 +792,7 @@ static void test_coverage(void **state)
 	fd = pwt_open_spec(fx, "1-70.1.pwt", &img1);
 	struct pw_rec_call d[] = {mkrec(PW_EV_WRITE, 70, 1700, 1800, 300, 1, 300, 0)};
 	put_records(fd, d, NREC(d));
-	struct pw_raw_end e2 = {PW_END_EXITED, 0, 2000, 0, 500, 300, 1, 0, 0, 0, 0, 0};
+	struct pw_raw_end e2 = {PW_END_EXITED, 0, 2000, 0, 500, 300, 1, 0, 0, 0, 0, 0, 0};
 	pwt_end_full(fd, &e2);
 
 	fd = pwt_open(fx, "2-90.pwt", 90, 1, 2, 1000);
@@ -1183,7 +1184,7 @@ static void build_two_ranks(const struct fx *fx)
 	pwt_end(fd, PW_END_EXECED, 0, 2000, 40);
 	struct procspec img = {1000, 1, 0, 2, 2100, "next", 4, "/bin/next", "node0", 1, 0};
 	fd = pwt_open_spec(fx, "0-1000.1.pwt", &img);
-	struct pw_raw_end e = {PW_END_EXITED, 0, 3000, 0, 600, 600, 1, 0, 0, 0, 0, 0};
+	struct pw_raw_end e = {PW_END_EXITED, 0, 3000, 0, 600, 600, 1, 0, 0, 0, 0, 0, 0};
 	pwt_end_full(fd, &e);
 	fd = pwt_open(fx, "1-2000.pwt", 2000, 1, 1, 1500);
 	struct pw_rec_call b[] = {mkrec(PW_EV_WRITE, 2000, 1600, 1700, 10, 1, 10, 0)};

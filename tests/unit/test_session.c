@@ -607,7 +607,7 @@ static void test_settings_from_env(void **state)
 	/* nothing set: the defaults */
 	assert_int_equal(pw_settings_from_env(&st, fake_env, 0, why, sizeof why), 0);
 	assert_int_equal(st.value[PW_SET_RING_SIZE], 2u << 20);
-	assert_int_equal(st.value[PW_SET_LANES], 16);
+	assert_int_equal(st.value[PW_SET_LANES], 128);
 	assert_int_equal(st.value[PW_SET_ARENA_SIZE], 16u << 20);
 	assert_int_equal(st.value[PW_SET_CUPTI_BUFFER_SIZE], 2u << 20);
 	assert_int_equal(st.value[PW_SET_CUPTI_BUFFERS], 128);
@@ -625,7 +625,7 @@ static void test_settings_from_env(void **state)
 	memcpy(fake_env_vars, vars, sizeof vars);
 	assert_int_equal(pw_settings_from_env(&st, fake_env, 0, why, sizeof why), 3);
 	assert_string_equal(why, "PROFWRAP_LANES='-1' is not a whole number from 1 to 1023");
-	assert_int_equal(st.value[PW_SET_LANES], 16);
+	assert_int_equal(st.value[PW_SET_LANES], 128);
 	assert_int_equal(st.value[PW_SET_RING_SIZE], 65536);
 	assert_int_equal(st.value[PW_SET_ARENA_SIZE], 16u << 20);
 	assert_int_equal(st.value[PW_SET_TRACE], (1u << PW_DOM_COUNT) - 1);
