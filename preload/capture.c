@@ -175,6 +175,9 @@ void pw_capture_profiler_api(int start)
  * profwrap. */
 static int plain_signal_toggles;
 
+PW_REAL(int, sigaction, (int, const struct sigaction *, struct sigaction *));
+PW_REAL(sighandler_t, signal, (int, sighandler_t));
+
 static void on_capture_signal(int sig, siginfo_t *si, void *uc)
 {
 	(void)uc;
@@ -184,7 +187,7 @@ static void on_capture_signal(int sig, siginfo_t *si, void *uc)
 		if (!plain_signal_toggles) {
 			/* not profwrap's: the program would have died of it, so it does (default action, re-raised
 			 * once this handler returns and the signal is unblocked) */
-			signal(sig, SIG_DFL);
+			real_signal(sig, SIG_DFL);
 			raise(sig);
 			errno = saved;
 			return;
@@ -196,6 +199,55 @@ static void on_capture_signal(int sig, siginfo_t *si, void *uc)
 	else
 		window_update(ST_FORCE_CLOSED, ST_FORCE_OPEN, PW_CAPTURE_ON_DEMAND, 0, -1);
 	errno = saved;
+}
+
+/* The capture signal's handler is profwrap's, not the program's: asked for SIGUSR2's disposition (Python's
+ * signal.getsignal), the program sees the default until it sets its own, as without profwrap; setting the
+ * default keeps profwrap's, which acts as the default for any SIGUSR2 not profwrap's; setting anything else
+ * replaces it for good (profwrap start|stop then refuse that process). */
+static _Atomic int handler_ours;
+
+static void default_disposition(struct sigaction *sa)
+{
+	memset(sa, 0, sizeof *sa);
+	sa->sa_handler = SIG_DFL;
+}
+
+PW_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	PW_RESOLVE(sigaction);
+	if (sig != PW_CAPTURE_SIGNAL || !atomic_load_explicit(&handler_ours, memory_order_relaxed))
+		return real_sigaction(sig, act, old);
+	if (act && !(act->sa_flags & SA_SIGINFO) && act->sa_handler == SIG_DFL) {
+		if (old)
+			default_disposition(old);
+		return 0;
+	}
+	struct sigaction prev;
+	int rc = real_sigaction(sig, act, &prev);
+	if (rc == 0 && old) {
+		if ((prev.sa_flags & SA_SIGINFO) && prev.sa_sigaction == on_capture_signal)
+			default_disposition(old);
+		else
+			*old = prev;
+	}
+	if (rc == 0 && act)
+		atomic_store_explicit(&handler_ours, 0, memory_order_relaxed);
+	return rc;
+}
+
+PW_EXPORT sighandler_t signal(int sig, sighandler_t handler)
+{
+	PW_RESOLVE(signal);
+	if (sig != PW_CAPTURE_SIGNAL || !atomic_load_explicit(&handler_ours, memory_order_relaxed))
+		return real_signal(sig, handler);
+	if (handler == SIG_DFL)
+		return SIG_DFL;
+	sighandler_t prev = real_signal(sig, handler);
+	if (prev == SIG_ERR)
+		return prev;
+	atomic_store_explicit(&handler_ours, 0, memory_order_relaxed);
+	return (uintptr_t)prev == (uintptr_t)on_capture_signal ? SIG_DFL : prev;
 }
 
 static void sleep_until(uint64_t ns)
@@ -270,13 +322,16 @@ void pw_capture_start(int in_fork_child)
 		atomic_store_explicit(pw_window, st | (window_open_for(st) ? PW_WINDOW_OPEN : 0),
 				      memory_order_release);
 		struct sigaction old;
-		if (sigaction(PW_CAPTURE_SIGNAL, NULL, &old) == 0 && old.sa_handler == SIG_DFL) {
+		PW_RESOLVE(sigaction);
+		PW_RESOLVE(signal);
+		if (real_sigaction(PW_CAPTURE_SIGNAL, NULL, &old) == 0 && old.sa_handler == SIG_DFL) {
 			struct sigaction sa;
 			memset(&sa, 0, sizeof sa);
 			sa.sa_sigaction = on_capture_signal;
 			sa.sa_flags = SA_SIGINFO | SA_RESTART;
 			sigfillset(&sa.sa_mask);
-			sigaction(PW_CAPTURE_SIGNAL, &sa, NULL);
+			if (real_sigaction(PW_CAPTURE_SIGNAL, &sa, NULL) == 0)
+				atomic_store_explicit(&handler_ours, 1, memory_order_relaxed);
 		}
 		if (needs_timer)
 			start_timer();
