@@ -37,7 +37,7 @@ static void usage(FILE *f)
 	      "      --no-follow-fork  record only COMMAND's own process, not its children\n"
 	      "      --ring-size BYTES per-thread ring size, a power of two from 4K to 1G; K, M, G suffixes\n"
 	      "                        (default 2M)\n"
-	      "  -q, --quiet           no status line or closing message on stderr\n"
+	      "  -q, --quiet           no progress (title or status line) or closing message on stderr\n"
 	      "Capture control (record part of the run; default: all of it):\n"
 	      "      --capture-range=cudaProfilerApi   between cudaProfilerStart and cudaProfilerStop\n"
 	      "      --capture-range=nvtx:NAME[@DOMAIN] inside the NVTX range NAME\n"

@@ -346,15 +346,29 @@ static const struct pw_live_status *map_live(const char *sdir)
 	return m == MAP_FAILED ? NULL : m;
 }
 
-/* The status line lives on the terminal's last row, under a scroll region that holds everything else (as
- * apt draws its progress bar), so the target's own output on the same terminal is never written over. */
-static int status_row; /* 0: no status line */
+/* Progress while the target runs, on profwrap's stderr when that is a terminal, drawn where the target cannot
+ * be disturbed by it:
+ * - STATUS_TITLE, when the target's stdin or stdout is that terminal too (it may draw on the screen: a
+ *   progress bar, a curses UI, the alternate screen, a saved cursor): the terminal's title (OSC 2), pushed
+ *   on the title stack first and popped at the end, so that nothing on the screen changes;
+ * - STATUS_ROW, when the target's output goes elsewhere: the last row, under a scroll region that holds
+ *   whatever else reaches the terminal (the target's stderr), as apt draws its progress bar. */
+enum status_mode { STATUS_NONE, STATUS_TITLE, STATUS_ROW };
+static enum status_mode status_mode;
+static int status_row;
 
 static void status_begin(void)
 {
+	if (isatty(0) || isatty(1)) {
+		status_mode = STATUS_TITLE;
+		fputs("\033[22;2t", stderr); /* push the window title */
+		fflush(stderr);
+		return;
+	}
 	struct winsize ws;
 	if (ioctl(2, TIOCGWINSZ, &ws) < 0 || ws.ws_row < 3)
 		return;
+	status_mode = STATUS_ROW;
 	status_row = ws.ws_row;
 	/* a new line, so that the cursor can stay inside the region; save; region; restore; back up a line */
 	fprintf(stderr, "\n\0337\033[1;%dr\0338\033[1A", status_row - 1);
@@ -363,22 +377,28 @@ static void status_begin(void)
 
 static void status_show(const char *text)
 {
-	fprintf(stderr, "\0337\033[%d;1H\033[K%s\0338", status_row, text);
+	if (status_mode == STATUS_TITLE)
+		fprintf(stderr, "\033]2;%s\007", text);
+	else
+		fprintf(stderr, "\0337\033[%d;1H\033[K%s\0338", status_row, text);
 	fflush(stderr);
 }
 
 static void status_end(void)
 {
-	fprintf(stderr, "\0337\033[r\033[%d;1H\033[K\0338", status_row);
+	if (status_mode == STATUS_TITLE)
+		fputs("\033[23;2t", stderr); /* pop the title pushed at the start */
+	else
+		fprintf(stderr, "\0337\033[r\033[%d;1H\033[K\0338", status_row);
 	fflush(stderr);
-	status_row = 0;
+	status_mode = STATUS_NONE;
 }
 
-/* Waits for the target, keeping the status line (if any) up to date meanwhile. */
+/* Waits for the target, keeping the progress (if shown) up to date meanwhile. */
 static int wait_target(pid_t pid, const char *sdir)
 {
 	int st = 0;
-	if (!status_row) {
+	if (status_mode == STATUS_NONE) {
 		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 			;
 		return st;
@@ -562,7 +582,7 @@ int pw_cli_run(const struct pw_cli_opts *o, const char *self_dir)
 	close(sync_pipe[1]);
 	int exec_err = 0, status = 0, rc;
 	if (target < 0) {
-		if (status_row)
+		if (status_mode != STATUS_NONE)
 			status_end();
 		say("cannot fork: %s", strerror(errno));
 		rc = 1;
