@@ -86,7 +86,7 @@ LIB := $(OUT_PREFIX)libprofwrap.so
 COLLECTOR := $(OUT_PREFIX)profwrap-collector
 CLI := $(OUT_PREFIX)profwrap
 
-.PHONY: all deps test unit integration bench demo install clean e2e
+.PHONY: all deps test unit integration tsan bench demo install clean e2e
 .DEFAULT_GOAL := all
 
 ifeq ($(HAVE_CUDA),1)
@@ -157,6 +157,29 @@ test: deps
 	$(Q)$(MAKE) --no-print-directory all $(UNIT_BIN)
 	$(Q)$(MAKE) --no-print-directory unit integration
 
+# ThreadSanitizer over the unit tests of what threads share without locks: the ring's lanes (producers,
+# the consumer, the shared lane's try-lock) and the capture window's policy. Built apart, in build-tsan.
+TSAN_BUILD := build-tsan
+TSAN_FLAGS := -fsanitize=thread -O1
+TSAN_BIN := $(TSAN_BUILD)/tests/test_ring $(TSAN_BUILD)/tests/test_capture_policy
+TSAN_COMMON_OBJ := $(COMMON_SRC:%.c=$(TSAN_BUILD)/%.o)
+
+$(TSAN_BUILD)/common/%.o: common/%.c
+	@mkdir -p $(dir $@)
+	$(call say,CC,$@)$(CC) $(ALL_CFLAGS) $(TSAN_FLAGS) -c $< -o $@
+
+$(TSAN_BUILD)/tests/%.o: tests/unit/%.c
+	@mkdir -p $(dir $@)
+	$(call say,CC,$@)$(CC) $(ALL_CFLAGS) $(TSAN_FLAGS) -Wno-unused-parameter -c $< -o $@
+
+$(TSAN_BUILD)/tests/%: $(TSAN_BUILD)/tests/%.o $(TSAN_COMMON_OBJ)
+	$(call say,LD,$@)$(CC) $(TSAN_FLAGS) -o $@ $^ -lcmocka -lpthread
+
+.SECONDARY: $(TSAN_COMMON_OBJ) $(TSAN_BIN:%=%.o)
+
+tsan: deps $(TSAN_BIN)
+	$(Q)fail=0; for t in $(TSAN_BIN); do TSAN_OPTIONS=halt_on_error=1 $$t || fail=1; done; exit $$fail
+
 # PyTorch and Lightning from PyPI in a virtual environment reused by every clone, then the e2e test.
 e2e: all
 	$(Q)PROFWRAP_BIN_DIR=$(abspath $(or $(OUT_PREFIX),.)) PROFWRAP_WORKLOADS=$(abspath $(BUILD)/workloads) scripts/e2e.sh
@@ -182,7 +205,7 @@ install: all
 	install -m 755 libprofwrap.so $(DESTDIR)$(PREFIX)/lib/
 
 clean:
-	rm -rf build build-san libprofwrap.so profwrap profwrap-collector
+	rm -rf build build-san build-tsan libprofwrap.so profwrap profwrap-collector
 
 $(FUZZ_REPLAY)/%.o: tests/fuzz/%.c
 	@mkdir -p $(dir $@)

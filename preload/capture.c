@@ -58,10 +58,10 @@ static void emit_capture(int open, enum pw_capture_reason why, pw_strref name, i
 		pw_note_guard_skip();
 		return;
 	}
-	pw_self.guard = PW_GUARD_RECORDING;
+	pw_guard_set(PW_GUARD_RECORDING);
 	uint64_t now = pw_clock_ticks();
 	pw_emit_call(open ? PW_EV_CAPTURE_START : PW_EV_CAPTURE_STOP, now, now, occurrence, why, name, 0);
-	pw_self.guard = guard;
+	pw_guard_set(guard);
 }
 
 /* Sets and clears state bits; records the change when the window opened or closed. Async-signal-safe. */
@@ -261,7 +261,7 @@ static void sleep_until(uint64_t ns)
 static void *timer_main(void *unused)
 {
 	(void)unused;
-	pw_self.guard = PW_GUARD_INTERNAL;
+	pw_guard_set(PW_GUARD_INTERNAL);
 	const struct pw_capture_settings *c = &pw_cfg.capture;
 	uint64_t open_at = pw_cfg.capture_t0 + c->delay_ns;
 	if (pw_clock_mono_ns() < open_at) {
@@ -341,9 +341,9 @@ void pw_capture_start(int in_fork_child)
 		uint64_t now = pw_clock_ticks();
 		pw_strref settings = pw_intern_path(pw_cfg.capture_text);
 		uint8_t guard = pw_self.guard;
-		pw_self.guard = PW_GUARD_RECORDING;
+		pw_guard_set(PW_GUARD_RECORDING);
 		pw_emit_call((w & PW_WINDOW_OPEN) ? PW_EV_CAPTURE_START : PW_EV_CAPTURE_STOP, now, now, -1,
 			     PW_CAPTURE_INITIAL, settings, 0);
-		pw_self.guard = guard;
+		pw_guard_set(guard);
 	}
 }

@@ -151,9 +151,9 @@ static void emit_gpu_patient(const struct pw_rec_gpu *r, uint64_t *budget_ns)
 static void emit_gpu(const struct pw_rec_gpu *r)
 {
 	uint8_t guard = pw_self.guard;
-	pw_self.guard = PW_GUARD_RECORDING;
+	pw_guard_set(PW_GUARD_RECORDING);
 	pw_emit_record(r, sizeof *r);
-	pw_self.guard = guard;
+	pw_guard_set(guard);
 }
 
 /* A PW_K_ACT_STATUS record (common/pw_record.h), for emit_status or a caller that adds fields. */
@@ -174,7 +174,7 @@ static void status_record(struct pw_rec_gpu *r, enum pw_act_state state, int64_t
 
 static void emit_status(enum pw_act_state state, int64_t code, uint32_t version, enum pw_act_clock clock)
 {
-	if (!((pw_recording >> PW_DOM_GPU) & 1))
+	if (!((pw_recording_now() >> PW_DOM_GPU) & 1))
 		return;
 	struct pw_rec_gpu r;
 	status_record(&r, state, code, version, clock);
@@ -324,11 +324,11 @@ static void follow_window(void)
 	if (open != __atomic_load_n(&pw_cupti_window_seen, __ATOMIC_RELAXED) &&
 	    atomic_load_explicit(&cu.active, memory_order_acquire)) {
 		uint8_t guard = pw_self.guard;
-		pw_self.guard = PW_GUARD_INTERNAL;
+		pw_guard_set(PW_GUARD_INTERNAL);
 		toggle_kinds(open);
 		if (!open)
 			cu.cuptiActivityFlushAll(0);
-		pw_self.guard = guard;
+		pw_guard_set(guard);
 	}
 	__atomic_store_n(&pw_cupti_window_seen, open, __ATOMIC_RELAXED);
 	atomic_flag_clear_explicit(&control, memory_order_release);
@@ -393,8 +393,8 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 {
 	(void)size;
 	uint8_t guard = pw_self.guard;
-	pw_self.guard = PW_GUARD_INTERNAL;
-	if (atomic_load_explicit(&cu.active, memory_order_acquire) && ((pw_recording >> PW_DOM_GPU) & 1) && valid) {
+	pw_guard_set(PW_GUARD_INTERNAL);
+	if (atomic_load_explicit(&cu.active, memory_order_acquire) && ((pw_recording_now() >> PW_DOM_GPU) & 1) && valid) {
 		CUpti_Activity *rec = NULL;
 		struct pw_rec_gpu out;
 		uint64_t patience_ns = 200000000; /* per buffer */
@@ -408,7 +408,7 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 		emit_dropped(ctx, stream);
 	}
 	give_back(buffer, valid);
-	pw_self.guard = guard;
+	pw_guard_set(guard);
 }
 
 /* ---- finding libcupti ---- */
@@ -567,7 +567,7 @@ static int driver_usable(void *driver, const char *cuda_path)
 static void *flusher_main(void *unused)
 {
 	(void)unused;
-	pw_self.guard = PW_GUARD_INTERNAL; /* its sleeps and CUPTI's calls are not the program's */
+	pw_guard_set(PW_GUARD_INTERNAL); /* its sleeps and CUPTI's calls are not the program's */
 	for (;;) {
 		sleep_ns(cu.flush_period_ns);
 		/* announced before the last check, so that the exit either sees it flushing or it sees the exit */
@@ -693,7 +693,7 @@ static void start(const char *cuda_path)
 static int driver_ok(const char *cuda_path)
 {
 	uint8_t guard = pw_self.guard;
-	pw_self.guard = PW_GUARD_INTERNAL;
+	pw_guard_set(PW_GUARD_INTERNAL);
 	int saved = errno, ok = 0;
 	void *driver = driver_handle(cuda_path);
 	if (!driver) {
@@ -703,7 +703,7 @@ static int driver_ok(const char *cuda_path)
 		ok = driver_usable(driver, cuda_path);
 	}
 	errno = saved;
-	pw_self.guard = guard;
+	pw_guard_set(guard);
 	return ok;
 }
 
@@ -711,18 +711,18 @@ static int driver_ok(const char *cuda_path)
 static void start_guarded(const char *cuda_path)
 {
 	uint8_t guard = pw_self.guard;
-	pw_self.guard = PW_GUARD_INTERNAL;
+	pw_guard_set(PW_GUARD_INTERNAL);
 	int saved = errno;
 	start(cuda_path);
 	errno = saved;
-	pw_self.guard = guard;
+	pw_guard_set(guard);
 }
 
 void pw_cupti_check(const char *cuda_path)
 {
 	int none = START_NONE;
 	if (atomic_load_explicit(&cu.start, memory_order_relaxed) != START_NONE || !pw_seg ||
-	    !((pw_recording >> PW_DOM_GPU) & 1) ||
+	    !((pw_recording_now() >> PW_DOM_GPU) & 1) ||
 	    !atomic_compare_exchange_strong(&cu.start, &none, START_CLAIMED))
 		return;
 	if (!driver_ok(cuda_path)) {
@@ -756,12 +756,12 @@ static void start_pending(void)
 		atomic_store_explicit(&cu.start, START_DONE, memory_order_release);
 	} else if (state == START_FORKED && atomic_compare_exchange_strong(&cu.start, &state, START_DONE)) {
 		uint8_t guard = pw_self.guard;
-		pw_self.guard = PW_GUARD_INTERNAL;
+		pw_guard_set(PW_GUARD_INTERNAL);
 		int saved = errno;
 		say("this process is a fork child of one in which CUDA was in use: CUDA cannot be used here");
 		emit_status(PW_ACT_FORKED, 0, 0, 0);
 		errno = saved;
-		pw_self.guard = guard;
+		pw_guard_set(guard);
 	}
 	starting_here = 0;
 	wait_started();
@@ -786,7 +786,7 @@ void pw_cupti_other_client(const char *call)
 		return;
 	}
 	uint8_t guard = pw_self.guard;
-	pw_self.guard = PW_GUARD_INTERNAL;
+	pw_guard_set(PW_GUARD_INTERNAL);
 	int saved = errno;
 	/* a start not made yet is never made; one in progress is finished first, then undone below */
 	int state = START_PENDING;
@@ -823,7 +823,7 @@ void pw_cupti_other_client(const char *call)
 	}
 	atomic_flag_clear_explicit(&control, memory_order_release);
 	/* said and recorded only where profwrap records GPU activity (not in a process it does not profile) */
-	if (pw_seg && ((pw_recording >> PW_DOM_GPU) & 1)) {
+	if (pw_seg && ((pw_recording_now() >> PW_DOM_GPU) & 1)) {
 		if (!pw_cfg.quiet)
 			dprintf(2, "profwrap: another CUPTI client (%s; torch.profiler, for one) is recording GPU "
 				   "activity; profwrap %s and records no GPU activity from here on (GPU library calls "
@@ -833,7 +833,7 @@ void pw_cupti_other_client(const char *call)
 	}
 	atomic_store(&cu.stepped_back, 2);
 	errno = saved;
-	pw_self.guard = guard;
+	pw_guard_set(guard);
 }
 
 /* ---- correlation and flushes ---- */
@@ -842,9 +842,9 @@ uint64_t pw_cupti_push(void)
 {
 	uint64_t id = atomic_fetch_add_explicit(&cu.next_ext_id, 1, memory_order_relaxed) + 1;
 	uint8_t guard = pw_self.guard;
-	pw_self.guard = PW_GUARD_INTERNAL;
+	pw_guard_set(PW_GUARD_INTERNAL);
 	CUptiResult rc = cu.cuptiActivityPushExternalCorrelationId(PW_CUPTI_EXT_KIND, id);
-	pw_self.guard = guard;
+	pw_guard_set(guard);
 	return rc == CUPTI_SUCCESS ? id : 0;
 }
 
@@ -852,9 +852,9 @@ void pw_cupti_pop(void)
 {
 	uint64_t last;
 	uint8_t guard = pw_self.guard;
-	pw_self.guard = PW_GUARD_INTERNAL;
+	pw_guard_set(PW_GUARD_INTERNAL);
 	cu.cuptiActivityPopExternalCorrelationId(PW_CUPTI_EXT_KIND, &last);
-	pw_self.guard = guard;
+	pw_guard_set(guard);
 }
 
 void pw_cupti_flush(int forced)
@@ -862,11 +862,11 @@ void pw_cupti_flush(int forced)
 	if (!atomic_load_explicit(&cu.active, memory_order_acquire))
 		return;
 	uint8_t guard = pw_self.guard;
-	pw_self.guard = PW_GUARD_INTERNAL;
+	pw_guard_set(PW_GUARD_INTERNAL);
 	int saved = errno;
 	cu.cuptiActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
 	errno = saved;
-	pw_self.guard = guard;
+	pw_guard_set(guard);
 }
 
 void pw_cupti_at_exit(void)

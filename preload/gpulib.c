@@ -166,11 +166,11 @@ void pw_gpu_scan(void)
 	if (!have_slots())
 		return;
 	uint8_t guard = pw_self.guard;
-	pw_self.guard = PW_GUARD_INTERNAL;
+	pw_guard_set(PW_GUARD_INTERNAL);
 	int saved = errno;
 	scan_libs();
 	errno = saved;
-	pw_self.guard = guard;
+	pw_guard_set(guard);
 }
 
 void pw_gpu_after_dlclose(void)
@@ -198,7 +198,7 @@ int pw_gpu_resolve(struct pw_gpu_slot *slot)
 	if (slot_get(slot))
 		return 0;
 	uint8_t guard = pw_self.guard;
-	pw_self.guard = PW_GUARD_INTERNAL;
+	pw_guard_set(PW_GUARD_INTERNAL);
 	int saved = errno;
 	scan_libs();
 	if (!slot_get(slot) && pw_real_dlsym) {
@@ -218,7 +218,7 @@ int pw_gpu_resolve(struct pw_gpu_slot *slot)
 				slot->name);
 	}
 	errno = saved;
-	pw_self.guard = guard;
+	pw_guard_set(guard);
 	return rc;
 }
 

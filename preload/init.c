@@ -30,7 +30,7 @@
 #include "pw_preload.h"
 
 __thread struct pw_thread pw_self __attribute__((tls_model("initial-exec")));
-uint32_t pw_recording;
+_Atomic uint32_t pw_recording;
 struct pw_seg_header *pw_seg;
 struct pw_config pw_cfg;
 
@@ -616,7 +616,7 @@ static void session_start(int in_fork_child)
 		return;
 	}
 	pw_own_fd_note(PW_OWN_COLLECTOR, fd);
-	pw_recording = pw_cfg.domain_mask;
+	atomic_store_explicit(&pw_recording, pw_cfg.domain_mask, memory_order_relaxed);
 	pw_capture_start(in_fork_child);
 	pw_stacks_start();
 	note_inherited_fds();
@@ -790,8 +790,8 @@ void pw_start_thread(const char *name, void *(*fn)(void *), size_t stack_size)
 void pw_after_fork_child(void)
 {
 	uint8_t guard = pw_self.guard;
-	pw_self.guard = PW_GUARD_INTERNAL;
-	pw_recording = 0;
+	pw_guard_set(PW_GUARD_INTERNAL);
+	atomic_store_explicit(&pw_recording, 0, memory_order_relaxed);
 	forked_by = pw_seg ? pw_seg->pid : 0;
 	if (pw_seg)
 		munmap(pw_seg, pw_seg->segment_size);
@@ -803,7 +803,7 @@ void pw_after_fork_child(void)
 	pw_gpu_after_fork();
 	if (pw_cfg.follow_fork && !spawning_collector)
 		session_start(1);
-	pw_self.guard = guard;
+	pw_guard_set(guard);
 }
 
 /* NVTX3 calls the library NVTX_INJECTION64_PATH names (nvtx.c): this one, unless the user chose another
@@ -820,7 +820,7 @@ static void be_nvtx_tool(void)
 
 __attribute__((constructor)) static void pw_init(int argc, char **argv)
 {
-	pw_self.guard = PW_GUARD_INTERNAL;
+	pw_guard_set(PW_GUARD_INTERNAL);
 	pw_resolve_all();
 	pw_gpu_scan();
 	start_argc = argc;
@@ -833,5 +833,5 @@ __attribute__((constructor)) static void pw_init(int argc, char **argv)
 		pw_gpu_scan(); /* again, now that records can be written: starts CUPTI if CUDA is loaded */
 		be_nvtx_tool();
 	}
-	pw_self.guard = 0;
+	pw_guard_set(0);
 }

@@ -114,9 +114,9 @@ static const char *registered_name(const void *key)
 void pw_kernel_registered(const void *host_stub, const char *device_name)
 {
 	uint8_t guard = pw_self.guard;
-	pw_self.guard = PW_GUARD_INTERNAL;
+	pw_guard_set(PW_GUARD_INTERNAL);
 	remember(host_stub, device_name);
-	pw_self.guard = guard;
+	pw_guard_set(guard);
 }
 
 void pw_kernel_handle_made(const void *handle, const void *host_stub)
@@ -124,9 +124,9 @@ void pw_kernel_handle_made(const void *handle, const void *host_stub)
 	if (!handle || handle == host_stub)
 		return;
 	uint8_t guard = pw_self.guard;
-	pw_self.guard = PW_GUARD_INTERNAL;
+	pw_guard_set(PW_GUARD_INTERNAL);
 	remember(handle, registered_name(host_stub));
-	pw_self.guard = guard;
+	pw_guard_set(guard);
 }
 
 /* ---- interning names ---- */

@@ -214,8 +214,8 @@ static void emit_range(uint16_t ev, uint32_t domain, const nvtxEventAttributes_t
 	uint8_t guard_ = pw_self.guard;                        \
 	int record_ = pw_should_record(PW_DOM_NVTX);           \
 	if (guard_ == 0)                                       \
-		pw_self.guard = PW_GUARD_INTERNAL
-#define PW_NVTX_END() pw_self.guard = guard_
+		pw_guard_set(PW_GUARD_INTERNAL)
+#define PW_NVTX_END() pw_guard_set(guard_)
 
 /* The message of a push, start or mark from its three forms; the text is kept for capture control. */
 static void message_from(const nvtxEventAttributes_t *a, const char *ascii, const wchar_t *wide, int record,
@@ -247,7 +247,7 @@ static int begin_watched(uint32_t domain, struct message *m, int32_t level, uint
 	const char *t = m->text ? m->text : registered_text(m->ref);
 	if (t)
 		pw_capture_range_begin(domain, domain_name(domain), t, m->text ? m->len : strlen(t), level, id);
-	record = ((pw_recording & pw_window_now()) >> PW_DOM_NVTX) & 1; /* the guard is ours here */
+	record = ((pw_recording_now() & pw_window_now()) >> PW_DOM_NVTX) & 1; /* the guard is ours here */
 	if (record && !m->ref && m->text)
 		m->ref = intern_text(m->text, m->len, 1);
 	return record;
@@ -262,7 +262,7 @@ static int push(uint32_t domain, const nvtxEventAttributes_t *a, const char *asc
 		struct message m;
 		message_from(a, ascii, wide, record_, &m);
 		if (begin_watched(domain, &m, level, 0, record_)) {
-			pw_self.guard = PW_GUARD_RECORDING;
+			pw_guard_set(PW_GUARD_RECORDING);
 			emit_range(PW_EV_NVTX_PUSH, domain, a, m.ref, level);
 		}
 	}
@@ -277,9 +277,9 @@ static int pop(uint32_t domain)
 	PW_NVTX_BEGIN();
 	if (guard_ == 0) {
 		if (record_) {
-			pw_self.guard = PW_GUARD_RECORDING;
+			pw_guard_set(PW_GUARD_RECORDING);
 			emit_range(PW_EV_NVTX_POP, domain, NULL, 0, level);
-			pw_self.guard = PW_GUARD_INTERNAL;
+			pw_guard_set(PW_GUARD_INTERNAL);
 		}
 		if (pw_capture_watch_ranges && level >= 0)
 			pw_capture_range_end(domain, level, 0);
@@ -296,7 +296,7 @@ static nvtxRangeId_t start(uint32_t domain, const nvtxEventAttributes_t *a, cons
 		struct message m;
 		message_from(a, ascii, wide, record_, &m);
 		if (begin_watched(domain, &m, 0, id, record_)) {
-			pw_self.guard = PW_GUARD_RECORDING;
+			pw_guard_set(PW_GUARD_RECORDING);
 			emit_range(PW_EV_NVTX_START, domain, a, m.ref, (int64_t)id);
 		}
 	}
@@ -309,9 +309,9 @@ static void end(uint32_t domain, nvtxRangeId_t id)
 	PW_NVTX_BEGIN();
 	if (guard_ == 0) {
 		if (record_) {
-			pw_self.guard = PW_GUARD_RECORDING;
+			pw_guard_set(PW_GUARD_RECORDING);
 			emit_range(PW_EV_NVTX_END, domain, NULL, 0, (int64_t)id);
-			pw_self.guard = PW_GUARD_INTERNAL;
+			pw_guard_set(PW_GUARD_INTERNAL);
 		}
 		if (pw_capture_watch_ranges)
 			pw_capture_range_end(domain, 0, id);
@@ -325,7 +325,7 @@ static void mark(uint32_t domain, const nvtxEventAttributes_t *a, const char *as
 	if (record_) {
 		struct message m;
 		message_from(a, ascii, wide, 1, &m);
-		pw_self.guard = PW_GUARD_RECORDING;
+		pw_guard_set(PW_GUARD_RECORDING);
 		emit_range(PW_EV_NVTX_MARK, domain, a, m.ref, 0);
 	}
 	PW_NVTX_END();
@@ -336,7 +336,7 @@ static void name(uint16_t ev, uint64_t what, const char *ascii, const wchar_t *w
 	PW_NVTX_BEGIN();
 	if (record_) {
 		pw_strref ref = ascii ? intern_text(ascii, strlen(ascii), 0) : intern_wide(wide);
-		pw_self.guard = PW_GUARD_RECORDING;
+		pw_guard_set(PW_GUARD_RECORDING);
 		uint64_t now = pw_clock_ticks();
 		pw_emit_call(ev, now, now, 0, what, ref, 0);
 	}
@@ -393,8 +393,8 @@ static void NVTX_API cb_domain_name_category_w(nvtxDomainHandle_t d, uint32_t c,
 static nvtxStringHandle_t register_string(const char *s, size_t len)
 {
 	uint8_t guard = pw_self.guard;
-	pw_self.guard = PW_GUARD_INTERNAL;
-	pw_strref ref = pw_recording ? intern_text(s, len, 0) : 0;
+	pw_guard_set(PW_GUARD_INTERNAL);
+	pw_strref ref = pw_recording_now() ? intern_text(s, len, 0) : 0;
 	if (ref && !registered_text(ref)) {
 		uint32_t i = atomic_fetch_add_explicit(&nregistered, 1, memory_order_acq_rel);
 		if (i < PW_NVTX_REGISTERED) {
@@ -404,7 +404,7 @@ static nvtxStringHandle_t register_string(const char *s, size_t len)
 			atomic_store_explicit(&registered[i].ref, ref, memory_order_release);
 		}
 	}
-	pw_self.guard = guard;
+	pw_guard_set(guard);
 	/* NVTX takes a NULL handle for a failure: a handle must exist even when nothing is recorded */
 	return (nvtxStringHandle_t)(uintptr_t)(ref ? ref : (pw_strref)-1);
 }
@@ -444,7 +444,7 @@ static nvtxDomainHandle_t create_domain(const char *s, size_t len)
 	PW_NVTX_BEGIN();
 	if (record_) {
 		pw_strref ref = intern_text(s, len, 0);
-		pw_self.guard = PW_GUARD_RECORDING;
+		pw_guard_set(PW_GUARD_RECORDING);
 		uint64_t now = pw_clock_ticks();
 		pw_emit_call(PW_EV_NVTX_NAME_DOMAIN, now, now, 0, id, ref, 0);
 	}

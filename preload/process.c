@@ -55,7 +55,7 @@ __attribute__((visibility("hidden"), used)) void pw_vfork_enter(void)
 {
 	vfork_call.record = (uint8_t)PW_SHOULD_RECORD(PROCESS, VFORK);
 	vfork_call.guard = pw_self.guard;
-	pw_self.guard = PW_GUARD_INTERNAL;
+	pw_guard_set(PW_GUARD_INTERNAL);
 	vfork_call.exec_ref = 0;
 	vfork_call.active = 1;
 	vfork_call.t0 = pw_clock_ticks();
@@ -85,11 +85,11 @@ __attribute__((visibility("hidden"), used)) long pw_vfork_leave(long ret)
 	int err = ret < 0 ? (int)-ret : 0;
 	vfork_call.active = 0;
 	if (vfork_call.record) {
-		pw_self.guard = PW_GUARD_RECORDING;
+		pw_guard_set(PW_GUARD_RECORDING);
 		pw_emit_call(PW_EV_VFORK | pw_outside_flag(), vfork_call.t0, t1, ret < 0 ? -1 : ret,
 			     (uint64_t)(ret < 0 ? -1 : ret), ret < 0 ? 0 : vfork_call.exec_ref, err);
 	}
-	pw_self.guard = vfork_call.guard;
+	pw_guard_set(vfork_call.guard);
 	if (ret < 0) {
 		errno = err;
 		return -1;
@@ -132,9 +132,9 @@ static void daemon_fork_parent(void)
 	if (!daemon_forking || !pw_seg)
 		return;
 	uint8_t guard = pw_self.guard;
-	pw_self.guard = PW_GUARD_INTERNAL;
+	pw_guard_set(PW_GUARD_INTERNAL);
 	pw_note_exit(0, 1);
-	pw_self.guard = guard;
+	pw_guard_set(guard);
 }
 
 __attribute__((constructor)) static void process_init(void)
@@ -204,9 +204,9 @@ static int clone_child(void *p)
 	makecontext(&call, clone_call, 0);
 	swapcontext(&clone_back, &call);
 	if (pw_seg) {
-		pw_self.guard = PW_GUARD_INTERNAL;
+		pw_guard_set(PW_GUARD_INTERNAL);
 		pw_note_exit(clone_ret, 1);
-		pw_self.guard = 0;
+		pw_guard_set(0);
 	}
 	return clone_ret;
 }
@@ -256,13 +256,13 @@ PW_EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
 		errno = saved;
 		return ret;
 	}
-	if (!(flags & CLONE_SETTLS) && pw_recording) {
+	if (!(flags & CLONE_SETTLS) && pw_recording_now()) {
 		/* The creator's id before the child can run: a thread whose state has none is the owner of its TLS
 		 * (pw_tls_owner). A creator that is itself such a clone has its owner's id already. */
 		int saved = errno;
 		if (!pw_self.tid)
 			pw_self.tid = (uint32_t)syscall(SYS_gettid);
-		__atomic_fetch_or(&pw_recording, PW_TLS_SHARED, __ATOMIC_SEQ_CST);
+		atomic_fetch_or_explicit(&pw_recording, PW_TLS_SHARED, memory_order_seq_cst);
 		errno = saved;
 	}
 	return real_clone(fn, stack, flags, arg, ptid, tls, ctid);
@@ -285,10 +285,10 @@ PW_EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
 		int saved = errno;                                                                      \
 		if (pid && rc == 0)                                                                     \
 			*pid = child;                                                                   \
-		pw_self.guard = PW_GUARD_RECORDING;                                                     \
+		pw_guard_set(PW_GUARD_RECORDING);                                                     \
 		pw_emit_call(PW_EV_##ev | pw_outside_flag(), t0, t1, rc, (uint64_t)(rc == 0 ? child : -1), \
 			     rc == EFAULT ? 0 : pw_intern_path(path), rc);                              \
-		pw_self.guard = 0;                                                                      \
+		pw_guard_set(0);                                                                      \
 		errno = saved;                                                                          \
 		return rc;                                                                              \
 	}
@@ -310,22 +310,22 @@ static void exec_begin(const char *path)
 {
 	if (!pw_seg)
 		return;
-	pw_self.guard = PW_GUARD_RECORDING;
+	pw_guard_set(PW_GUARD_RECORDING);
 	pw_seg->exec_ref = exec_path_ref(path);
 	pw_seg->end_ticks = pw_clock_ticks();
 	atomic_store_explicit(&pw_seg->state, PW_STATE_EXECING, memory_order_release);
-	pw_self.guard = 0;
+	pw_guard_set(0);
 }
 
 static void exec_failed(uint64_t t0, const char *path)
 {
 	int saved = errno;
-	pw_self.guard = PW_GUARD_RECORDING;
+	pw_guard_set(PW_GUARD_RECORDING);
 	if (pw_seg)
 		atomic_store_explicit(&pw_seg->state, PW_STATE_RUNNING, memory_order_release);
 	pw_emit_call(PW_EV_EXECVE | pw_outside_flag(), t0, pw_clock_ticks(), -1, 0,
 		     saved == EFAULT ? 0 : pw_intern_path(path), saved);
-	pw_self.guard = 0;
+	pw_guard_set(0);
 	errno = saved;
 }
 
@@ -400,15 +400,15 @@ PW_EXPORT int execle(const char *path, const char *arg, ...)
 	PW_EXPORT __attribute__((noreturn)) void name(int status)                \
 	{                                                                        \
 		PW_RESOLVE(name);                                                \
-		if (pw_seg && pw_thread_allows(pw_recording)) {                  \
+		if (pw_seg && pw_thread_allows(pw_recording_now())) {                  \
 			if (PW_SHOULD_RECORD(PROCESS, ev)) {                     \
-				pw_self.guard = PW_GUARD_RECORDING;              \
+				pw_guard_set(PW_GUARD_RECORDING);              \
 				uint64_t now = pw_clock_ticks();                 \
 				pw_emit_call(PW_EV_##ev | pw_outside_flag(), now, now, 0, (uint64_t)status, 0, 0); \
 			}                                                        \
-			pw_self.guard = PW_GUARD_INTERNAL;                       \
+			pw_guard_set(PW_GUARD_INTERNAL);                       \
 			pw_note_exit(status, finished);                          \
-			pw_self.guard = 0; /* atexit handlers are recorded */    \
+			pw_guard_set(0); /* atexit handlers are recorded */    \
 		}                                                                \
 		real_##name(status);                                             \
 		__builtin_unreachable();                                         \
@@ -477,9 +477,9 @@ static int pw_main(int argc, char **argv, char **envp)
 	int status = real_main(argc, argv, envp);
 	if (pw_seg) {
 		uint8_t guard = pw_self.guard;
-		pw_self.guard = PW_GUARD_INTERNAL;
+		pw_guard_set(PW_GUARD_INTERNAL);
 		pw_note_exit(status, 0);
-		pw_self.guard = guard;
+		pw_guard_set(guard);
 	}
 	return status;
 }

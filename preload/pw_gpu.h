@@ -221,19 +221,19 @@ static inline __attribute__((always_inline)) void pw_api_init(struct pw_rec_api 
 		pw_self.gpu_depth = nested_;                                                              \
 		if (corr_)                                                                                \
 			pw_cupti_pop();                                                                   \
-		pw_self.guard = PW_GUARD_INTERNAL;                                                        \
+		pw_guard_set(PW_GUARD_INTERNAL);                                                        \
 		pw_api_init(&r, PW_EV_##ev, (int64_t)ret, sub0);                                          \
 		if (nested_)                                                                              \
 			r.c.h.type |= PW_REC_NESTED;                                                      \
 		r.corr = corr_;                                                                           \
 		__VA_ARGS__;                                                                              \
-		pw_self.guard = PW_GUARD_RECORDING;                                                       \
+		pw_guard_set(PW_GUARD_RECORDING);                                                       \
 		if (PW_UNLIKELY(pw_stacks_on) && ((int64_t)(r.c.t1 - r.c.t0) >= pw_stack_min_ticks ||     \
 						  pw_kind_always_stacked(PW_EVKIND_##ev, r.sub)))         \
 			pw_emit_with_stack(&r, sizeof r);                                                 \
 		else                                                                                      \
 			pw_emit_api(&r);                                                                  \
-		pw_self.guard = 0;                                                                        \
+		pw_guard_set(0);                                                                        \
 		errno = errno_;                                                                           \
 		return ret;                                                                               \
 	}

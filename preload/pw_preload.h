@@ -90,8 +90,25 @@ int pw_unwind_close(int fd);
 
 extern __thread struct pw_thread pw_self __attribute__((tls_model("initial-exec")));
 
-/* Domains being recorded, 0 while the preload is passive: one load decides whether a wrapper records. */
-extern uint32_t pw_recording;
+/* Sets the calling thread's guard. A signal handler on this thread reads it (pw_guard_allows), so the compiler
+ * must neither move profiler work above a store that sets it nor below one that clears it: the store sits
+ * between two signal fences (compiler barriers, no instruction). */
+static inline __attribute__((always_inline)) void pw_guard_set(uint8_t v)
+{
+	atomic_signal_fence(memory_order_seq_cst);
+	pw_self.guard = v;
+	atomic_signal_fence(memory_order_seq_cst);
+}
+
+/* Domains being recorded, 0 while the preload is passive: one load decides whether a wrapper records.
+ * Atomic because signal handlers and other threads read it while it changes (start, exit, a clone on its
+ * creator's TLS); relaxed, since it orders nothing else. */
+extern _Atomic uint32_t pw_recording;
+
+static inline uint32_t pw_recording_now(void)
+{
+	return atomic_load_explicit(&pw_recording, memory_order_relaxed);
+}
 extern struct pw_seg_header *pw_seg;
 extern struct pw_config pw_cfg;
 
@@ -270,7 +287,7 @@ static inline int pw_thread_allows(uint32_t recording)
  * the capture window is open. */
 static inline int pw_should_record(enum pw_domain dom)
 {
-	uint32_t recording = pw_recording;
+	uint32_t recording = pw_recording_now();
 	if (!(((recording & pw_window_now()) >> dom) & 1))
 		return 0;
 	return pw_thread_allows(recording);
@@ -280,7 +297,7 @@ static inline int pw_should_record(enum pw_domain dom)
  * capture window, flagged PW_REC_OUTSIDE, so that descriptors opened before a window still have names. */
 static inline int pw_should_track(enum pw_domain dom)
 {
-	uint32_t recording = pw_recording;
+	uint32_t recording = pw_recording_now();
 	if (!((recording >> dom) & 1))
 		return 0;
 	return pw_thread_allows(recording);
@@ -385,7 +402,7 @@ void pw_resolve_all(void);
 	do {                                                                                              \
 		uint64_t t1_ = pw_clock_ticks();                                                          \
 		int errno_ = errno;                                                                       \
-		pw_self.guard = PW_GUARD_RECORDING;                                                       \
+		pw_guard_set(PW_GUARD_RECORDING);                                                       \
 		uint16_t type_ = PW_EV_##ev | (pw_kind_tracked(PW_EVKIND_##ev) ? pw_outside_flag() : 0);       \
 		int err_ = (failed) ? (errno_ ? errno_ : PW_ERR_NO_ERRNO) : 0;                            \
 		if (PW_UNLIKELY((int64_t)(t1_ - t0_) >= pw_stack_min_ticks))                              \
@@ -394,7 +411,7 @@ void pw_resolve_all(void);
 		else                                                                                      \
 			pw_emit_call(type_, t0_, t1_, (int64_t)(intptr_t)(ret), (uint64_t)(uintptr_t)(a0),   \
 				     (uint64_t)(uintptr_t)(a1), err_);                                    \
-		pw_self.guard = 0;                                                                        \
+		pw_guard_set(0);                                                                        \
 		errno = errno_;                                                                           \
 	} while (0)
 

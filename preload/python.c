@@ -266,9 +266,9 @@ static void write_frames(void *start)
 		r.c.h.type = PW_EV_PY_STACK | PW_REC_STACK;
 		r.c.h.size8 = sizeof r / 8;
 		r.c.t0 = r.c.t1 = pw_clock_ticks();
-		pw_self.guard = PW_GUARD_RECORDING;
+		pw_guard_set(PW_GUARD_RECORDING);
 		pw_emit_record(&r, sizeof r);
-		pw_self.guard = PW_GUARD_INTERNAL;
+		pw_guard_set(PW_GUARD_INTERNAL);
 	}
 }
 
@@ -295,7 +295,7 @@ static int profile_hook(void *obj, void *frame, int what, void *arg)
 			t->py_call_gen = 0;
 		return 0;
 	}
-	t->guard = PW_GUARD_INTERNAL;
+	pw_guard_set(PW_GUARD_INTERNAL);
 	int saved_errno = errno; /* inside the program's C code, between its calls */
 	int exact = t->py_pending && returned && t->py_pending_gen && t->py_pending_gen == t->py_call_gen;
 	if (exact || !t->py_pending) {
@@ -313,7 +313,7 @@ static int profile_hook(void *obj, void *frame, int what, void *arg)
 	else if (returned)
 		t->py_call_gen = 0;
 	errno = saved_errno;
-	t->guard = 0;
+	pw_guard_set(0);
 	return 0;
 }
 
@@ -398,7 +398,7 @@ static int install_hooks(void *unused)
 {
 	(void)unused;
 	uint8_t guard = pw_self.guard;
-	pw_self.guard = PW_GUARD_INTERNAL;
+	pw_guard_set(PW_GUARD_INTERNAL);
 	int saved_errno = errno;
 	void *et, *ev, *tb;
 	py.Err_Fetch(&et, &ev, &tb);
@@ -420,7 +420,7 @@ static int install_hooks(void *unused)
 	py.Err_Restore(et, ev, tb);
 	atomic_store(&install_requested, 0);
 	errno = saved_errno;
-	pw_self.guard = guard;
+	pw_guard_set(guard);
 	return 0;
 }
 
@@ -467,9 +467,9 @@ PW_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void
 	if (PW_UNLIKELY(!new_threads_hooked) && atomic_load_explicit(&py_ready, memory_order_acquire) &&
 	    pw_stacks_on == PW_STACKS_ALL && !pw_self.guard && pw_py_thread_state() == 1) {
 		int saved_errno = errno;
-		pw_self.guard = PW_GUARD_INTERNAL;
+		pw_guard_set(PW_GUARD_INTERNAL);
 		hook_new_threads();
-		pw_self.guard = 0;
+		pw_guard_set(0);
 		errno = saved_errno;
 	}
 	return real_pthread_create(thread, attr, start, arg);

@@ -354,9 +354,9 @@ static uint16_t native_frames(uint64_t *ips, uintptr_t interrupted_ip, int *trun
 {
 	void *raw[PW_STACK_MAX_NATIVE + 16];
 	uint8_t guard = pw_self.guard;
-	pw_self.guard = PW_GUARD_UNWIND;
+	pw_guard_set(PW_GUARD_UNWIND);
 	int n = unwinder.backtrace ? unwinder.backtrace(raw, (int)(sizeof raw / sizeof raw[0])) : 0;
-	pw_self.guard = guard;
+	pw_guard_set(guard);
 	int from = 0;
 	while (from < n && (uintptr_t)raw[from] >= self_lo && (uintptr_t)raw[from] < self_hi)
 		from++;
@@ -450,7 +450,6 @@ static sigset_t async_signals;
 
 void pw_emit_with_stack(const void *rec, size_t size)
 {
-	struct pw_thread *t = &pw_self;
 	uint64_t buf[32]; /* the largest record with a stack: struct pw_rec_api + 8 */
 	const struct pw_rec_hdr *h = rec;
 	if (size + 8 > sizeof buf || (h->type & PW_REC_OUTSIDE) || !pw_stacks_on) {
@@ -462,9 +461,9 @@ void pw_emit_with_stack(const void *rec, size_t size)
 	 * handlers' calls then find the guard at RECORDING and are counted as skipped). */
 	sigset_t old;
 	pthread_sigmask(SIG_BLOCK, &async_signals, &old);
-	t->guard = PW_GUARD_INTERNAL;
+	pw_guard_set(PW_GUARD_INTERNAL);
 	uint64_t stack = capture(0, 0);
-	t->guard = PW_GUARD_RECORDING;
+	pw_guard_set(PW_GUARD_RECORDING);
 	if (!stack) {
 		pw_emit_record(rec, size);
 	} else {
@@ -506,7 +505,7 @@ static void on_sample(int sig, siginfo_t *si, void *ucontext)
 	(void)si;
 	int saved_errno = errno;
 	struct pw_thread *t = &pw_self;
-	if (!pw_seg || !pw_recording || !(pw_window_now() & (1u << PW_DOM_PROCESS))) {
+	if (!pw_seg || !pw_recording_now() || !(pw_window_now() & (1u << PW_DOM_PROCESS))) {
 		errno = saved_errno;
 		return;
 	}
@@ -516,7 +515,7 @@ static void on_sample(int sig, siginfo_t *si, void *ucontext)
 		errno = saved_errno;
 		return;
 	}
-	t->guard = PW_GUARD_INTERNAL;
+	pw_guard_set(PW_GUARD_INTERNAL);
 	uintptr_t ip = 0;
 #if defined(__x86_64__)
 	ip = (uintptr_t)((ucontext_t *)ucontext)->uc_mcontext.gregs[REG_RIP];
@@ -535,9 +534,9 @@ static void on_sample(int sig, siginfo_t *si, void *ucontext)
 	r.c.h.size8 = sizeof r / 8;
 	r.c.t0 = r.c.t1 = now;
 	r.c.arg0 = sample_period_ns;
-	t->guard = PW_GUARD_RECORDING;
+	pw_guard_set(PW_GUARD_RECORDING);
 	pw_emit_record(&r, sizeof r);
-	t->guard = 0;
+	pw_guard_set(0);
 	errno = saved_errno;
 }
 
@@ -549,9 +548,9 @@ void pw_sample_thread_start(struct pw_thread *t)
 	uint64_t ips[PW_STACK_MAX_NATIVE];
 	int truncated, interrupted;
 	uint8_t guard = t->guard;
-	t->guard = PW_GUARD_INTERNAL;
+	pw_guard_set(PW_GUARD_INTERNAL);
 	native_frames(ips, 0, &truncated, &interrupted);
-	t->guard = guard;
+	pw_guard_set(guard);
 	struct sigevent sev;
 	memset(&sev, 0, sizeof sev);
 	sev.sigev_notify = SIGEV_THREAD_ID;
@@ -644,15 +643,15 @@ void pw_stacks_start(void)
 	pw_stack_min_ticks = (int64_t)((double)pw_cfg.stack_threshold_ns * rate);
 	/* per-thread caches: no lock in the unwinder, so a sample may interrupt an unwind on another thread */
 	uint8_t guard = pw_self.guard;
-	pw_self.guard = PW_GUARD_UNWIND; /* libunwind's set-up would make its pipe (PW_UNWIND_ANSWER) */
+	pw_guard_set(PW_GUARD_UNWIND); /* libunwind's set-up would make its pipe (PW_UNWIND_ANSWER) */
 	if (unwinder_load() < 0) {
-		pw_self.guard = guard;
+		pw_guard_set(guard);
 		if (!pw_cfg.quiet)
 			dprintf(2, "profwrap: libunwind.so.8 cannot be loaded; calls are recorded without call stacks\n");
 		return;
 	}
 	unwinder.set_caching_policy(*unwinder.local_addr_space, UNW_CACHE_PER_THREAD);
-	pw_self.guard = guard;
+	pw_guard_set(guard);
 	pw_stacks_on = pw_cfg.stacks;
 	/* A fork child lists its objects at its first capture: dl_iterate_phdr's lock may have been held by
 	 * another thread of the parent at the fork, and glibc does not reset that one in the child. */
@@ -671,11 +670,11 @@ void pw_stacks_after_dlopen(void *handle, const char *path)
 	if (!pw_stacks_on)
 		return;
 	uint8_t guard = pw_self.guard;
-	pw_self.guard = PW_GUARD_INTERNAL;
+	pw_guard_set(PW_GUARD_INTERNAL);
 	list_modules();
 	const char *base = path ? strrchr(path, '/') : NULL;
 	base = base ? base + 1 : path;
 	if (pw_stacks_on == PW_STACKS_ALL && base && strncmp(base, "libpython", 9) == 0)
 		pw_py_detect(handle);
-	pw_self.guard = guard;
+	pw_guard_set(guard);
 }
