@@ -224,8 +224,13 @@ int pw_py_thread_state(void);
 /* Appends the calling thread's Python frames (it holds the GIL) to a stack being built: buf has cap bytes
  * free. Returns the bytes written, *count the frames, *truncated set when frames were left out. */
 size_t pw_py_frames(uint8_t *buf, size_t cap, uint16_t *count, int *truncated);
-/* The thread holds the GIL: the profile hook on the interpreter's threads now, if this one lacks it, so that
- * their later calls made without the GIL get their frames. */
+/* Whether the calling thread's frames can be read without the GIL (CPython 3.11 to 3.13, its layout learnt
+ * and checked), and that read, as pw_py_frames. */
+int pw_py_direct_ready(void);
+size_t pw_py_frames_direct(uint8_t *buf, size_t cap, uint16_t *count, int *truncated);
+/* The thread holds the GIL: learns the layout for reading frames directly, once; where that cannot serve,
+ * the profile hook on the interpreter's threads now, if this one lacks it, so that their later calls made
+ * without the GIL get their frames. */
 void pw_py_install_held(void);
 /* The thread runs Python without the GIL: have its frames follow in a PW_K_PYSTACK record once it holds
  * the GIL again (the profile hook, installed on the interpreter's threads from the main thread). */

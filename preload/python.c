@@ -17,8 +17,12 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #include "pw_preload.h"
 
@@ -64,6 +68,10 @@ static struct {
 	void *(*Unicode_FromString)(const char *);
 	int (*Object_SetAttrString)(void *, const char *, void *);
 	void *None;
+	const char *(*GetVersion)(void);
+	int (*Code_Addr2Line)(void *, int); /* may be missing */
+	void *CodeType;                     /* &PyCode_Type */
+	void *UnicodeType;                  /* &PyUnicode_Type */
 } py;
 static _Atomic int py_ready;
 static int py_no_qualname; /* before 3.11 code objects have no co_qualname */
@@ -107,6 +115,10 @@ void pw_py_detect(void *handle)
 		{&py.Unicode_FromString, "PyUnicode_FromString", NULL, 1},
 		{&py.Object_SetAttrString, "PyObject_SetAttrString", NULL, 1},
 		{&py.None, "_Py_NoneStruct", NULL, 1},
+		{&py.GetVersion, "Py_GetVersion", NULL, 1},
+		{&py.CodeType, "PyCode_Type", NULL, 1},
+		{&py.UnicodeType, "PyUnicode_Type", NULL, 1},
+		{&py.Code_Addr2Line, "PyCode_Addr2Line", NULL, 0},
 		{&py.IsFinalizing, "Py_IsFinalizing", "_Py_IsFinalizing", 0},
 		{&py.Eval_SetProfileOf, "_PyEval_SetProfile", NULL, 0},
 		{&py.Eval_SetProfileAllThreads, "PyEval_SetProfileAllThreads", NULL, 0},
@@ -175,6 +187,17 @@ static size_t code_string(void *code, const char *name, char *dst, size_t max, i
 	return n;
 }
 
+/* Finishes the frame whose file and function text are in place after its header at at: its line (none when
+ * not positive), the header, the padding. Returns its size. */
+static size_t frame_put(uint8_t *at, struct pw_py_frame *f, int line)
+{
+	f->line = line > 0 ? (uint32_t)line : 0;
+	memcpy(at, f, sizeof *f);
+	size_t size = pw_py_frame_size(f->file_len, f->func_len);
+	memset(at + sizeof *f + f->file_len + f->func_len, 0, size - sizeof *f - f->file_len - f->func_len);
+	return size;
+}
+
 /* Appends frame and its callers (frame is a new reference, consumed). GIL held; the error indicator is
  * saved and restored around the walk, since the hook runs while exceptions propagate. */
 static size_t walk(void *frame, uint8_t *buf, size_t cap, uint16_t *count, int *truncated)
@@ -205,13 +228,7 @@ static size_t walk(void *frame, uint8_t *buf, size_t cap, uint16_t *count, int *
 			f.func_len = (uint16_t)n;
 			py.DecRef(code);
 		}
-		int line = py.Frame_GetLineNumber(frame);
-		f.line = line > 0 ? (uint32_t)line : 0;
-		memcpy(buf + used, &f, sizeof f);
-		size_t size = pw_py_frame_size(f.file_len, f.func_len);
-		memset(buf + used + sizeof f + f.file_len + f.func_len, 0,
-		       size - sizeof f - f.file_len - f.func_len);
-		used += size;
+		used += frame_put(buf + used, &f, py.Frame_GetLineNumber(frame));
 		(*count)++;
 		void *back = py.Frame_GetBack(frame);
 		py.DecRef(frame);
@@ -247,6 +264,246 @@ size_t pw_py_frames(uint8_t *buf, size_t cap, uint16_t *count, int *truncated)
 	return len;
 }
 
+/* ---- frames read directly (CPython 3.11 to 3.13) ----
+ *
+ * A call made without the GIL cannot use the C API, but its thread's frames cannot change until it returns
+ * to Python: they are read from the interpreter's own structures, so that no profile hook has to cost every
+ * Python call (the hook, below, is what other versions keep). The layout is learnt once, on a thread that
+ * holds the GIL inside a slow call, by finding in the structures the pointers the C API hands out (the frame
+ * object's interpreter frame, the thread state's current frame, the code, the caller, the code's file and
+ * name), every read of the search going through process_vm_readv so that a wrong guess cannot fault, and it
+ * is used only once a walk of that thread's frames by it gives, byte for byte, what the C API gives. Line
+ * numbers come from PyCode_Addr2Line, which only reads the code object's immutable location table. */
+
+#define PY_FRAME_IFRAME 24   /* PyFrameObject: PyObject_HEAD, f_back, then f_frame (3.11 to 3.13) */
+#define PY_IFRAME_OWNER 70   /* _PyInterpreterFrame.owner: after eight pointers, stacktop and two bytes */
+#define PY_OWNED_BY_CSTACK 3 /* 3.12+: the shim frame of a call from C into Python */
+#define PY_STR_STATE 32      /* PyASCIIObject.state, after PyObject_HEAD, length and hash */
+#define PY_STR_COMPACT_ASCII 0x60
+#define PY_SCAN 64           /* words searched in each structure */
+#define PY_LEARN_TRIES 8
+
+static struct {
+	_Atomic int state; /* 0: not learnt yet, 1: usable, -1: not for this interpreter */
+	int tries;
+	int minor;
+	size_t ts_frame; /* PyThreadState: current_frame (3.13) or cframe (3.11, 3.12) */
+	ssize_t cf_frame; /* _PyCFrame.current_frame, -1 without a cframe (3.13) */
+	size_t if_code, if_prev, if_instr;
+	size_t co_file, co_name, co_start; /* co_name: co_qualname's place */
+	size_t str_data; /* where a compact string's characters (ASCII) or utf8_length, utf8 (others) start */
+} lay;
+
+/* Copies n bytes at src, or fails (-1) where they are not readable. */
+static int peek(void *dst, const void *src, size_t n)
+{
+	struct iovec local = {dst, n}, remote = {(void *)src, n};
+	return syscall(SYS_process_vm_readv, getpid(), &local, 1UL, &remote, 1UL, 0UL) == (ssize_t)n ? 0 : -1;
+}
+
+static void *peek_ptr(const void *at)
+{
+	void *p = NULL;
+	return peek(&p, at, sizeof p) == 0 ? p : NULL;
+}
+
+/* The offset in obj's first PY_SCAN words of the first word from offset from on equal to want, or -1. */
+static ssize_t find_word_from(const void *obj, const void *want, size_t from)
+{
+	void *w[PY_SCAN];
+	if (!obj || peek(w, obj, sizeof w) < 0)
+		return -1;
+	for (size_t i = from / sizeof w[0]; i < PY_SCAN; i++)
+		if (w[i] == want)
+			return (ssize_t)(i * sizeof w[0]);
+	return -1;
+}
+
+static ssize_t find_word(const void *obj, const void *want)
+{
+	return find_word_from(obj, want, 0);
+}
+
+/* 3.11 and 3.12 keep the current frame in a _PyCFrame the thread state points to; 3.13 in the thread state. */
+static ssize_t find_current_frame(const void *ts, const void *iframe)
+{
+	if (lay.cf_frame < 0)
+		return find_word(ts, iframe);
+	void *w[PY_SCAN];
+	if (peek(w, ts, sizeof w) < 0)
+		return -1;
+	for (size_t i = 0; i < PY_SCAN; i++)
+		if (w[i] && !((uintptr_t)w[i] & 7) && peek_ptr((char *)w[i] + lay.cf_frame) == iframe)
+			return (ssize_t)(i * sizeof w[0]);
+	return -1;
+}
+
+static void *iframe_current(void *ts)
+{
+	void *at = (char *)ts + lay.ts_frame;
+	if (lay.cf_frame >= 0) {
+		void *cf = *(void **)at;
+		return cf ? *(void **)((char *)cf + lay.cf_frame) : NULL;
+	}
+	return *(void **)at;
+}
+
+/* The UTF-8 of a str object, or none when it is not one or has no UTF-8 form yet. */
+static size_t direct_string(const void *o, char *dst, size_t max)
+{
+	if (!o || *(void *const *)((const char *)o + 8) != py.UnicodeType)
+		return 0;
+	uint32_t state = *(const uint32_t *)((const char *)o + PY_STR_STATE);
+	ssize_t len = *(const ssize_t *)((const char *)o + 16);
+	const char *s;
+	if ((state & PY_STR_COMPACT_ASCII) == PY_STR_COMPACT_ASCII) {
+		s = (const char *)o + lay.str_data;
+	} else if (state & 0x20) { /* compact, not ASCII: its cached UTF-8, if made */
+		len = *(const ssize_t *)((const char *)o + lay.str_data);
+		s = *(const char *const *)((const char *)o + lay.str_data + 8);
+	} else {
+		return 0;
+	}
+	return s && len > 0 ? copy_tail(dst, s, (size_t)len, max) : 0;
+}
+
+/* The calling thread's frames, read from the interpreter's structures (lay usable). */
+static size_t direct_walk(uint8_t *buf, size_t cap, uint16_t *count, int *truncated)
+{
+	void *ts = py.GILState_GetThisThreadState();
+	void *f = ts ? iframe_current(ts) : NULL;
+	size_t used = 0;
+	*count = 0;
+	*truncated = 0;
+	for (int hops = 0; f && hops < 4 * PW_STACK_MAX_PYTHON; hops++) {
+		char *ff = f;
+		void *code = *(void **)(ff + lay.if_code);
+		int shim = lay.minor >= 12 && ff[PY_IFRAME_OWNER] == PY_OWNED_BY_CSTACK;
+		if (!shim && code && *(void **)((char *)code + 8) == py.CodeType) {
+			if (*count == PW_STACK_MAX_PYTHON || cap - used < pw_py_frame_size(PY_FILE_MAX, PY_FUNC_MAX)) {
+				*truncated = 1;
+				break;
+			}
+			struct pw_py_frame fr = {0, 0, 0};
+			char *file = (char *)buf + used + sizeof fr;
+			fr.file_len = (uint16_t)direct_string(*(void **)((char *)code + lay.co_file), file, PY_FILE_MAX);
+			fr.func_len = (uint16_t)direct_string(*(void **)((char *)code + lay.co_name), file + fr.file_len,
+							      PY_FUNC_MAX);
+			uintptr_t instr = *(uintptr_t *)(ff + lay.if_instr), start = (uintptr_t)code + lay.co_start;
+			used += frame_put(buf + used, &fr, instr >= start ? py.Code_Addr2Line(code, (int)(instr - start)) : -1);
+			(*count)++;
+		}
+		f = *(void **)(ff + lay.if_prev);
+	}
+	return used;
+}
+
+/* Learns the layout from this thread's frames (GIL held, GC off, the error indicator saved). */
+static int learn_layout(void)
+{
+	const char *v = py.GetVersion();
+	int major = 0, minor = 0;
+	if (!py.Code_Addr2Line || sscanf(v, "%d.%d", &major, &minor) != 2 || major != 3 || minor < 11 ||
+	    minor > 13 || strstr(v, "free-threading"))
+		return -1;
+	lay.minor = minor;
+	lay.cf_frame = minor == 11 ? 8 : minor == 12 ? 0 : -1;
+	void *frame = py.Eval_GetFrame(), *ts = py.ThreadState_Get();
+	void *iframe = frame ? peek_ptr((char *)frame + PY_FRAME_IFRAME) : NULL;
+	void *back = frame ? py.Frame_GetBack(frame) : NULL;
+	void *code = frame ? py.Frame_GetCode(frame) : NULL;
+	void *file = code ? py.Object_GetAttrString(code, "co_filename") : NULL;
+	void *name = code ? py.Object_GetAttrString(code, "co_qualname") : NULL;
+	void *short_name = code ? py.Object_GetAttrString(code, "co_name") : NULL;
+	if (!file || !name || !short_name)
+		py.Err_Clear();
+	int rc = 0; /* 0: try again later (no caller frame to learn from yet) */
+	ssize_t at;
+	if (iframe && back && file && name && short_name && (at = find_current_frame(ts, iframe)) >= 0) {
+		lay.ts_frame = (size_t)at;
+		void *back_iframe = peek_ptr((char *)back + PY_FRAME_IFRAME);
+		ssize_t c = find_word(iframe, code), p = find_word(iframe, back_iframe), fi = find_word(code, file),
+			sn = find_word(code, short_name), n = find_word(code, name);
+		if (n >= 0 && n == sn) /* co_name and co_qualname the same object: co_qualname is the later field */
+			n = find_word_from(code, name, (size_t)sn + sizeof(void *));
+		void *type = peek_ptr((char *)code + 8);
+		ssize_t basic = 0, units = 0, str = -1;
+		if (type)
+			peek(&basic, (char *)type + 32, sizeof basic); /* tp_basicsize: where co_code_adaptive starts */
+		peek(&units, (char *)code + 16, sizeof units);     /* ob_size: its code units */
+		/* the instruction pointer: the word pointing into the code's instructions */
+		void *w[PY_SCAN];
+		ssize_t ins = -1;
+		if (basic > 0 && units > 0 && peek(w, iframe, sizeof w) == 0)
+			for (size_t i = 0; i < PY_SCAN && ins < 0; i++)
+				if ((uintptr_t)w[i] >= (uintptr_t)code + (size_t)basic &&
+				    (uintptr_t)w[i] < (uintptr_t)code + (size_t)basic + 2 * (size_t)units)
+					ins = (ssize_t)(i * sizeof w[0]);
+		/* a compact ASCII string's characters: after its header, the file's first bytes */
+		ssize_t flen = 0;
+		const char *ftext = py.Unicode_AsUTF8AndSize(file, &flen);
+		char head[8] = {0};
+		if (ftext && flen >= 8)
+			for (size_t off = 24; off <= 64 && str < 0; off += 8)
+				if (peek(head, (char *)file + off, 8) == 0 && memcmp(head, ftext, 8) == 0)
+					str = (ssize_t)off;
+		if (!ftext)
+			py.Err_Clear();
+		if (c >= 0 && p >= 0 && fi >= 0 && n >= 0 && ins >= 0 && str >= 0) {
+			lay.if_code = (size_t)c, lay.if_prev = (size_t)p, lay.if_instr = (size_t)ins;
+			lay.co_file = (size_t)fi, lay.co_name = (size_t)n, lay.co_start = (size_t)basic;
+			lay.str_data = (size_t)str;
+			rc = -1;
+			/* the check: both walks of this thread, byte for byte */
+			static uint8_t a[PW_STACK_MAX_PYTHON * 272], b[sizeof a];
+			uint16_t na = 0, nb = 0;
+			int ta = 0, tb = 0;
+			py.IncRef(frame);
+			size_t la = walk(frame, a, sizeof a, &na, &ta);
+			size_t lb = direct_walk(b, sizeof b, &nb, &tb);
+			if (la == lb && na == nb && ta == tb && na > 0 && memcmp(a, b, la) == 0)
+				rc = 1;
+		}
+	}
+	if (back)
+		py.DecRef(back);
+	if (code)
+		py.DecRef(code);
+	if (file)
+		py.DecRef(file);
+	if (name)
+		py.DecRef(name);
+	if (short_name)
+		py.DecRef(short_name);
+	return rc;
+}
+
+/* Learns the layout once, from a thread holding the GIL; a few tries for threads with no caller frame. */
+static void learn_layout_once(void)
+{
+	if (atomic_load_explicit(&lay.state, memory_order_acquire) != 0 || lay.tries >= PY_LEARN_TRIES)
+		return;
+	lay.tries++;
+	void *et, *ev, *tb;
+	py.Err_Fetch(&et, &ev, &tb);
+	int gc = begin_no_gc();
+	int rc = learn_layout();
+	end_no_gc(gc);
+	py.Err_Restore(et, ev, tb);
+	if (rc != 0 || lay.tries >= PY_LEARN_TRIES)
+		atomic_store_explicit(&lay.state, rc > 0 ? 1 : -1, memory_order_release);
+}
+
+int pw_py_direct_ready(void)
+{
+	return atomic_load_explicit(&lay.state, memory_order_acquire) == 1;
+}
+
+size_t pw_py_frames_direct(uint8_t *buf, size_t cap, uint16_t *count, int *truncated)
+{
+	return direct_walk(buf, cap, count, truncated);
+}
+
 /* Writes the thread's Python frames from start (a new reference, consumed; NULL: none, which closes the
  * pending calls with no Python frames) as a PW_K_PYSTACK record. Guard held. */
 static void write_frames(void *start)
@@ -270,6 +527,14 @@ static void write_frames(void *start)
 		pw_emit_record(&r, sizeof r);
 		pw_guard_set(PW_GUARD_INTERNAL);
 	}
+}
+
+/* Whether calls made without the GIL need the profile hook: the layout for reading frames directly is not
+ * usable, or CPU samples want the frames (a sample interrupts the thread anywhere: its structures may be
+ * half-written then). */
+static int hook_needed(void)
+{
+	return !pw_py_direct_ready() || pw_cfg.sample_hz;
 }
 
 static void hook_new_threads(void);
@@ -400,10 +665,11 @@ static int install_hooks(void *unused)
 	uint8_t guard = pw_self.guard;
 	pw_guard_set(PW_GUARD_INTERNAL);
 	int saved_errno = errno;
+	learn_layout_once(); /* frames read directly need no hook */
 	void *et, *ev, *tb;
 	py.Err_Fetch(&et, &ev, &tb);
 	int gc = begin_no_gc();
-	if (!has_profiler()) {
+	if (hook_needed() && !has_profiler()) {
 		if (py.Eval_SetProfileOf) {
 			void *interp = py.ThreadState_GetInterpreter(py.ThreadState_Get());
 			for (void *ts = py.InterpreterState_ThreadHead(interp); ts; ts = py.ThreadState_Next(ts))
@@ -416,7 +682,8 @@ static int install_hooks(void *unused)
 		}
 	}
 	end_no_gc(gc);
-	hook_new_threads();
+	if (hook_needed())
+		hook_new_threads();
 	py.Err_Restore(et, ev, tb);
 	atomic_store(&install_requested, 0);
 	errno = saved_errno;
@@ -427,6 +694,9 @@ static int install_hooks(void *unused)
 void pw_py_install_held(void)
 {
 	struct pw_thread *t = &pw_self;
+	learn_layout_once();
+	if (!hook_needed())
+		return;
 	if (!new_threads_hooked)
 		hook_new_threads();
 	if (t->py_hooked || t->py_installs >= 3)
@@ -458,7 +728,8 @@ void pw_py_defer(void)
 }
 
 /* Python starts a thread holding the GIL, and the thread runs no Python before it gets the GIL: the moment to
- * make sure threading gives it the hook (hook_new_threads), even when threading was imported after the hook
+ * learn the layout for reading frames directly (learn_layout_once), or where that cannot serve, to make sure
+ * threading gives the thread the hook (hook_new_threads), even when threading was imported after the hook
  * went on. Otherwise a plain call through. */
 PW_REAL(int, pthread_create, (pthread_t *, const pthread_attr_t *, void *(*)(void *), void *));
 PW_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*start)(void *), void *arg)
@@ -468,7 +739,9 @@ PW_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void
 	    pw_stacks_on == PW_STACKS_ALL && !pw_self.guard && pw_py_thread_state() == 1) {
 		int saved_errno = errno;
 		pw_guard_set(PW_GUARD_INTERNAL);
-		hook_new_threads();
+		learn_layout_once(); /* the new thread's calls will not need the hook then */
+		if (hook_needed())
+			hook_new_threads();
 		pw_guard_set(0);
 		errno = saved_errno;
 	}

@@ -14,6 +14,7 @@
 #include <libunwind.h>
 #include <link.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -389,11 +390,28 @@ static uint16_t native_frames(uint64_t *ips, uintptr_t interrupted_ip, int *trun
 	return count < 0 ? 0 : (uint16_t)count;
 }
 
-/* Python frames are built in one buffer: only a thread that holds the GIL writes Python frames, and the
- * flag keeps out anything else (another interpreter's GIL, a bug) by skipping the Python part. */
+/* Python frames are built in one of a few buffers, each taken with a flag: frames read directly (no GIL) can
+ * be taken by several threads at once. A thread that finds them all taken waits its turn briefly (the
+ * holders only copy frames), then goes without Python frames. */
 #define PY_BUF_SIZE (sizeof(struct pw_stack) + PW_STACK_MAX_NATIVE * 8 + PW_STACK_MAX_PYTHON * 272)
-static uint8_t py_buf[PY_BUF_SIZE];
-static _Atomic int py_buf_busy;
+#define PY_BUFS 4
+#define PY_BUF_TRIES 1000
+static uint8_t py_bufs[PY_BUFS][PY_BUF_SIZE];
+static _Atomic int py_buf_busy[PY_BUFS];
+
+/* A free buffer's index, taken, or -1. */
+static int py_buf_take(void)
+{
+	for (int tries = 0; tries < PY_BUF_TRIES; tries++) {
+		for (int i = 0; i < PY_BUFS; i++) {
+			int expected = 0;
+			if (atomic_compare_exchange_strong(&py_buf_busy[i], &expected, 1))
+				return i;
+		}
+		sched_yield();
+	}
+	return -1;
+}
 
 /* Captures the calling thread's stack and returns its reference (PW_STACK_PY_PENDING set when Python frames
  * are to follow), 0 when none was stored. Called with the guard at PW_GUARD_INTERNAL. */
@@ -413,21 +431,26 @@ static uint64_t capture(uintptr_t interrupted_ip, int in_signal)
 	uint64_t pending = 0;
 	if (pw_stacks_on == PW_STACKS_ALL && !in_signal) {
 		int py = pw_py_thread_state();
-		int expected = 0;
-		if (py == 1 && atomic_compare_exchange_strong(&py_buf_busy, &expected, 1)) {
+		int direct = py == 0 && pw_py_direct_ready();
+		int buf = py == 1 || direct ? py_buf_take() : -1;
+		if (buf >= 0) {
+			uint8_t *py_buf = py_bufs[buf];
 			uint16_t count = 0;
 			int py_truncated = 0;
-			size_t len = pw_py_frames(py_buf + native_len, sizeof py_buf - native_len, &count, &py_truncated);
+			size_t len = direct ? pw_py_frames_direct(py_buf + native_len, sizeof py_buf - native_len, &count,
+								  &py_truncated)
+					    : pw_py_frames(py_buf + native_len, sizeof py_buf - native_len, &count, &py_truncated);
 			b.s.python = count;
 			if (py_truncated)
 				b.s.flags |= PW_STACK_TRUNCATED;
 			memcpy(py_buf, &b, native_len);
 			pw_strref ref = pw_stack_store(py_buf, native_len + len);
-			atomic_store(&py_buf_busy, 0);
-			pw_py_install_held();
+			atomic_store(&py_buf_busy[buf], 0);
+			if (py == 1)
+				pw_py_install_held();
 			return ref;
 		}
-		if (py == 0) {
+		if (py == 0 && !direct) {
 			pw_py_defer();
 			pending = PW_STACK_PY_PENDING;
 		}
@@ -635,7 +658,8 @@ void pw_stacks_start(void)
 		memset(stack_slots, 0, sizeof stack_slots);
 		atomic_store(&nmodules, 0);
 		pthread_mutex_init(&modules_lock, NULL);
-		atomic_store(&py_buf_busy, 0);
+		for (int i = 0; i < PY_BUFS; i++)
+			atomic_store(&py_buf_busy[i], 0);
 		pw_py_after_fork();
 	} else {
 		rate = pw_clock_use_tsc ? ticks_per_ns() : 1.0;

@@ -31,8 +31,11 @@ COLLECTOR = os.path.join(BIN_DIR, "profwrap-collector")
 LIB = os.path.join(BIN_DIR, "libprofwrap.so")
 
 # The interpreter the targets run: a real binary, not a version manager's shim script (a pyenv shim is a
-# bash script that would show up as processes of its own and spawn many more).
-if os.access("/usr/bin/python3", os.X_OK):
+# bash script that would show up as processes of its own and spawn many more). PROFWRAP_TEST_PYTHON picks
+# another (to run the tests against each CPython version).
+if os.environ.get("PROFWRAP_TEST_PYTHON"):
+    PYTHON = os.environ["PROFWRAP_TEST_PYTHON"]
+elif os.access("/usr/bin/python3", os.X_OK):
     PYTHON = "/usr/bin/python3"
 else:
     PYTHON = os.path.realpath(sys.executable)

@@ -100,6 +100,8 @@ def main():
     else:
         sys.stderr.write("usage: py_stacks.py main N_STEP N_HELD | thread N_STEP N_HELD N_MAIN | join N_STEP N_HELD\n")
         sys.exit(2)
+    # profwrap's profile hook on the threads threading starts: set only where frames are not read directly
+    truth["profile_hook"] = getattr(threading, "_profile_hook", None) is not None
     print(json.dumps(truth))
 
 
