@@ -1,7 +1,7 @@
 """pycalls [N [RUNS]]: the cost of a Python function call, as readloop prints it (best of RUNS loops of N calls).
 
 First one time.sleep(0.001): a call above --stack-threshold made without the GIL, which wants its Python
-frames (--stacks=on): on CPython 3.11 to 3.13 profwrap reads them directly, elsewhere its profile hook goes
+frames (--stacks=on): on CPython 3.9 to 3.13 profwrap reads them directly, elsewhere its profile hook goes
 on the interpreter's threads; with --stacks=native neither. The difference between the two is what getting
 those frames costs every Python call and return."""
 import sys

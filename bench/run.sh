@@ -435,15 +435,15 @@ if command -v python3 >/dev/null 2>&1; then
 			set -- $(pick "py$mode")
 			case $mode in
 			native) note="no Python frames: no hook" ;;
-			on) note="Python frames for calls made without the GIL ($(python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])'): $([ "$(python3 -c 'import sys; print(int((3, 11) <= sys.version_info[:2] <= (3, 13)))')" = 1 ] && echo read directly || echo the profile hook))" ;;
+			on) note="Python frames for calls made without the GIL ($(python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])'): $([ "$(python3 -c 'import sys; print(int((3, 9) <= sys.version_info[:2] <= (3, 13)))')" = 1 ] && echo read directly || echo the profile hook))" ;;
 			esac
 			outf "$row_fmt" "profwrap --stacks=$mode" "$PY_N" 5 "$(fmt %.1f "$1")" "$(diff1 "$1" "$pyplain_cpu")" \
 				"$(fmt %.1f "$2")" "$(diff1 "$2" "$pyplain_wall")" "best of $ROUNDS; $note"
 		done
 		rule
-		out "A call of an empty Python function. With --stacks=on, CPython 3.11 to 3.13 have the frames of calls made"
-		out "without the GIL read from the interpreter's structures, which costs other calls nothing; older versions"
-		out "get them from a profile hook that the interpreter calls at every call and return (CPython's tracing path:"
+		out "A call of an empty Python function. With --stacks=on, CPython 3.9 to 3.13 have the frames of calls made"
+		out "without the GIL read from the interpreter's structures, which costs other calls nothing; --sample"
+		out "gets them from a profile hook that the interpreter calls at every call and return (CPython's tracing path:"
 		out "some 80 ns a call); --stacks=native never needs either."
 	fi
 	rm -rf "$TMP/py.native.d" "$TMP/py.on.d"

@@ -224,7 +224,7 @@ int pw_py_thread_state(void);
 /* Appends the calling thread's Python frames (it holds the GIL) to a stack being built: buf has cap bytes
  * free. Returns the bytes written, *count the frames, *truncated set when frames were left out. */
 size_t pw_py_frames(uint8_t *buf, size_t cap, uint16_t *count, int *truncated);
-/* Whether the calling thread's frames can be read without the GIL (CPython 3.11 to 3.13, its layout learnt
+/* Whether the calling thread's frames can be read without the GIL (CPython 3.9 to 3.13, its layout learnt
  * and checked), and that read, as pw_py_frames. */
 int pw_py_direct_ready(void);
 size_t pw_py_frames_direct(uint8_t *buf, size_t cap, uint16_t *count, int *truncated);

@@ -264,16 +264,17 @@ size_t pw_py_frames(uint8_t *buf, size_t cap, uint16_t *count, int *truncated)
 	return len;
 }
 
-/* ---- frames read directly (CPython 3.11 to 3.13) ----
+/* ---- frames read directly (CPython 3.9 to 3.13) ----
  *
  * A call made without the GIL cannot use the C API, but its thread's frames cannot change until it returns
  * to Python: they are read from the interpreter's own structures, so that no profile hook has to cost every
  * Python call (the hook, below, is what other versions keep). The layout is learnt once, on a thread that
  * holds the GIL inside a slow call, by finding in the structures the pointers the C API hands out (the frame
  * object's interpreter frame, the thread state's current frame, the code, the caller, the code's file and
- * name), every read of the search going through process_vm_readv so that a wrong guess cannot fault, and it
- * is used only once a walk of that thread's frames by it gives, byte for byte, what the C API gives. Line
- * numbers come from PyCode_Addr2Line, which only reads the code object's immutable location table. */
+ * name; before 3.11, where frames are the frame objects themselves, the int f_lasti that gives the lines of
+ * several frames), every read of the search going through process_vm_readv so that a wrong guess cannot
+ * fault, and it is used only once a walk of that thread's frames by it gives, byte for byte, what the C API
+ * gives. Line numbers come from PyCode_Addr2Line, which only reads the code object's immutable table. */
 
 #define PY_FRAME_IFRAME 24   /* PyFrameObject: PyObject_HEAD, f_back, then f_frame (3.11 to 3.13) */
 #define PY_IFRAME_OWNER 70   /* _PyInterpreterFrame.owner: after eight pointers, stacktop and two bytes */
@@ -287,8 +288,10 @@ static struct {
 	_Atomic int state; /* 0: not learnt yet, 1: usable, -1: not for this interpreter */
 	int tries;
 	int minor;
-	size_t ts_frame; /* PyThreadState: current_frame (3.13) or cframe (3.11, 3.12) */
+	size_t ts_frame; /* PyThreadState: frame (3.9, 3.10), cframe (3.11, 3.12) or current_frame (3.13) */
 	ssize_t cf_frame; /* _PyCFrame.current_frame, -1 without a cframe (3.13) */
+	int frame_objects; /* 3.9, 3.10: the frames are PyFrameObjects; if_instr is the int f_lasti, in units */
+	int lasti_unit;    /* bytes per f_lasti step: 2 (3.10), 1 (3.9) */
 	size_t if_code, if_prev, if_instr;
 	size_t co_file, co_name, co_start; /* co_name: co_qualname's place */
 	size_t str_data; /* where a compact string's characters (ASCII) or utf8_length, utf8 (others) start */
@@ -389,8 +392,14 @@ static size_t direct_walk(uint8_t *buf, size_t cap, uint16_t *count, int *trunca
 			fr.file_len = (uint16_t)direct_string(*(void **)((char *)code + lay.co_file), file, PY_FILE_MAX);
 			fr.func_len = (uint16_t)direct_string(*(void **)((char *)code + lay.co_name), file + fr.file_len,
 							      PY_FUNC_MAX);
-			uintptr_t instr = *(uintptr_t *)(ff + lay.if_instr), start = (uintptr_t)code + lay.co_start;
-			used += frame_put(buf + used, &fr, instr >= start ? py.Code_Addr2Line(code, (int)(instr - start)) : -1);
+			int line;
+			if (lay.frame_objects) {
+				line = py.Code_Addr2Line(code, *(int *)(ff + lay.if_instr) * lay.lasti_unit);
+			} else {
+				uintptr_t instr = *(uintptr_t *)(ff + lay.if_instr), start = (uintptr_t)code + lay.co_start;
+				line = instr >= start ? py.Code_Addr2Line(code, (int)(instr - start)) : -1;
+			}
+			used += frame_put(buf + used, &fr, line);
 			(*count)++;
 		}
 		f = *(void **)(ff + lay.if_prev);
@@ -398,43 +407,111 @@ static size_t direct_walk(uint8_t *buf, size_t cap, uint16_t *count, int *trunca
 	return used;
 }
 
+/* Bytes of code's bytecode (its co_code bytes object's size), 0 when unknown. */
+static ssize_t code_bytes(void *code)
+{
+	void *b = py.Object_GetAttrString(code, "co_code");
+	ssize_t n = 0;
+	if (!b)
+		py.Err_Clear();
+	else if (peek(&n, (char *)b + 16, sizeof n) < 0) /* ob_size */
+		n = 0;
+	if (b)
+		py.DecRef(b);
+	return n;
+}
+
+/* Before 3.11: the offset in frame objects of the int f_lasti: the one that, in each of frame and its callers
+ * (up to PY_LASTI_FRAMES of them), lies inside the code and gives the frame's line through PyCode_Addr2Line
+ * (lay.lasti_unit set); -1 when none does or fewer than two frames can tell. */
+#define PY_LASTI_FRAMES 8
+static ssize_t find_lasti(void *frame)
+{
+	struct {
+		int words[PY_SCAN];
+		void *code;
+		ssize_t len;
+		int line;
+	} fr[PY_LASTI_FRAMES];
+	size_t n = 0;
+	void *f = frame;
+	py.IncRef(f);
+	while (f && n < PY_LASTI_FRAMES) {
+		fr[n].code = py.Frame_GetCode(f);
+		fr[n].line = py.Frame_GetLineNumber(f);
+		fr[n].len = fr[n].code ? code_bytes(fr[n].code) : 0;
+		if (fr[n].len > 0 && peek(fr[n].words, f, sizeof fr[n].words) == 0)
+			n++;
+		else if (fr[n].code)
+			py.DecRef(fr[n].code);
+		void *back = py.Frame_GetBack(f);
+		py.DecRef(f);
+		f = back;
+	}
+	if (f)
+		py.DecRef(f);
+	ssize_t found = -1;
+	for (size_t i = 6; n >= 2 && i < PY_SCAN && found < 0; i++) { /* past the header, f_back and f_code */
+		size_t k = 0;
+		for (; k < n; k++) {
+			ssize_t at = (ssize_t)fr[k].words[i] * lay.lasti_unit;
+			if (at < 0 || at >= fr[k].len || py.Code_Addr2Line(fr[k].code, (int)at) != fr[k].line)
+				break;
+		}
+		if (k == n)
+			found = (ssize_t)(i * sizeof fr[0].words[0]);
+	}
+	for (size_t k = 0; k < n; k++)
+		py.DecRef(fr[k].code);
+	return found;
+}
+
 /* Learns the layout from this thread's frames (GIL held, GC off, the error indicator saved). */
 static int learn_layout(void)
 {
 	const char *v = py.GetVersion();
 	int major = 0, minor = 0;
-	if (!py.Code_Addr2Line || sscanf(v, "%d.%d", &major, &minor) != 2 || major != 3 || minor < 11 ||
+	if (!py.Code_Addr2Line || sscanf(v, "%d.%d", &major, &minor) != 2 || major != 3 || minor < 9 ||
 	    minor > 13 || strstr(v, "free-threading"))
 		return -1;
 	lay.minor = minor;
+	lay.frame_objects = minor <= 10;
+	lay.lasti_unit = minor == 10 ? 2 : 1;
 	lay.cf_frame = minor == 11 ? 8 : minor == 12 ? 0 : -1;
 	void *frame = py.Eval_GetFrame(), *ts = py.ThreadState_Get();
-	void *iframe = frame ? peek_ptr((char *)frame + PY_FRAME_IFRAME) : NULL;
+	void *iframe = !frame ? NULL : lay.frame_objects ? frame : peek_ptr((char *)frame + PY_FRAME_IFRAME);
 	void *back = frame ? py.Frame_GetBack(frame) : NULL;
 	void *code = frame ? py.Frame_GetCode(frame) : NULL;
 	void *file = code ? py.Object_GetAttrString(code, "co_filename") : NULL;
-	void *name = code ? py.Object_GetAttrString(code, "co_qualname") : NULL;
 	void *short_name = code ? py.Object_GetAttrString(code, "co_name") : NULL;
-	if (!file || !name || !short_name)
+	void *name = !code || lay.frame_objects ? NULL : py.Object_GetAttrString(code, "co_qualname");
+	if (!file || (!name && !lay.frame_objects) || !short_name)
 		py.Err_Clear();
+	if (lay.frame_objects && short_name) { /* before 3.11 the frames show co_name */
+		name = short_name;
+		py.IncRef(name);
+	}
 	int rc = 0; /* 0: try again later (no caller frame to learn from yet) */
 	ssize_t at;
 	if (iframe && back && file && name && short_name && (at = find_current_frame(ts, iframe)) >= 0) {
 		lay.ts_frame = (size_t)at;
-		void *back_iframe = peek_ptr((char *)back + PY_FRAME_IFRAME);
+		void *back_iframe = lay.frame_objects ? back : peek_ptr((char *)back + PY_FRAME_IFRAME);
 		ssize_t c = find_word(iframe, code), p = find_word(iframe, back_iframe), fi = find_word(code, file),
 			sn = find_word(code, short_name), n = find_word(code, name);
-		if (n >= 0 && n == sn) /* co_name and co_qualname the same object: co_qualname is the later field */
+		if (n >= 0 && n == sn && !lay.frame_objects) /* the same object: co_qualname is the later field */
 			n = find_word_from(code, name, (size_t)sn + sizeof(void *));
 		void *type = peek_ptr((char *)code + 8);
 		ssize_t basic = 0, units = 0, str = -1;
 		if (type)
 			peek(&basic, (char *)type + 32, sizeof basic); /* tp_basicsize: where co_code_adaptive starts */
 		peek(&units, (char *)code + 16, sizeof units);     /* ob_size: its code units */
-		/* the instruction pointer: the word pointing into the code's instructions */
+		/* the instruction pointer: the word pointing into the code's instructions; before 3.11, the int
+		 * f_lasti, found as the one that gives this frame's line and its caller's */
 		void *w[PY_SCAN];
 		ssize_t ins = -1;
-		if (basic > 0 && units > 0 && peek(w, iframe, sizeof w) == 0)
+		if (lay.frame_objects)
+			ins = find_lasti(frame);
+		else if (basic > 0 && units > 0 && peek(w, iframe, sizeof w) == 0)
 			for (size_t i = 0; i < PY_SCAN && ins < 0; i++)
 				if ((uintptr_t)w[i] >= (uintptr_t)code + (size_t)basic &&
 				    (uintptr_t)w[i] < (uintptr_t)code + (size_t)basic + 2 * (size_t)units)

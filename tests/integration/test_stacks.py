@@ -617,10 +617,10 @@ def target_python():
 
 def check_py(rep, truth, ctx_name):
     ctx = describe_callsites(rep)
-    # CPython 3.11 to 3.13 get the frames of calls made without the GIL read directly: no profile hook then
+    # CPython 3.9 to 3.13 get the frames of calls made without the GIL read directly: no profile hook then
     # (elsewhere the hook goes on from the main thread when the interpreter runs pending calls: no check).
     major, minor, free = target_python()
-    if (3, 11) <= (major, minor) <= (3, 13) and not free:
+    if (3, 9) <= (major, minor) <= (3, 13) and not free:
         check(not truth["profile_hook"], "%s: profwrap's profile hook set on threading (Python %d.%d, whose "
               "frames are read directly)", ctx_name, major, minor)
     steps = py_sites(rep, "step", "py_step", PY_SLEEP_CALLS)
