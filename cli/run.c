@@ -17,8 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../collector/analysis.h"
-#include "../collector/merge.h"
+#include "../collector/render.h"
 #include "../collector/salvage.h"
 #include "../collector/serve.h"
 #include "../common/pw_clock.h"
@@ -447,19 +446,14 @@ static int check_room(const char *out)
 /* Renders dir's reports from its raw traces. Returns 0, or 1 after a message. */
 static int report_dir(const char *dir, int quiet)
 {
-	struct pw_analysis a;
 	char err[1024];
-	if (pw_analyze(dir, &a, err, sizeof err) < 0)
+	struct pw_render_counts seen;
+	/* ranks without a report: summarise those there are */
+	if (pw_render(dir, NULL, 0, 1, &seen, err, sizeof err) < 0)
 		return say("%s", err);
-	int rc = pw_write_reports(&a, err, sizeof err);
-	if (rc > 0) /* ranks without a report: summarise those there are */
-		rc = pw_merge(dir, 0, err, sizeof err) < 0 ? -1 : 0;
-	if (rc < 0)
-		say("%s", err);
-	else if (!quiet)
-		say("wrote reports for %zu rank%s in %s", a.nranks, a.nranks == 1 ? "" : "s", dir);
-	pw_analysis_free(&a);
-	return rc < 0 ? 1 : 0;
+	if (!quiet)
+		say("wrote reports for %zu rank%s in %s", seen.reports, seen.reports == 1 ? "" : "s", dir);
+	return 0;
 }
 
 /* The collector died by a signal: what the processes recorded since is in their segments; it goes into the

@@ -2,8 +2,8 @@
 #include "analysis.h"
 
 #include "../common/pw_session.h"
+#include "file_names.h"
 #include "findings.h"
-#include "merge.h"
 #include "gpu_activity.h"
 #include "ranges.h"
 #include "stacks.h"
@@ -1152,21 +1152,6 @@ void pw_analysis_free(struct pw_analysis *a)
 	memset(a, 0, sizeof *a);
 }
 
-void pw_host_file_part(char *buf, size_t size, const char *host, size_t len)
-{
-	if (!host || !len) {
-		host = "unknown";
-		len = strlen(host);
-	}
-	size_t n = 0;
-	for (size_t i = 0; i < len && n + 1 < size && n < 64; i++)
-		buf[n++] = (isalnum((unsigned char)host[i]) || host[i] == '.' || host[i] == '-' || host[i] == '_')
-				   ? host[i]
-				   : '_';
-	if (size)
-		buf[n] = 0;
-}
-
 void pw_rank_file_base(const struct pw_rank_report *r, char *buf, size_t size)
 {
 	if (r->rank != PW_RANK_LAUNCHER) {
@@ -1178,29 +1163,3 @@ void pw_rank_file_base(const struct pw_rank_report *r, char *buf, size_t size)
 	snprintf(buf, size, "launcher-%s", host);
 }
 
-int pw_write_reports(const struct pw_analysis *a, char *err, size_t errlen)
-{
-	char path[4352], base[128];
-	for (size_t i = 0; i < a->nranks; i++) {
-		const struct pw_rank_report *r = &a->ranks[i];
-		pw_rank_file_base(r, base, sizeof base);
-		snprintf(path, sizeof path, "%s/%s.txt", a->out_dir, base);
-		if (pw_write_rank_text(a, r, path, err, errlen) < 0)
-			return -1;
-		snprintf(path, sizeof path, "%s/%s.json", a->out_dir, base);
-		if (pw_write_rank_json(a, r, path, err, errlen) < 0)
-			return -1;
-		snprintf(path, sizeof path, "%s/%s.trace.json", a->out_dir, base);
-		if (pw_write_rank_trace(a, r, path, err, errlen) < 0)
-			return -1;
-		snprintf(path, sizeof path, "%s/%s.folded", a->out_dir, base);
-		if (pw_stacks_write_folded(r, path, err, errlen) < 0)
-			return -1;
-	}
-	/* the last collector of a job to finish (several may share OUT) finds every rank there; a node's
-	 * collector that saw only launchers has no rank to add, nor one whose ranks the merge does not believe */
-	for (size_t i = 0; i < a->nranks; i++)
-		if (a->ranks[i].rank != PW_RANK_LAUNCHER && a->ranks[i].rank < PW_MERGE_MAX_WORLD)
-			return pw_merge(a->out_dir, 1, err, errlen);
-	return 0;
-}

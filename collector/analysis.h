@@ -166,27 +166,9 @@ int pw_analyze_files(const char *out_dir, char *const *names, size_t n, struct p
 /* The base name of a rank's report files: "rank<R>", or "launcher-<host>" for PW_RANK_LAUNCHER. */
 void pw_rank_file_base(const struct pw_rank_report *r, char *buf, size_t size);
 
-/* A host name (len bytes, not NUL-terminated) as part of a file name: at most 64 bytes of [A-Za-z0-9._-],
- * anything else as '_', "unknown" when empty. Writes a NUL-terminated string into buf. */
-void pw_host_file_part(char *buf, size_t size, const char *host, size_t len);
-
 /* Reads every .pwt file in OUT/raw. Returns 0, or -1 with a one-line reason in err (no raw directory, no raw file,
  * a file that cannot be read at all). Damaged files are read as far as they are whole. */
 int pw_analyze(const char *out_dir, struct pw_analysis *a, char *err, size_t errlen);
 void pw_analysis_free(struct pw_analysis *a);
-
-/* Writes OUT/rank<R>.txt, .json, .trace.json (and .folded when the rank has stacks) for every rank (and
- * launcher-<host>.* for launchers), then the cross-rank summary (merge.h) when every rank of the job has its
- * report in OUT. Returns 0; 1 when the summary waits for other ranks' reports (err says which); -1 with the
- * reason in err. */
-int pw_write_reports(const struct pw_analysis *a, char *err, size_t errlen);
-
-/* Individual writers (report_text.c, report_json.c, report_trace.c). Each returns 0 or -1 with err. */
-int pw_write_rank_text(const struct pw_analysis *a, const struct pw_rank_report *r, const char *path, char *err,
-		       size_t errlen);
-int pw_write_rank_json(const struct pw_analysis *a, const struct pw_rank_report *r, const char *path, char *err,
-		       size_t errlen);
-int pw_write_rank_trace(const struct pw_analysis *a, const struct pw_rank_report *r, const char *path, char *err,
-			size_t errlen);
 
 #endif

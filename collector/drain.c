@@ -19,7 +19,7 @@
 
 #include "../common/pw_clock.h"
 #include "../common/pw_session.h"
-#include "analysis.h"
+#include "file_names.h"
 #include "lane_walk.h"
 #include "rawfile.h"
 

@@ -1,6 +1,8 @@
 /* OUT/rank<R>.json: the figures of the text report for tools and tests. The keys written here are a contract
  * (docs and tests rely on them): add keys freely, never rename or drop one. */
 #define _GNU_SOURCE
+#include "report_json.h"
+
 #include <stdio.h>
 
 #include "analysis.h"

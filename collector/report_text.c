@@ -1,6 +1,8 @@
 /* OUT/rank<R>.txt: the human-first report of one rank. Plain ASCII, aligned tables, no trailing spaces:
  * it is read in terminals, diffed and pasted into issues. */
 #define _GNU_SOURCE
+#include "report_text.h"
+
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>

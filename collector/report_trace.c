@@ -29,6 +29,8 @@
  *      CUDA API slices they start from, are written after the process's other events.
  */
 #define _GNU_SOURCE
+#include "report_trace.h"
+
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>

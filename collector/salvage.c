@@ -19,7 +19,7 @@
 
 #include "../common/pw_ring.h"
 #include "../common/pw_session.h"
-#include "analysis.h"
+#include "render.h"
 #include "drain.h"
 #include "rawfile.h"
 
@@ -323,16 +323,9 @@ int pw_salvage(const char *out, int quiet, struct pw_salvage_result *r, char *er
 /* Renders dir's reports again after a salvage wrote into it. */
 static void render(const char *dir, int quiet)
 {
-	struct pw_analysis a;
 	char err[1024];
-	if (pw_analyze(dir, &a, err, sizeof err) < 0) {
-		if (!quiet)
-			fprintf(stderr, "profwrap: %s\n", err);
-		return;
-	}
-	if (pw_write_reports(&a, err, sizeof err) < 0 && !quiet)
+	if (pw_render(dir, NULL, 0, 0, NULL, err, sizeof err) < 0 && !quiet)
 		fprintf(stderr, "profwrap: %s\n", err);
-	pw_analysis_free(&a);
 }
 
 /* Session directories "s-<pid>-<nonce>" of CLIs that are gone: their socket, status and lock, then the

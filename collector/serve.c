@@ -19,7 +19,7 @@
 #include "../common/pw_clock.h"
 #include "../common/pw_ring.h"
 #include "../common/pw_session.h"
-#include "analysis.h"
+#include "render.h"
 #include "drain.h"
 
 #define MAX_PRODUCERS 4096
@@ -49,20 +49,13 @@ static void on_stop_signal(int sig)
 	(void)sig;
 	stop_requested = 1;
 }
+
 static uint64_t now_ns(void)
 {
 	return pw_clock_mono_ns();
 }
 
 #define log_line(s, ...) pw_collector_log((s)->o->quiet, __VA_ARGS__)
-
-static size_t ranks_seen(const struct pw_analysis *a)
-{
-	size_t n = 0;
-	for (size_t i = 0; i < a->nranks; i++)
-		n += a->ranks[i].rank != PW_RANK_LAUNCHER;
-	return n;
-}
 
 static int listen_on(struct server *s, const char *path)
 {
@@ -259,26 +252,23 @@ int pw_serve(const struct pw_serve_opts *o)
 	close(s->listen_fd);
 	unlink(sock_path);
 
-	struct pw_analysis a;
 	char err[512];
+	struct pw_render_counts seen;
+	int wr;
 	if (!had_producer) {
 		/* The CLI explains this itself (exec failed, or a static or setuid target). */
 		if (o->detached)
 			log_line(s, "no process connected; nothing to report");
 		rc = PW_SERVE_NOTHING_RECORDED;
-	} else if (pw_analyze_files(o->output, s->d.raw_names, s->d.nraw, &a, err, sizeof err) < 0) {
+	} else if ((wr = pw_render(o->output, s->d.raw_names, s->d.nraw, 0, &seen, err, sizeof err)) < 0) {
 		fprintf(stderr, "profwrap-collector: %s\n", err);
 	} else {
-		int wr = pw_write_reports(&a, err, sizeof err);
-		rc = wr < 0 ? 1 : 0;
-		if (wr < 0)
-			fprintf(stderr, "profwrap-collector: %s\n", err);
-		else if (wr > 0 && ranks_seen(&a) > 1 && !o->quiet)
+		rc = 0;
+		if (wr > 0 && seen.ranks > 1 && !o->quiet)
 			/* one collector for the job, and some of its ranks made no report (one per rank: the last
 			 * rank's collector writes the summary; they are silent) */
 			fprintf(stderr, "profwrap: no summary.txt: %s; `profwrap merge %s` writes it from the reports there\n",
 				err, o->output);
-		pw_analysis_free(&a);
 	}
 	pw_drain_free(&s->d);
 	if (s->live)

@@ -11,7 +11,7 @@
 #define _GNU_SOURCE
 #include "fuzz.h"
 
-#include "../../collector/analysis.h"
+#include "../../collector/render.h"
 
 static char dir[128], raw[160];
 

@@ -22,7 +22,7 @@
 
 #include <cmocka.h>
 
-#include "../../collector/analysis.h"
+#include "../../collector/render.h"
 #include "../../collector/rank_summary.h"
 #include "../../collector/rawfile.h"
 #include "out_fixture.h"

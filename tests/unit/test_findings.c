@@ -17,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "../../collector/analysis.h"
+#include "../../collector/render.h"
 #include "../../collector/findings.h"
 #include "../../collector/gpu_activity.h"
 #include "../../collector/rawfile.h"

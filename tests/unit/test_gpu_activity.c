@@ -20,7 +20,7 @@
 
 #include <cmocka.h>
 
-#include "../../collector/analysis.h"
+#include "../../collector/render.h"
 #include "../../collector/demangle.h"
 #include "../../collector/findings.h"
 #include "../../collector/gpu_activity.h"

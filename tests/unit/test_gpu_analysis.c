@@ -22,7 +22,7 @@
 
 #include <cmocka.h>
 
-#include "../../collector/analysis.h"
+#include "../../collector/render.h"
 #include "../../collector/gpu_analysis.h"
 #include "../../collector/gpu_names.h"
 #include "../../collector/rawfile.h"

@@ -24,7 +24,7 @@
 
 #include <cmocka.h>
 
-#include "../../collector/analysis.h"
+#include "../../collector/render.h"
 #include "../../collector/rawfile.h"
 #include "../../collector/stacks.h"
 #include "../../collector/symbolize.h"

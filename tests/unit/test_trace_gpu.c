@@ -21,7 +21,7 @@
 
 #include <cmocka.h>
 
-#include "../../collector/analysis.h"
+#include "../../collector/report_trace.h"
 #include "../../collector/rawfile.h"
 #include "json_reader.h"
 #include "out_files.h"
