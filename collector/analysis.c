@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include "analysis.h"
+#include "hash_index.h"
 
 #include "../common/pw_session.h"
 #include "file_names.h"
@@ -45,7 +46,7 @@ struct name_index {
 /* Never 0: 0 marks an empty slot. */
 static uint64_t hash_str(const char *s, size_t len)
 {
-	return pw_hash64(s, len) | 1;
+	return pw_hash_bytes(PW_HASH_SEED, s, len) | 1;
 }
 
 /* Finds the element of arr (elements of stride bytes that start with their name) named s; returns its

@@ -103,16 +103,6 @@ static void sort(void *base, size_t n, size_t size, int (*cmp)(const void *, con
 		qsort(base, n, size, cmp);
 }
 
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ull;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebull;
-	x ^= x >> 31;
-	return x;
-}
-
 static void time_stat_add(struct pw_act_time_stat *s, uint64_t dur)
 {
 	if (!s->count || dur < s->min_ns)
@@ -323,7 +313,7 @@ static uint32_t kernel_row(struct pw_act_report *a, const char *name, size_t len
 	const char *nul = memchr(name, 0, len);
 	if (nul)
 		len = (size_t)(nul - name);
-	uint64_t h = pw_hix_hash(mix64(pw_hash64(name, len) ^ mix64((uint64_t)(uint32_t)device << 32 | stream)));
+	uint64_t h = pw_hix_hash(pw_hash_mix(pw_hash_bytes(PW_HASH_SEED, name, len) ^ pw_hash_mix((uint64_t)(uint32_t)device << 32 | stream)));
 	struct kernel_key key = {a, name, len, device, stream};
 	int64_t pos = pw_hix_find(&w->kernel_ix, h, kernel_eq, &key);
 	if (pos >= 0)
@@ -377,7 +367,7 @@ static void note_graph_kernel(struct pw_act_report *a, const struct pw_act_file 
 	struct pw_act_work *w = a->work;
 	a->graph_kernels++;
 	struct graph_key key = {a, f->serial, graph_id, device};
-	uint64_t h = pw_hix_hash(mix64((uint64_t)graph_id << 32 | (uint32_t)device) ^ mix64(f->serial));
+	uint64_t h = pw_hix_hash(pw_hash_mix((uint64_t)graph_id << 32 | (uint32_t)device) ^ pw_hash_mix(f->serial));
 	int64_t pos = pw_hix_find(&w->graph_ix, h, graph_eq, &key);
 	struct pw_act_graph_row *r = &a->graphs_other;
 	if (pos >= 0) {
@@ -396,7 +386,7 @@ static void note_graph_kernel(struct pw_act_report *a, const struct pw_act_file 
 	r->kernels++;
 	r->total_ns = pw_sat_add(r->total_ns, dur);
 	struct graph_launch_key lk = {w, {f->serial, graph_id, corr}};
-	uint64_t lh = pw_hix_hash(mix64(f->serial ^ mix64((uint64_t)graph_id << 32 | corr)));
+	uint64_t lh = pw_hix_hash(pw_hash_mix(f->serial ^ pw_hash_mix((uint64_t)graph_id << 32 | corr)));
 	if (pw_hix_find(&w->graph_launch_ix, lh, graph_launch_eq, &lk) >= 0)
 		return;
 	r->launches++;
@@ -430,7 +420,7 @@ static uint32_t copy_row(struct pw_act_report *a, struct pw_act_copy_row proto)
 {
 	struct pw_act_work *w = a->work;
 	struct copy_key key = {a, copy_key_of(&proto)};
-	uint64_t h = pw_hix_hash(mix64(key.key));
+	uint64_t h = pw_hix_hash(pw_hash_mix(key.key));
 	int64_t pos = pw_hix_find(&w->copy_ix, h, copy_eq, &key);
 	if (pos >= 0)
 		return (uint32_t)pos;

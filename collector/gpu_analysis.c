@@ -28,16 +28,6 @@
 
 #define KERNEL_NAME_MAX 4096 /* bytes of a kernel name kept and compared; longer names are cut */
 
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ull;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebull;
-	x ^= x >> 31;
-	return x;
-}
-
 /* ---- working state ---- */
 
 struct launch_config {
@@ -447,7 +437,7 @@ static int note_gemm(struct pw_gpu_report *g, const struct pw_rec_api *a, uint64
 	uint64_t key[5] = {(uint64_t)k.ev | (uint64_t)k.dtype << 16 | (uint64_t)k.transa << 24 |
 				   (uint64_t)k.transb << 32,
 			   k.m, k.n, k.k, k.batch};
-	uint64_t h = pw_hix_hash(pw_hash64(key, sizeof key));
+	uint64_t h = pw_hix_hash(pw_hash_bytes(PW_HASH_SEED, key, sizeof key));
 	struct gemm_key ctx = {g, &k};
 	int64_t pos = pw_hix_find(&w->gemm_ix, h, gemm_eq, &ctx);
 	struct pw_gpu_other *o = &g->gemm_other;
@@ -521,7 +511,7 @@ static int note_launch(struct pw_gpu_report *g, const struct pw_raw_event *e, co
 		len = KERNEL_NAME_MAX;
 	if (memchr(name, 0, len))
 		len = strlen(name); /* a name with a NUL in it ends there (the NUL is within len) */
-	uint64_t h = pw_hix_hash(pw_hash64(name, len));
+	uint64_t h = pw_hix_hash(pw_hash_bytes(PW_HASH_SEED, name, len));
 	struct kernel_key ctx = {g, name, len};
 	int64_t pos = pw_hix_find(&w->kernel_ix, h, kernel_eq, &ctx);
 	int rc = 0;
@@ -573,7 +563,7 @@ static int error_eq(const void *ctx, uint32_t pos)
 static int note_error(struct pw_gpu_report *g, uint16_t ev, int64_t code)
 {
 	struct pw_gpu_work *w = g->work;
-	uint64_t h = pw_hix_hash(mix64((uint64_t)code * 0x9e3779b97f4a7c15ull ^ ev));
+	uint64_t h = pw_hix_hash(pw_hash_mix((uint64_t)code * 0x9e3779b97f4a7c15ull ^ ev));
 	struct error_key ctx = {g, ev, code};
 	int64_t pos = pw_hix_find(&w->error_ix, h, error_eq, &ctx);
 	if (pos < 0 && g->nerrors < PW_GPU_MAX_ERRORS) {
@@ -607,7 +597,7 @@ static int dnn_eq(const void *ctx, uint32_t pos)
 static int note_dnn_graph(struct pw_gpu_report *g, uint64_t mask, uint64_t dur)
 {
 	struct pw_gpu_work *w = g->work;
-	uint64_t h = pw_hix_hash(mix64(mask));
+	uint64_t h = pw_hix_hash(pw_hash_mix(mask));
 	struct dnn_key ctx = {g, mask};
 	int64_t pos = pw_hix_find(&w->dnn_ix, h, dnn_eq, &ctx);
 	int rc = 0;
@@ -812,7 +802,7 @@ static int note_device(struct pw_gpu_report *g, const struct pw_gpu_proc *gp, co
 	uint64_t stream = a->stream;
 	if (!stream && (a->sub & PW_API_PTSZ) && (kind == PW_K_GPU_MEMCPY || kind == PW_K_GPU_MEMSET))
 		stream = (uint64_t)1 << 63 | a->c.h.tid;
-	uint64_t key = pw_hix_hash(mix64(mix64(stream) ^ ((uint64_t)gp->serial * 0x9e3779b97f4a7c15ull)));
+	uint64_t key = pw_hix_hash(pw_hash_mix(pw_hash_mix(stream) ^ ((uint64_t)gp->serial * 0x9e3779b97f4a7c15ull)));
 	int added = key_set_add(&w->streams[i], key);
 	if (added < 0)
 		return -1;

@@ -15,6 +15,36 @@ struct pw_hix {
 /* Whether the entry at pos is the one looked for. */
 typedef int (*pw_hix_eq_fn)(const void *ctx, uint32_t pos);
 
+/* The collector's hash functions, one of each kind. pw_hash_bytes: FNV-1a over len bytes, continuing from h
+ * (start from PW_HASH_SEED), for names and byte strings; pw_hash_mix: the splitmix64 finaliser, for ids,
+ * counters and pointers; pw_hash_combine: h with v mixed in, for keys of several fields. */
+#define PW_HASH_SEED 0xcbf29ce484222325ull
+
+static inline uint64_t pw_hash_bytes(uint64_t h, const void *p, size_t len)
+{
+	const unsigned char *s = p;
+	for (size_t i = 0; i < len; i++) {
+		h ^= s[i];
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
+static inline uint64_t pw_hash_mix(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ull;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebull;
+	x ^= x >> 31;
+	return x;
+}
+
+static inline uint64_t pw_hash_combine(uint64_t h, uint64_t v)
+{
+	return pw_hash_mix(h ^ pw_hash_mix(v + 0x9e3779b97f4a7c15ull));
+}
+
 /* A hash as the index stores it: never 0, which marks an empty slot. */
 static inline uint64_t pw_hix_hash(uint64_t h)
 {

@@ -23,15 +23,6 @@ struct group {
 
 #define SEEN_MAX 8192u /* a power of two; past half of it the distinct names are no longer counted */
 
-static uint64_t hash_bytes(uint64_t h, const void *p, size_t len)
-{
-	const unsigned char *s = p;
-	for (size_t i = 0; i < len; i++) {
-		h ^= s[i];
-		h *= 0x100000001b3ull;
-	}
-	return h;
-}
 
 /* Counts a distinct name of a folded group. */
 static void note_folded_name(struct pw_range_report *r, struct group *g, const char *name)
@@ -40,7 +31,7 @@ static void note_folded_name(struct pw_range_report *r, struct group *g, const c
 		return;
 	if (g->nseen >= SEEN_MAX / 2)
 		return;
-	uint64_t h = pw_hix_hash(hash_bytes(0xcbf29ce484222325ull, name, strlen(name)));
+	uint64_t h = pw_hix_hash(pw_hash_bytes(PW_HASH_SEED, name, strlen(name)));
 	for (uint32_t i = 0; i < SEEN_MAX; i++) {
 		uint64_t *slot = &g->seen[(h + i) & (SEEN_MAX - 1)];
 		if (*slot == h)
@@ -128,11 +119,11 @@ const char *pw_capture_reason_name(int reason)
 
 static uint64_t key_hash(const char *domain, const char *name, int32_t depth, uint8_t kind)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
-	h = hash_bytes(h, domain, strlen(domain) + 1);
-	h = hash_bytes(h, name, strlen(name) + 1);
-	h = hash_bytes(h, &depth, sizeof depth);
-	h = hash_bytes(h, &kind, sizeof kind);
+	uint64_t h = PW_HASH_SEED;
+	h = pw_hash_bytes(h, domain, strlen(domain) + 1);
+	h = pw_hash_bytes(h, name, strlen(name) + 1);
+	h = pw_hash_bytes(h, &depth, sizeof depth);
+	h = pw_hash_bytes(h, &kind, sizeof kind);
 	return pw_hix_hash(h);
 }
 

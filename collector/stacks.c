@@ -69,7 +69,7 @@ static const char *intern(struct index *ix, const char *s, size_t len, int *oom)
 	if (!s)
 		return NULL;
 	struct str_key k = {ix, s, len};
-	uint64_t h = pw_hix_hash(pw_hash64(s, len));
+	uint64_t h = pw_hix_hash(pw_hash_bytes(PW_HASH_SEED, s, len));
 	int64_t at = pw_hix_find(&ix->strs_ix, h, str_eq, &k);
 	if (at >= 0)
 		return ix->strs[at];
@@ -96,13 +96,6 @@ static int frame_eq(const void *ctx, uint32_t pos)
 	/* interned strings: equal text is the same pointer */
 	return a->function == b->function && a->file == b->file && a->module == b->module && a->line == b->line &&
 	       a->offset == b->offset && a->python == b->python;
-}
-
-/* h with v mixed in (the tables' hashes of ids and pointers). Returns the new hash. */
-static uint64_t mix(uint64_t h, uint64_t v)
-{
-	h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-	return h * 0xff51afd7ed558ccdull;
 }
 
 const char *pw_stack_basename(const char *path)
@@ -140,11 +133,11 @@ static uint32_t frame_id(struct pw_stack_report *r, const struct pw_stack_frame 
 {
 	struct index *ix = r->index;
 	uint64_t h = (uint64_t)(uintptr_t)fr->function;
-	h = mix(h, (uint64_t)(uintptr_t)fr->file);
-	h = mix(h, (uint64_t)(uintptr_t)fr->module);
-	h = mix(h, fr->line);
-	h = mix(h, fr->offset);
-	h = pw_hix_hash(mix(h, fr->python));
+	h = pw_hash_combine(h, (uint64_t)(uintptr_t)fr->file);
+	h = pw_hash_combine(h, (uint64_t)(uintptr_t)fr->module);
+	h = pw_hash_combine(h, fr->line);
+	h = pw_hash_combine(h, fr->offset);
+	h = pw_hix_hash(pw_hash_combine(h, fr->python));
 	struct frame_key k = {r, fr};
 	int64_t at = pw_hix_find(&ix->frames_ix, h, frame_eq, &k);
 	if (at >= 0)
@@ -175,8 +168,8 @@ static uint32_t stack_id(struct pw_stack_report *r, struct frame_seq seq)
 	struct index *ix = r->index;
 	uint64_t h = 0x6a09e667f3bcc908ull;
 	for (uint32_t i = 0; i < seq.len; i++)
-		h = mix(h, seq.ids[i]);
-	h = pw_hix_hash(mix(h, seq.len));
+		h = pw_hash_combine(h, seq.ids[i]);
+	h = pw_hix_hash(pw_hash_combine(h, seq.len));
 	struct stack_key k = {r, seq};
 	int64_t at = pw_hix_find(&ix->stacks_ix, h, stack_eq, &k);
 	if (at >= 0)
@@ -208,7 +201,7 @@ static int row_eq(const void *ctx, uint32_t pos)
 static int add_row(struct pw_stack_report *r, uint32_t ev, uint32_t stack, uint64_t count, uint64_t total_ns)
 {
 	struct index *ix = r->index;
-	uint64_t h = pw_hix_hash(mix(mix(0, ev), stack));
+	uint64_t h = pw_hix_hash(pw_hash_combine(pw_hash_combine(0, ev), stack));
 	struct row_key k = {r, ev, stack};
 	int64_t at = pw_hix_find(&ix->rows_ix, h, row_eq, &k);
 	if (at < 0) {
@@ -378,7 +371,7 @@ static int local_eq(const void *ctx, uint32_t pos)
 static uint32_t local_of(struct pw_stacks_file *f, const struct pw_raw_event *e, int *oom)
 {
 	uint64_t ref = e->stack_ref & ~PW_STACK_PY_PENDING;
-	uint64_t h = pw_hix_hash(mix(0, ref));
+	uint64_t h = pw_hix_hash(pw_hash_combine(0, ref));
 	struct local_key k = {f, ref};
 	int64_t at = pw_hix_find(&f->locals_ix, h, local_eq, &k);
 	if (at >= 0)
@@ -430,7 +423,7 @@ static int combo_eq(const void *ctx, uint32_t pos)
 /* Adds an event to its combination. Returns the combination's index, or NONE when out of memory. */
 static uint32_t add_combo(struct pw_stacks_file *f, uint32_t ev, uint32_t native, uint32_t python, uint64_t dur)
 {
-	uint64_t h = pw_hix_hash(mix(mix(mix(0, ev), native), python));
+	uint64_t h = pw_hix_hash(pw_hash_combine(pw_hash_combine(pw_hash_combine(0, ev), native), python));
 	struct combo_key k = {f, ev, native, python};
 	int64_t at = pw_hix_find(&f->combos_ix, h, combo_eq, &k);
 	if (at < 0) {
@@ -460,7 +453,7 @@ static int thread_eq(const void *ctx, uint32_t pos)
  * memory: *oom set). */
 static struct thread_pending *thread_of(struct pw_stacks_file *f, uint32_t tid, int create, int *oom)
 {
-	uint64_t h = pw_hix_hash(mix(0, tid));
+	uint64_t h = pw_hix_hash(pw_hash_combine(0, tid));
 	struct thread_key k = {f, tid};
 	int64_t at = pw_hix_find(&f->threads_ix, h, thread_eq, &k);
 	if (at >= 0)

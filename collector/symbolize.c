@@ -118,7 +118,7 @@ static const char *intern(struct pw_symbolizer *s, const char *str)
 {
 	if (!str)
 		return NULL;
-	uint64_t h = pw_hix_hash(pw_hash64(str, strlen(str)));
+	uint64_t h = pw_hix_hash(pw_hash_bytes(PW_HASH_SEED, str, strlen(str)));
 	struct str_key k = {s, str};
 	int64_t pos = pw_hix_find(&s->str_ix, h, str_eq, &k);
 	if (pos >= 0)
@@ -208,7 +208,7 @@ static const struct module *get_module(struct pw_symbolizer *s, const char *path
 	for (size_t i = 0; i < n; i++)
 		want[i] = (char)(build_id[i] >= 'A' && build_id[i] <= 'F' ? build_id[i] - 'A' + 'a' : build_id[i]);
 	want[n] = 0;
-	uint64_t h = pw_hix_hash(pw_hash64(path, strlen(path)) * 31 + pw_hash64(want, n));
+	uint64_t h = pw_hix_hash(pw_hash_bytes(PW_HASH_SEED, path, strlen(path)) * 31 + pw_hash_bytes(PW_HASH_SEED, want, n));
 	struct mod_key k = {s, path, want};
 	int64_t pos = pw_hix_find(&s->mod_ix, h, mod_eq, &k);
 	if (pos >= 0)
@@ -359,7 +359,7 @@ static int addr_eq(const void *ctx, uint32_t pos)
 static uint64_t addr_hash(const struct addr_key *k)
 {
 	uint64_t v[2] = {k->offset, (uint64_t)k->module << 1 | k->is_return};
-	return pw_hix_hash(pw_hash64(v, sizeof v));
+	return pw_hix_hash(pw_hash_bytes(PW_HASH_SEED, v, sizeof v));
 }
 
 /* Keeps frames[0..n) as the result for k; out of memory only means it is not cached. */
