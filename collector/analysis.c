@@ -9,6 +9,7 @@
 #include "ranges.h"
 #include "stacks.h"
 #include "symbolize.h"
+#include "timeline.h"
 #include "gpu_analysis.h"
 
 #include <ctype.h>
@@ -353,6 +354,11 @@ static void on_proc(void *ctx, const struct pw_raw_proc_view *v)
 	p->exe = strndup(v->exe, v->proc->exe_len);
 	p->start_ns = v->start_ns;
 	p->exit_code = -1;
+	p->timeline_image = PW_TL_NONE;
+	if (!rs->r.timeline && !(rs->r.timeline = pw_tl_new()))
+		c->oom = 1;
+	else if (rs->r.timeline)
+		p->timeline_image = pw_tl_image(rs->r.timeline, v->start_ns);
 	c->last_ns = v->start_ns;
 	if (v->proc->world_size > rs->r.world_size)
 		rs->r.world_size = v->proc->world_size;
@@ -431,7 +437,8 @@ static void add_unrecorded_children(struct analysis_state *as)
 			rs->r.procs = n;
 			struct pw_proc *p = &n[rs->r.nprocs++];
 			*p = (struct pw_proc){.pid = s->pid, .ppid = s->ppid, .rank = s->proc_rank, .start_ns = s->start_ns,
-					      .end_ns = s->end_ns, .how = PW_END_EXECED, .exit_code = -1};
+					      .end_ns = s->end_ns, .how = PW_END_EXECED, .exit_code = -1,
+					      .timeline_image = PW_TL_NONE};
 			p->argv = strdup(s->exec_path);
 			p->exe = strdup(s->exec_path);
 			p->exec_path = s->exec_path;
@@ -515,89 +522,114 @@ static int note_collective(struct pw_coll_entries *ce, uint64_t t0_ns)
 	return 0;
 }
 
-static void on_event(void *ctx, const struct pw_raw_event *e)
+/* What the GPU did is not a call: it arrives late, from CUPTI's own thread, which is no program thread. It
+ * goes to the GPU activity model and the timeline only (no call figures, no thread, no process end). */
+static void on_activity(struct file_ctx *c, const struct pw_raw_event *e)
 {
-	struct file_ctx *c = ctx;
-	if (!c->rs)
-		return;
-	const struct pw_rec_call *rec = e->rec;
-	enum pw_event ev = rec->h.type;
-	enum pw_event_kind kind = pw_events[ev].kind;
-	/* What the GPU did is not a call: it arrives late, from CUPTI's own thread, which is no program thread.
-	 * It goes to the GPU activity model only (no call figures, no thread, no process end). */
-	if (pw_kind_is_activity(kind)) {
-		if (pw_act_event(&c->rs->r.act, &c->act, e))
-			c->oom = 1;
-		return;
-	}
-	struct pw_proc *p = &c->rs->r.procs[c->proc_index];
-	/* NVTX ranges, names and capture windows are annotations, not calls */
-	if (pw_kind_is_range(kind) || kind == PW_K_NVTX_NAME || kind == PW_K_CAPTURE) {
-		if (!c->ranges)
-			c->ranges = pw_ranges_file_init(p->pid, p->start_ns);
-		if (pw_ranges_event(&c->rs->r.ranges, c->ranges, e))
-			c->oom = 1;
-		return;
-	}
-	uint64_t dur = e->t1_ns > e->t0_ns ? e->t1_ns - e->t0_ns : 0;
-	if (e->t1_ns > c->last_ns)
-		c->last_ns = e->t1_ns;
-	if (c->ntids == 0 || c->tids[c->ntids - 1] != rec->h.tid)
-		note_tid(c, rec->h.tid);
+	if (pw_act_event(&c->rs->r.act, &c->act, e))
+		c->oom = 1;
+	pw_tl_gpu(c->rs->r.timeline, e);
+}
 
-	if (kind == PW_K_FDINFO) {
+/* NVTX ranges, names and capture windows are annotations, not calls. */
+static void on_annotation(struct file_ctx *c, const struct pw_proc *p, const struct pw_raw_event *e)
+{
+	if (!c->ranges)
+		c->ranges = pw_ranges_file_init(p->pid, p->start_ns);
+	if (pw_ranges_event(&c->rs->r.ranges, c->ranges, e))
+		c->oom = 1;
+	pw_tl_range(c->rs->r.timeline, e);
+}
+
+/* Loaded objects, deferred Python frames and CPU samples are for the stacks (and samples for the
+ * timeline), not calls. */
+static void on_stack_record(struct file_ctx *c, const struct pw_proc *p, const struct pw_raw_event *e,
+			    enum pw_event_kind kind)
+{
+	if (stack_event(c, p, e))
+		c->oom = 1;
+	if (kind == PW_K_SAMPLE)
+		pw_tl_sample(c->rs->r.timeline, e);
+}
+
+/* A record outside the capture window: followed (descriptors, reaped children), counted nowhere. */
+static void on_outside(struct file_ctx *c, const struct pw_proc *p, const struct pw_raw_event *e,
+		       enum pw_event_kind kind)
+{
+	if (kind == PW_K_OPEN || kind == PW_K_DUP || kind == PW_K_CLOSE)
 		follow_fd(c, e);
-		return;
-	}
-	/* loaded objects, deferred Python frames and CPU samples are for the stacks only, not calls */
-	if (kind == PW_K_MODULE || kind == PW_K_PYSTACK || kind == PW_K_SAMPLE) {
-		if (stack_event(c, p, e))
-			c->oom = 1;
-		return;
-	}
-	/* outside the capture window: followed (descriptors, reaped children), counted nowhere */
-	if (e->outside) {
-		if (kind == PW_K_OPEN || kind == PW_K_DUP || kind == PW_K_CLOSE)
-			follow_fd(c, e);
-		else if (kind == PW_K_WAIT && (int64_t)rec->arg0 > 0)
-			note_reaped(c, p, rec);
-		else if (kind == PW_K_FORK)
-			note_spawned(c, p, e);
-		return;
-	}
+	else if (kind == PW_K_WAIT && (int64_t)e->rec->arg0 > 0)
+		note_reaped(c, p, e->rec);
+	else if (kind == PW_K_FORK)
+		note_spawned(c, p, e);
+}
+
+/* The call's count, time and failure on its event's row (the nested table for a call inside another). */
+static struct pw_call_stat *count_call(struct file_ctx *c, struct pw_proc *p, const struct pw_raw_event *e,
+				       uint64_t dur)
+{
 	p->events++;
 	p->salvaged_events += c->salvaged;
-	c->rs->r.durations[pw_duration_bucket(dur)]++;
-	struct pw_call_stat *cs = &c->rs->r.calls[ev];
-	if (e->nested)
-		cs = &c->rs->r.nested[ev];
+	struct pw_call_stat *cs = e->nested ? &c->rs->r.nested[e->rec->h.type] : &c->rs->r.calls[e->rec->h.type];
 	cs->count++;
 	cs->total_ns += dur;
 	if (dur < cs->min_ns)
 		cs->min_ns = dur;
 	if (dur > cs->max_ns)
 		cs->max_ns = dur;
-	if (rec->h.err)
+	if (e->rec->h.err)
 		cs->errors++;
-	if (e->nested)
-		return;
-	if (e->stack_ref && stack_event(c, p, e))
-		c->oom = 1;
-	if (rec->h.tid == (uint32_t)p->pid)
-		note_main_blocked(c, p, e, kind, pw_events[ev].domain == PW_DOM_MPI);
-	if (is_world_collective(c, e) && note_collective(&c->rs->r.coll[kind == PW_K_COLL ? PW_COLL_NCCL : PW_COLL_MPI],
-							 e->t0_ns))
-		c->oom = 1;
+	return cs;
+}
 
-	struct pw_file_stat *f;
+static void note_dlopen(struct file_ctx *c, const struct pw_raw_event *e, uint64_t dur)
+{
+	const char *path = e->str ? e->str : "(main program)";
+	size_t len = e->str ? e->str_len : strlen(path);
+	struct rank_state *rs = c->rs;
+	uint64_t h = hash_str(path, len);
+	size_t i = index_find(&rs->libs_ix, rs->r.libs, sizeof(struct pw_lib_stat), path, len, h);
+	if (i == (size_t)-1) {
+		struct pw_lib_stat *n = grow(rs->r.libs, &rs->libs_cap, rs->r.nlibs + 1, sizeof *n);
+		char *copy = strndup(path, len);
+		if (!n || !copy || index_add(&rs->libs_ix, h, rs->r.nlibs) < 0) {
+			if (n)
+				rs->r.libs = n;
+			free(copy);
+			return;
+		}
+		rs->r.libs = n;
+		rs->r.libs[rs->r.nlibs].path = copy;
+		i = rs->r.nlibs++;
+	}
+	rs->r.libs[i].loads++;
+	rs->r.libs[i].load_ns += dur;
+	if (e->rec->h.err || !e->rec->ret)
+		rs->r.libs[i].failures++;
+}
+
+/* The file a call on a descriptor was on at its time (an open: the file it opened), as an index into the
+ * rank's files, else PW_TL_NONE. */
+static uint32_t file_number(const struct file_ctx *c, const struct pw_file_stat *f)
+{
+	return f ? (uint32_t)(f - c->rs->r.files) : PW_TL_NONE;
+}
+
+/* What a call did, by its kind: bytes, files, children, libraries, GPU work. Returns the file it was on. */
+static uint32_t account_call(struct file_ctx *c, struct pw_proc *p, struct pw_call_stat *cs,
+			     const struct pw_raw_event *e, enum pw_event_kind kind, uint64_t dur)
+{
+	const struct pw_rec_call *rec = e->rec;
+	struct pw_file_stat *f = NULL;
 	switch (kind) {
 	case PW_K_OPEN:
 		follow_fd(c, e);
 		if (!rec->h.err && (int64_t)rec->arg0 >= 0 && e->str) {
 			size_t fi = file_index(c, e->str, e->str_len); /* also when the fd is past the fd table */
 			if (fi != (size_t)-1) {
-				c->rs->r.files[fi].opens++;
-				c->rs->r.files[fi].time_ns += dur;
+				f = &c->rs->r.files[fi];
+				f->opens++;
+				f->time_ns += dur;
 			}
 		}
 		break;
@@ -605,26 +637,25 @@ static void on_event(void *ctx, const struct pw_raw_event *e)
 		follow_fd(c, e);
 		break;
 	case PW_K_READ:
+	case PW_K_WRITE:
 		cs->bytes += rec->arg1;
-		p->seen_read_bytes += rec->arg1;
+		if (kind == PW_K_READ)
+			p->seen_read_bytes += rec->arg1;
+		else
+			p->seen_write_bytes += rec->arg1;
 		if ((f = file_of_fd(c, (int64_t)rec->arg0, e->t0_ns))) {
-			f->reads++;
-			f->read_bytes += rec->arg1;
+			f->reads += kind == PW_K_READ;
+			f->writes += kind == PW_K_WRITE;
+			if (kind == PW_K_READ)
+				f->read_bytes += rec->arg1;
+			else
+				f->write_bytes += rec->arg1;
 			f->time_ns += dur;
 		}
 		break;
 	case PW_K_MPI_COLL:
 	case PW_K_MPI_P2P:
 		cs->bytes += rec->arg0;
-		break;
-	case PW_K_WRITE:
-		cs->bytes += rec->arg1;
-		p->seen_write_bytes += rec->arg1;
-		if ((f = file_of_fd(c, (int64_t)rec->arg0, e->t0_ns))) {
-			f->writes++;
-			f->write_bytes += rec->arg1;
-			f->time_ns += dur;
-		}
 		break;
 	case PW_K_MMAP:
 		cs->bytes += rec->arg1;
@@ -637,8 +668,11 @@ static void on_event(void *ctx, const struct pw_raw_event *e)
 		follow_fd(c, e);
 		break;
 	case PW_K_PLAIN:
-		if ((pw_events[ev].domain == PW_DOM_IO) && (f = file_of_fd(c, (int64_t)rec->arg0, e->t0_ns)))
-			f->time_ns += dur;
+		if (pw_events[rec->h.type].domain == PW_DOM_IO) {
+			struct pw_file_stat *on = file_of_fd(c, (int64_t)rec->arg0, e->t0_ns);
+			if (on)
+				on->time_ns += dur;
+		}
 		break;
 	case PW_K_WAIT:
 		if ((int64_t)rec->arg0 > 0)
@@ -647,37 +681,64 @@ static void on_event(void *ctx, const struct pw_raw_event *e)
 	case PW_K_FORK:
 		note_spawned(c, p, e);
 		break;
-	case PW_K_DLOPEN: {
-		const char *path = e->str ? e->str : "(main program)";
-		size_t len = e->str ? e->str_len : strlen(path);
-		struct rank_state *rs = c->rs;
-		uint64_t h = hash_str(path, len);
-		size_t i = index_find(&rs->libs_ix, rs->r.libs, sizeof(struct pw_lib_stat), path, len, h);
-		if (i == (size_t)-1) {
-			struct pw_lib_stat *n = grow(rs->r.libs, &rs->libs_cap, rs->r.nlibs + 1, sizeof *n);
-			char *copy = strndup(path, len);
-			if (!n || !copy || index_add(&rs->libs_ix, h, rs->r.nlibs) < 0) {
-				if (n)
-					rs->r.libs = n;
-				free(copy);
-				break;
-			}
-			rs->r.libs = n;
-			rs->r.libs[rs->r.nlibs].path = copy;
-			i = rs->r.nlibs++;
-		}
-		rs->r.libs[i].loads++;
-		rs->r.libs[i].load_ns += dur;
-		if (rec->h.err || !rec->ret)
-			rs->r.libs[i].failures++;
+	case PW_K_DLOPEN:
+		note_dlopen(c, e, dur);
 		break;
-	}
 	default:
 		if (pw_kind_is_api(kind) && (pw_gpu_event(&c->rs->r.gpu, &c->gpu, e, dur) ||
 					      pw_act_api(&c->rs->r.act, &c->act, e, dur)))
 			c->oom = 1;
 		break;
 	}
+	return file_number(c, f);
+}
+
+/* A call the report counts. */
+static void on_call(struct file_ctx *c, struct pw_proc *p, const struct pw_raw_event *e, enum pw_event_kind kind)
+{
+	uint64_t dur = e->t1_ns > e->t0_ns ? e->t1_ns - e->t0_ns : 0;
+	struct pw_call_stat *cs = count_call(c, p, e, dur);
+	if (e->nested) {
+		pw_tl_call(c->rs->r.timeline, e, PW_TL_NONE);
+		return;
+	}
+	if (e->stack_ref && stack_event(c, p, e))
+		c->oom = 1;
+	if (e->rec->h.tid == (uint32_t)p->pid)
+		note_main_blocked(c, p, e, kind, pw_events[e->rec->h.type].domain == PW_DOM_MPI);
+	if (is_world_collective(c, e) && note_collective(&c->rs->r.coll[kind == PW_K_COLL ? PW_COLL_NCCL : PW_COLL_MPI],
+							 e->t0_ns))
+		c->oom = 1;
+	pw_tl_call(c->rs->r.timeline, e, account_call(c, p, cs, e, kind, dur));
+}
+
+static void on_event(void *ctx, const struct pw_raw_event *e)
+{
+	struct file_ctx *c = ctx;
+	if (!c->rs)
+		return;
+	enum pw_event_kind kind = pw_events[e->rec->h.type].kind;
+	if (pw_kind_is_activity(kind)) {
+		on_activity(c, e);
+		return;
+	}
+	struct pw_proc *p = &c->rs->r.procs[c->proc_index];
+	if (pw_kind_is_range(kind) || kind == PW_K_NVTX_NAME || kind == PW_K_CAPTURE) {
+		on_annotation(c, p, e);
+		return;
+	}
+	if (e->t1_ns > c->last_ns)
+		c->last_ns = e->t1_ns;
+	if (c->ntids == 0 || c->tids[c->ntids - 1] != e->rec->h.tid)
+		note_tid(c, e->rec->h.tid);
+	if (kind == PW_K_FDINFO)
+		follow_fd(c, e);
+	else if (kind == PW_K_MODULE || kind == PW_K_PYSTACK || kind == PW_K_SAMPLE)
+		on_stack_record(c, p, e, kind);
+	else if (e->outside)
+		on_outside(c, p, e, kind);
+	else
+		on_call(c, p, e, kind);
 }
 
 static void on_lost(void *ctx, uint32_t lane, uint64_t total)
@@ -761,6 +822,11 @@ static int read_one(struct analysis_state *as, const char *path, char *err, size
 	if (pw_act_file_end(c.rs ? c.rs->r.act : NULL, &c.act, path,
 			    c.rs ? c.rs->r.procs[c.proc_index].pid : 0))
 		c.oom = 1;
+	if (c.rs && c.rs->r.timeline) {
+		pw_tl_image_end(c.rs->r.timeline, &c.act);
+		c.oom |= c.rs->r.timeline->oom;
+	}
+	pw_act_file_free(&c.act);
 	if (c.ranges && c.rs) {
 		/* the GPU work this image launched, now linked to its launching threads */
 		const struct pw_act_report *act = c.rs->r.act;
@@ -1143,6 +1209,7 @@ void pw_analysis_free(struct pw_analysis *a)
 		pw_ranges_free(rr->ranges);
 		pw_stacks_free(rr->stacks);
 		pw_findings_free(rr->findings, rr->nfindings);
+		pw_tl_free(rr->timeline);
 		for (int f = 0; f < PW_COLL_FAMILIES; f++)
 			free(rr->coll[f].ns);
 	}

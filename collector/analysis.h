@@ -57,6 +57,7 @@ struct pw_proc {
 	char *argv; /* arguments joined by spaces */
 	char *exe;
 	char *raw_path;
+	uint32_t timeline_image; /* its image in the rank's timeline (timeline.h), PW_TL_NONE when none */
 	uint64_t start_ns;
 	uint64_t end_ns; /* exit/exec time, else the last record's end */
 	int how;         /* enum pw_end_how, 0 when the file has no END (collector killed) */
@@ -100,6 +101,7 @@ struct pw_act_report; /* gpu_activity.h */
 struct pw_finding;    /* findings.h */
 struct pw_range_report; /* ranges.h */
 struct pw_stack_report; /* stacks.h */
+struct pw_timeline;     /* timeline.h */
 
 /* The rank of the processes that no launcher gave a rank, shown apart per host (launcher-<host>.*) when
  * other processes have ranks; they are rank 0 when none has. */
@@ -120,7 +122,6 @@ struct pw_rank_report {
 	/* GPU library calls made inside another on the same thread (cuDNN calling cublasLtMatmul): their time is
 	 * the outer call's, so they are counted here and in no other figure */
 	struct pw_call_stat nested[PW_EV_COUNT];
-	uint64_t durations[PW_DURATION_BUCKETS]; /* every call of the rank, for the trace's threshold */
 	struct pw_file_stat *files;
 	size_t nfiles;
 	struct pw_lib_stat *libs;
@@ -141,6 +142,7 @@ struct pw_rank_report {
 	struct pw_act_report *act;
 	struct pw_range_report *ranges; /* NVTX ranges and capture windows (ranges.h): NULL when neither */
 	struct pw_stack_report *stacks; /* call stacks and CPU samples (stacks.h): NULL when none */
+	struct pw_timeline *timeline;   /* what the trace shows (timeline.h): NULL when no raw file was read */
 	struct pw_finding *findings; /* "What to fix first", largest share first (findings.h) */
 	size_t nfindings;
 	struct pw_coll_entries coll[PW_COLL_FAMILIES];

@@ -66,8 +66,11 @@ struct pw_act_wrapped {
 
 struct pw_act_corr {
 	uint64_t value; /* external id (EXTCORR), or the API record's start */
+	uint64_t t1;    /* API: the record's end */
 	uint32_t corr;
-	uint32_t tid; /* API: the calling thread */
+	uint32_t tid;   /* API: the calling thread */
+	uint32_t cbid;  /* API: CUPTI's callback id of the call */
+	uint8_t driver; /* API: a driver call (else runtime) */
 };
 
 struct act_file {
@@ -259,7 +262,7 @@ void pw_act_file_init(struct pw_act_file *f)
 	f->serial = ++files;
 }
 
-static void file_free(struct pw_act_file *f)
+void pw_act_file_free(struct pw_act_file *f)
 {
 	free(f->wrapped);
 	free(f->ext);
@@ -618,14 +621,16 @@ int pw_act_event(struct pw_act_report **actp, struct pw_act_file *f, const struc
 			return 0;
 		if (pw_reserve(&f->api, &f->api_cap, f->napi + 1, sizeof *f->api))
 			return -1;
-		f->api[f->napi++] = (struct pw_act_corr){g->c.t0, g->correlation, (uint32_t)g->a[0]};
+		f->api[f->napi++] = (struct pw_act_corr){.value = g->c.t0, .t1 = g->c.t1, .corr = g->correlation,
+							  .tid = (uint32_t)g->a[0], .cbid = (uint32_t)g->c.arg0,
+							  .driver = g->c.arg1 == PW_ACT_API_DRIVER};
 		return 0;
 	case PW_K_ACT_EXTCORR:
 		if (!g->correlation || !g->c.arg0)
 			return 0;
 		if (pw_reserve(&f->ext, &f->ext_cap, f->next + 1, sizeof *f->ext))
 			return -1;
-		f->ext[f->next++] = (struct pw_act_corr){g->c.arg0, g->correlation, 0};
+		f->ext[f->next++] = (struct pw_act_corr){.value = g->c.arg0, .corr = g->correlation};
 		return 0;
 	case PW_K_ACT_OVERHEAD:
 		if (g->c.t0 && g->c.t1 >= g->c.t0) {
@@ -752,6 +757,26 @@ static int first_of_kind(const struct pw_act_wrapped *wr, size_t i)
 	return 1;
 }
 
+/* The calls sharing wr's external id (wr the first of them): an NCCL group's when more than one. */
+static size_t group_size(const struct pw_act_file *f, const struct pw_act_wrapped *wr)
+{
+	size_t n = 0;
+	while (wr + n < f->wrapped + f->nwrapped && wr[n].corr == wr->corr)
+		n++;
+	return n;
+}
+
+/* The call of a group (wr, n of them, by time) whose work an operation is taken for: the collective with the
+ * most bus bytes (the first of equals), else the group's end, which launched the work. */
+static struct pw_act_wrapped *group_launcher(struct pw_act_wrapped *wr, size_t n)
+{
+	struct pw_act_wrapped *main = NULL;
+	for (size_t i = 0; i < n; i++)
+		if ((wr[i].flags & W_COLL) && (!main || wr[i].bus > main->bus))
+			main = &wr[i];
+	return main ? main : &wr[n - 1];
+}
+
 /* The calls of an NCCL group share its external id (wr is the first, n of them, by time): the group's end
  * launched its work, which is its collectives'. The operation's time goes to them by their bus bytes (evenly
  * when none says; the largest share takes the rounding, so that the parts add up), and the operation counts
@@ -762,16 +787,13 @@ static struct pw_act_wrapped *link_group(struct pw_act_report *a, struct pw_act_
 {
 	double total = 0;
 	size_t colls = 0;
-	struct pw_act_wrapped *main = NULL;
+	struct pw_act_wrapped *main = group_launcher(wr, n);
 	for (size_t i = 0; i < n; i++)
 		if (wr[i].flags & W_COLL) {
 			total += wr[i].bus;
 			colls++;
-			if (!main || wr[i].bus > main->bus)
-				main = &wr[i];
 		}
 	if (!colls) {
-		main = &wr[n - 1];
 		add_call_time(&a->by_call[main->ev < PW_EV_COUNT ? main->ev : 0], op);
 		return main;
 	}
@@ -796,9 +818,7 @@ static void link_op(struct pw_act_report *a, struct pw_act_file *f, struct act_o
 	struct pw_act_wrapped *wr = x ? find_wrapped(f->wrapped, f->nwrapped, x->value) : NULL;
 	const struct pw_act_corr *api = find_corr(f->api, f->napi, op->corr);
 	uint64_t dur = op->t1 - op->t0;
-	size_t group = 0; /* calls sharing the external id: an NCCL group's when more than one */
-	while (wr && wr + group < f->wrapped + f->nwrapped && wr[group].corr == wr->corr)
-		group++;
+	size_t group = wr ? group_size(f, wr) : 0;
 	if (wr) {
 		struct pw_act_wrapped *by = group > 1 ? link_group(a, wr, group, op) : wr;
 		op->link = LINK_WRAPPED;
@@ -844,11 +864,12 @@ static void link_op(struct pw_act_report *a, struct pw_act_file *f, struct act_o
 
 int pw_act_file_end(struct pw_act_report *a, struct pw_act_file *f, const char *path, int pid)
 {
-	int rc = 0;
-	if (!a || f->first_op == SIZE_MAX || f->first_op >= a->work->nops) {
-		file_free(f);
+	sort(f->ext, f->next, sizeof *f->ext, by_corr);
+	sort(f->api, f->napi, sizeof *f->api, by_corr);
+	sort(f->wrapped, f->nwrapped, sizeof *f->wrapped, by_ext);
+	if (!a || f->first_op == SIZE_MAX || f->first_op >= a->work->nops)
 		return 0;
-	}
+	int rc = 0;
 	struct pw_act_work *w = a->work;
 	uint32_t fi = (uint32_t)w->nfiles;
 	char *copy = strdup(path ? path : "");
@@ -859,15 +880,38 @@ int pw_act_file_end(struct pw_act_report *a, struct pw_act_file *f, const char *
 	} else {
 		w->files[w->nfiles++] = (struct act_file){copy, pid};
 	}
-	sort(f->ext, f->next, sizeof *f->ext, by_corr);
-	sort(f->api, f->napi, sizeof *f->api, by_corr);
-	sort(f->wrapped, f->nwrapped, sizeof *f->wrapped, by_ext);
 	for (size_t i = f->first_op; i < w->nops; i++) {
 		w->ops[i].file = fi;
 		link_op(a, f, &w->ops[i]);
 	}
-	file_free(f);
 	return rc;
+}
+
+void pw_act_file_launcher(const struct pw_act_file *f, uint32_t corr, struct pw_act_launcher *out)
+{
+	*out = (struct pw_act_launcher){.source = PW_ACT_SRC_NONE};
+	const struct pw_act_corr *x = find_corr(f->ext, f->next, corr);
+	if (x) {
+		out->has_ext = 1;
+		out->ext = x->value;
+		struct pw_act_wrapped *wr = find_wrapped(f->wrapped, f->nwrapped, x->value);
+		if (wr) {
+			const struct pw_act_wrapped *by = group_launcher(wr, group_size(f, wr));
+			out->source = PW_ACT_SRC_WRAPPED;
+			out->tid = by->tid;
+			out->t0 = by->t0;
+			return;
+		}
+	}
+	const struct pw_act_corr *api = find_corr(f->api, f->napi, corr);
+	if (api) {
+		out->source = PW_ACT_SRC_API;
+		out->tid = api->tid;
+		out->t0 = api->value;
+		out->t1 = api->t1;
+		out->cbid = api->cbid;
+		out->driver = api->driver;
+	}
 }
 
 /* ---- the devices ---- */

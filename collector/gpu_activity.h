@@ -242,9 +242,26 @@ void pw_act_file_init(struct pw_act_file *f);
 int pw_act_event(struct pw_act_report **act, struct pw_act_file *f, const struct pw_raw_event *e);
 /* One record of an api kind (a GPU library call that took dur ns on its thread). Same contract. */
 int pw_act_api(struct pw_act_report **act, struct pw_act_file *f, const struct pw_raw_event *e, uint64_t dur);
-/* Links the file's operations to their calls and frees its tables. path is the raw file (read again by
- * pw_act_finish()), pid its process. act may be NULL (no GPU record in the file). Returns 0 or -1. */
+/* Links the file's operations to their calls. path is the raw file (read again by pw_act_finish()), pid its
+ * process. act may be NULL (no GPU record in the file). Returns 0 or -1. */
 int pw_act_file_end(struct pw_act_report *act, struct pw_act_file *f, const char *path, int pid);
+
+/* What enqueued GPU work: the wrapped library call whose external id CUPTI tied to its correlation id (for an
+ * NCCL group, the call its time is taken for), else CUPTI's record of the CUDA call. */
+enum pw_act_source { PW_ACT_SRC_NONE, PW_ACT_SRC_WRAPPED, PW_ACT_SRC_API };
+struct pw_act_launcher {
+	enum pw_act_source source;
+	uint32_t tid;
+	uint64_t t0, t1; /* t1: of an API record */
+	uint32_t cbid;   /* of an API record: CUPTI's callback id */
+	int driver;      /* of an API record: a driver call */
+	int has_ext;
+	uint64_t ext;
+};
+/* What enqueued the work of correlation id corr in the file, after pw_act_file_end(). */
+void pw_act_file_launcher(const struct pw_act_file *f, uint32_t corr, struct pw_act_launcher *out);
+/* Frees the file's correlation tables (when the file is done with). */
+void pw_act_file_free(struct pw_act_file *f);
 /* Computes the devices' figures, the gaps and their causes (reading the raw files of the launching threads
  * again), sorts the tables and frees the working state. act may be NULL. Returns 0, or -1 when out of
  * memory (the figures are then partial). */

@@ -1,6 +1,7 @@
 /* Hash index and array growth for the analysis tables (hash_index.h). */
 #include "hash_index.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -49,11 +50,18 @@ void pw_hix_free(struct pw_hix *ix)
 
 int pw_reserve(void *arrp, size_t *cap, size_t need, size_t elem)
 {
+	return pw_reserve_max(arrp, cap, need, elem, SIZE_MAX);
+}
+
+int pw_reserve_max(void *arrp, size_t *cap, size_t need, size_t elem, size_t max)
+{
 	if (need <= *cap)
 		return 0;
 	size_t ncap = *cap ? *cap * 2 : 16;
 	while (ncap < need)
 		ncap *= 2;
+	if (ncap > max && need <= max)
+		ncap = max;
 	void *arr;
 	memcpy(&arr, arrp, sizeof arr);
 	void *n = realloc(arr, ncap * elem);

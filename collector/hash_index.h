@@ -60,5 +60,7 @@ void pw_hix_free(struct pw_hix *ix);
 /* Makes room for need elements of size elem in the array whose pointer is at arrp (any object pointer type:
  * read and written with memcpy, so no type is punned). New elements are zeroed. Returns 0 or -1. */
 int pw_reserve(void *arrp, size_t *cap, size_t need, size_t elem);
+/* pw_reserve for an array that never holds more than max elements: it grows to max at most. */
+int pw_reserve_max(void *arrp, size_t *cap, size_t need, size_t elem, size_t max);
 
 #endif

@@ -1,33 +1,16 @@
 /* OUT/rank<R>.trace.json: the rank's timeline in the Chrome trace event format (JSON object form), for
- * Perfetto UI and chrome://tracing.
+ * Perfetto UI and chrome://tracing, rendered from the model's timeline (timeline.h) alone: what it kept
+ * (calls, GPU work, NVTX ranges, CPU samples, what enqueued each GPU event) is drawn, and what it folded is
+ * one slice per thread or stream that says how many events there were and how long they took together.
  *
- * The raw traces keep every call, but a viewer must be able to open this file however long the run was. A
- * first pass over the rank's raw traces counts call durations (power-of-two buckets), which give the
- * smallest threshold that keeps at most PW_TRACE_MAX_EVENTS calls; the writing pass writes the calls at or
- * above it, plus an evenly spread sample of the bucket just below it that fills the rest of the budget, and
- * folds the others into one slice per thread that says how many there were. Paths are cut to TRACE_PATH_MAX
- * bytes, so the file stays under about 100 MB.
+ * Processes are tracks by pid, one per thread. GPU activity is drawn beside them: each (process, device) is
+ * a process of its own in the viewer, pid GPU_PID_BASE + pid * 100 + device (99 for a device id out of
+ * range), named "GPU <d> <device name> (pid N)", with one track per CUPTI stream (tid = the stream id).
  *
- * GPU activity (CUPTI records) is drawn beside the threads: each (process, device) is a process of its own
- * in the viewer, pid GPU_PID_BASE + pid * 100 + device (99 for a device id out of range), named
- * "GPU <d> <device name> (pid N)", with one track per CUPTI stream (tid = the stream id). Kernels, copies
- * and memsets are complete events there. They are bounded the same way as calls, by their own budget of
- * PW_TRACE_MAX_GPU_EVENTS events and about PW_TRACE_MAX_GPU_BYTES bytes (kernel names are long): the longest
- * are kept, the bucket at the threshold is sampled, the rest is folded into one slice per stream.
- *
- * Flow arrows (v1 "s"/"f" events, "f" with "bp":"e") join each written GPU event to the call that enqueued
- * it: the wrapped GPU library call whose external correlation id (pw_rec_api corr) an EXTCORR record ties to
- * the event's correlation id, else the CUDA call CUPTI saw (PW_K_ACT_API) on the calling thread, drawn as a
- * slice of its own when no written GPU library call covers it. A flow is written only when both its ends
- * are. Activity arrives late and out of order, so a process with GPU work is read four times, each pass
- * keeping memory bounded by the budgets rather than by the run's length:
- *   0. (the whole rank, once) the duration histograms of calls and of GPU work;
- *   1. the correlation ids of the GPU events that will be written (the keep decisions replayed), and the
- *      devices' names;
- *   2. the EXTCORR and CUDA API records of those correlation ids;
- *   3. the writing pass, which also notes which of the external ids' calls it wrote; the flows, and the
- *      CUDA API slices they start from, are written after the process's other events.
- */
+ * Flow arrows (v1 "s"/"f" events, "f" with "bp":"e") join each drawn GPU event to the call that enqueued it:
+ * the wrapped GPU library call when it is drawn (none when it was folded: the arrow would point at nothing),
+ * else the CUDA call CUPTI saw, drawn as a slice of its own when no drawn GPU library call covers it. They
+ * are written after the process's other events, so that every slice they bind to comes first. */
 #define _GNU_SOURCE
 #include "report_trace.h"
 
@@ -36,307 +19,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis.h"
-#include "gpu_analysis.h"
+#include "gpu_activity.h"
+#include "gpu_names.h"
+#include "hash_index.h"
 #include "json.h"
-#include "rawfile.h"
 #include "report_format.h"
 #include "stacks.h"
+#include "timeline.h"
 
-#define PW_TRACE_MAX_EVENTS 300000u
-#define PW_TRACE_MAX_RANGE_EVENTS 400000u /* NVTX range begins, ends and marks drawn */
-#define PW_TRACE_OPEN_STARTS 1024u        /* start/end ranges open at once per image, for their end's name */
-#define PW_TRACE_MAX_GPU_EVENTS 100000u
-#define PW_TRACE_MAX_SAMPLE_EVENTS 200000u /* CPU samples drawn */
-#define PW_TRACE_MAX_GPU_BYTES (48u << 20)
-#define TRACE_GPU_EVENT_BYTES 400  /* what a GPU event and its flow take in the file, its name aside */
-#define TRACE_PATH_MAX 160         /* bytes of a path argument; longer ones keep their end */
-#define FD_LIMIT (1 << 20)         /* fds above this are taken for garbage and get no path */
-#define TRACE_KERNEL_MAX 120       /* bytes of a kernel name in a launch slice's name */
-#define TRACE_GPU_NAME_MAX 4096    /* bytes of a kernel's name on its GPU track (longer: garbage, cut) */
-#define TRACE_DEVICE_NAME_MAX 128  /* bytes of a device's name */
-#define GPU_PID_BASE 1000000000    /* the viewer's pids of GPU groups: above any real pid */
-#define GPU_PID_MAX 10000000       /* pids at or above (garbage) share the GPU pids of pid 0 */
-#define GPU_DEVICE_SLOTS 64        /* device ids with a group of their own; the others share slot 64 */
-#define NONE UINT32_MAX            /* an index's empty value */
+#define GPU_PID_BASE 1000000000 /* the viewer's pids of GPU groups: above any real pid */
+#define GPU_PID_MAX 10000000    /* pids at or above (garbage) share the GPU pids of pid 0 */
+#define GPU_DEVICE_SLOTS PW_TL_DEVICE_SLOTS
 
-static uint64_t event_duration(const struct pw_raw_event *e)
-{
-	return e->t1_ns > e->t0_ns ? e->t1_ns - e->t0_ns : 0;
-}
-
-struct thread_stat {
-	uint32_t tid;
-	int used;
-	uint64_t first_ns; /* start of its first call */
-	uint64_t last_ns;  /* end of its last call */
-	uint64_t folded;
-	uint64_t folded_ns;
-};
-
-/* The threads of one process image, by tid: open addressing, at most half full. */
-struct thread_table {
-	struct thread_stat *slots;
-	size_t cap;
-	size_t used;
-};
-
-static struct thread_stat *thread_slot(struct thread_stat *slots, size_t cap, uint32_t tid)
-{
-	size_t i = (size_t)(tid * 0x9e3779b1u) & (cap - 1);
-	while (slots[i].used && slots[i].tid != tid)
-		i = (i + 1) & (cap - 1);
-	return &slots[i];
-}
-
-/* Returns the thread's entry, created empty on first sight, or NULL when out of memory. */
-static struct thread_stat *thread_get(struct thread_table *t, uint32_t tid)
-{
-	if ((t->used + 1) * 2 > t->cap) {
-		size_t ncap = t->cap ? t->cap * 2 : 64;
-		struct thread_stat *slots = calloc(ncap, sizeof *slots);
-		if (!slots)
-			return NULL;
-		for (size_t i = 0; i < t->cap; i++)
-			if (t->slots[i].used)
-				*thread_slot(slots, ncap, t->slots[i].tid) = t->slots[i];
-		free(t->slots);
-		t->slots = slots;
-		t->cap = ncap;
-	}
-	struct thread_stat *s = thread_slot(t->slots, t->cap, tid);
-	if (!s->used) {
-		*s = (struct thread_stat){.tid = tid, .used = 1, .first_ns = UINT64_MAX};
-		t->used++;
-	}
-	return s;
-}
-
-/* What each fd of one process image refers to, from its opens and the fds it inherited. */
-struct fd_paths {
-	char **paths;
-	size_t n;
-};
-
-static void fd_paths_clear(struct fd_paths *m)
-{
-	for (size_t i = 0; i < m->n; i++)
-		free(m->paths[i]);
-	free(m->paths);
-	*m = (struct fd_paths){0};
-}
-
-/* path NULL forgets the fd. Returns 0, or -1 when out of memory. */
-static int fd_paths_set(struct fd_paths *m, int64_t fd, const char *path, size_t len)
-{
-	if (fd < 0 || fd >= FD_LIMIT)
-		return 0;
-	if ((size_t)fd >= m->n) {
-		if (!path)
-			return 0;
-		size_t n = m->n ? m->n : 64;
-		while (n <= (size_t)fd)
-			n *= 2;
-		char **paths = realloc(m->paths, n * sizeof *paths);
-		if (!paths)
-			return -1;
-		memset(paths + m->n, 0, (n - m->n) * sizeof *paths);
-		m->paths = paths;
-		m->n = n;
-	}
-	free(m->paths[fd]);
-	m->paths[fd] = NULL;
-	if (path && !(m->paths[fd] = strndup(path, len)))
-		return -1;
-	return 0;
-}
-
-static const char *fd_paths_get(const struct fd_paths *m, int64_t fd)
-{
-	return fd >= 0 && (uint64_t)fd < m->n ? m->paths[fd] : NULL;
-}
-
-/* An open-addressing map from a 64-bit key to an index into an array, at most half full. */
-struct index {
-	uint64_t *keys;
-	uint32_t *vals; /* NONE: empty */
-	size_t cap;
-	size_t used;
-};
-
-static size_t index_home(uint64_t key, size_t cap)
-{
-	return (size_t)((key * 0x9e3779b97f4a7c15ull) >> 32) & (cap - 1);
-}
-
-/* Returns the value stored for key, or NONE. */
-static uint32_t index_find(const struct index *x, uint64_t key)
-{
-	if (!x->cap)
-		return NONE;
-	for (size_t i = index_home(key, x->cap);; i = (i + 1) & (x->cap - 1))
-		if (x->vals[i] == NONE || x->keys[i] == key)
-			return x->vals[i];
-}
-
-/* Stores val for key, which is not in x yet. Returns 0, or -1 when out of memory. */
-static int index_put(struct index *x, uint64_t key, uint32_t val)
-{
-	if ((x->used + 1) * 2 > x->cap) {
-		size_t ncap = x->cap ? x->cap * 2 : 64;
-		uint64_t *keys = malloc(ncap * sizeof *keys);
-		uint32_t *vals = malloc(ncap * sizeof *vals);
-		if (!keys || !vals) {
-			free(keys);
-			free(vals);
-			return -1;
-		}
-		memset(vals, 0xff, ncap * sizeof *vals);
-		for (size_t i = 0; i < x->cap; i++) {
-			if (x->vals[i] == NONE)
-				continue;
-			size_t k = index_home(x->keys[i], ncap);
-			while (vals[k] != NONE)
-				k = (k + 1) & (ncap - 1);
-			keys[k] = x->keys[i];
-			vals[k] = x->vals[i];
-		}
-		free(x->keys);
-		free(x->vals);
-		x->keys = keys;
-		x->vals = vals;
-		x->cap = ncap;
-	}
-	size_t i = index_home(key, x->cap);
-	while (x->vals[i] != NONE)
-		i = (i + 1) & (x->cap - 1);
-	x->keys[i] = key;
-	x->vals[i] = val;
-	x->used++;
-	return 0;
-}
-
-static void index_free(struct index *x)
-{
-	free(x->keys);
-	free(x->vals);
-	*x = (struct index){0};
-}
-
-/* p (capacity *cap elements of size bytes) grown to hold n. Returns the array, maybe moved, or NULL when out
- * of memory (or when n does not fit an index), p then left as it was. */
-static void *grow(void *p, size_t *cap, size_t n, size_t size)
-{
-	if (n <= *cap)
-		return p;
-	if (n >= NONE)
-		return NULL;
-	size_t ncap = *cap ? *cap * 2 : 64;
-	while (ncap < n)
-		ncap *= 2;
-	void *np = realloc(p, ncap * size);
-	if (np)
-		*cap = ncap;
-	return np;
-}
-
-/* Which events of a kind (calls, or GPU work) go into the trace: those whose duration falls in bucket or
- * above. The bucket below fills what is left of the budget: every k-th of its events, spread over the run,
- * so a run of events that all take about as long is sampled rather than dropped whole. */
-struct keep_rule {
-	unsigned bucket;
-	uint64_t boundary_total;
-	uint64_t boundary_budget;
-	uint64_t boundary_seen;
-	uint64_t boundary_kept;
-};
-
-/* The smallest bucket such that the events from it up number at most max_n (and, with bytes, take at most
- * max_bytes), and the share of the bucket below it that still fits. */
-static void choose_rule(struct keep_rule *k, const uint64_t count[PW_DURATION_BUCKETS],
-			const uint64_t bytes[PW_DURATION_BUCKETS], uint64_t max_n, uint64_t max_bytes)
-{
-	uint64_t n = 0, b = 0;
-	for (unsigned i = 0; i < PW_DURATION_BUCKETS; i++) {
-		n += count[i];
-		b += bytes ? bytes[i] : 0;
-	}
-	unsigned i = 0;
-	while (n > max_n || b > max_bytes) {
-		n -= count[i];
-		b -= bytes ? bytes[i] : 0;
-		i++;
-	}
-	*k = (struct keep_rule){.bucket = i};
-	if (i == 0 || !count[i - 1])
-		return;
-	uint64_t room = max_n - n;
-	if (bytes && bytes[i - 1] > max_bytes - b) {
-		uint64_t by_bytes = (uint64_t)((double)(max_bytes - b) / (double)bytes[i - 1] * (double)count[i - 1]);
-		if (by_bytes < room)
-			room = by_bytes;
-	}
-	k->boundary_total = count[i - 1];
-	k->boundary_budget = room < count[i - 1] ? room : count[i - 1];
-}
-
-/* Whether an event of this duration goes into the trace. */
-static int keep_event(struct keep_rule *k, uint64_t duration)
-{
-	unsigned b = pw_duration_bucket(duration);
-	if (b >= k->bucket)
-		return 1;
-	if (b + 1 != k->bucket || !k->boundary_budget)
-		return 0;
-	uint64_t i = k->boundary_seen++;
-	int keep = (i + 1) * k->boundary_budget / k->boundary_total > i * k->boundary_budget / k->boundary_total;
-	k->boundary_kept += (uint64_t)keep;
-	return keep;
-}
-
-/* A correlation id of a GPU event that is written, and what enqueued it. */
-struct corr_slot {
-	uint32_t corr;
-	uint8_t has_ext;    /* an EXTCORR record gave ext */
-	uint8_t has_api;    /* a CUDA API record (PW_K_ACT_API) gave the api_ fields */
-	uint8_t api_driver; /* that record is of a driver call */
-	uint8_t api_drawn;  /* its slice is written */
-	uint32_t api_tid;
-	uint32_t api_cbid;
-	uint64_t ext;
-	uint64_t api_t0;
-	uint64_t api_t1;
-};
-
-/* A wrapped GPU library call by its external correlation id, as the writing pass found it. */
-struct launch_slot {
-	uint64_t ext;
-	uint64_t t0;
-	uint32_t tid;
-	uint8_t found;
-	uint8_t written;
-};
-
-/* A stream's track: its extent and the GPU events folded into it. */
-struct stream_stat {
-	uint32_t slot; /* device slot, GPU_DEVICE_SLOTS for a device out of range */
-	uint32_t stream;
-	uint64_t first_ns;
-	uint64_t last_ns;
-	uint64_t folded;
-	uint64_t folded_ns;
-};
-
-/* A written GPU event whose flow is decided after the writing pass. */
-struct pending_flow {
-	uint32_t corr;
-	uint32_t stream;
-	int64_t gpu_pid;
-	uint64_t ts_ns;
-};
-
-/* A written GPU library call: a CUDA API call inside one needs no slice of its own. reach is the latest end
- * of the spans of the same thread up to this one, once they are sorted. */
+/* A drawn GPU library call: a CUDA API call inside one needs no slice of its own, and a flow starts at it.
+ * reach is the latest end of the spans of the same thread up to this one, once they are sorted. */
 struct api_span {
 	uint32_t tid;
 	uint64_t t0;
@@ -344,101 +40,32 @@ struct api_span {
 	uint64_t reach;
 };
 
-/* The GPU state of the process image being read. */
-struct gpu_proc {
-	int active; /* the image has GPU work to draw: passes 1 and 2 ran */
-	int need_spans;
-	struct corr_slot *corrs;
-	size_t ncorrs, corrs_cap;
-	struct index corr_ix; /* correlation id -> corrs */
-	struct launch_slot *launches;
-	size_t nlaunches, launches_cap;
-	struct index launch_ix; /* external id -> launches */
-	struct stream_stat *streams;
-	size_t nstreams, streams_cap;
-	struct index stream_ix; /* slot << 32 | stream -> streams */
-	struct pending_flow *pending;
-	size_t npending, pending_cap;
-	struct api_span *spans;
-	size_t nspans, spans_cap;
-	char *device_names[GPU_DEVICE_SLOTS];
-};
-
-static void gpu_proc_clear(struct gpu_proc *g)
-{
-	free(g->corrs);
-	index_free(&g->corr_ix);
-	free(g->launches);
-	index_free(&g->launch_ix);
-	free(g->streams);
-	index_free(&g->stream_ix);
-	free(g->pending);
-	free(g->spans);
-	for (size_t i = 0; i < GPU_DEVICE_SLOTS; i++)
-		free(g->device_names[i]);
-	*g = (struct gpu_proc){0};
-}
-
-/* A start/end range open in the image being written: its end carries only the id. */
-struct open_start {
-	uint64_t id;
-	char name[128];
-};
-
-/* A push/pop range open in the image being written: drawn as one complete slice at its pop. */
-struct open_push {
-	uint32_t tid, domain;
-	uint64_t t0_ns, category, payload;
-	uint32_t payload_type;
-	char name[128];
+/* Where each kind of event of one image lies in the timeline's arrays (each is in image order). */
+struct image_extent {
+	size_t calls, calls_end, gpus, gpus_end, ranges, ranges_end, samples, samples_end;
+	size_t threads, threads_end, streams, streams_end;
 };
 
 struct trace {
 	struct pw_json j;
-	struct open_start starts[PW_TRACE_OPEN_STARTS];
-	size_t nstarts;
-	struct open_push pushes[PW_TRACE_OPEN_STARTS];
-	size_t npushes;
-	uint64_t range_events, ranges_not_drawn;
 	const struct pw_rank_report *r;
-	const struct pw_proc *proc; /* the process image being read */
+	const struct pw_timeline *tl;
+	const struct pw_proc *proc;          /* the process image being written */
 	const struct pw_stack_image *stacks; /* its call stacks (stacks.h), NULL when none */
-	uint64_t samples_drawn, samples_not_drawn;
-	uint64_t histogram[PW_DURATION_BUCKETS]; /* calls */
-	struct keep_rule calls;
-	char threshold_text[32];
-	uint64_t kept;
-	uint64_t folded;
-	struct thread_table threads;
-	struct fd_paths fds;
-	/* GPU work (kernels, copies, memsets) */
-	uint64_t gpu_histogram[PW_DURATION_BUCKETS];
-	uint64_t gpu_bytes[PW_DURATION_BUCKETS]; /* what the events of each bucket would take in the file */
-	uint64_t *proc_gpu_events;               /* per image of r->procs: GPU events to draw */
-	size_t proc_index;                       /* of t->proc */
-	struct keep_rule gpu;
-	struct keep_rule gpu_replay; /* pass 1 replays the decisions the writing pass will make */
-	char gpu_threshold_text[32];
-	struct gpu_proc g;
-	uint64_t gpu_kept;
-	uint64_t gpu_folded;
-	uint64_t gpu_records;   /* activity records of every kind */
-	uint64_t gpu_unplaced;  /* kernels, copies, memsets with impossible times, not drawn */
-	uint64_t gpu_dropped;   /* activity records CUPTI said it lost */
+	struct image_extent *extents;        /* by timeline image */
+	struct api_span *spans;              /* the image's drawn GPU library calls */
+	size_t nspans, spans_cap;
+	uint32_t *drawn;       /* correlation ids whose CUPTI API slice is drawn */
+	size_t ndrawn, drawn_cap;
+	struct pw_hix drawn_ix;
+	uint32_t *extra_tids; /* threads with CUPTI API slices and no call of their own */
+	size_t nextra, extra_cap;
+	uint64_t samples_drawn;
 	uint64_t flows;
 	uint64_t api_slices;
 	uint64_t next_flow_id;
 	int out_of_memory;
-	uint64_t read_errors;
-	char first_read_error[512];
 };
-
-static uint64_t bucket_floor_ns(unsigned b)
-{
-	if (b == 0)
-		return 0;
-	return b < PW_DURATION_BUCKETS ? (uint64_t)1 << (b - 1) : UINT64_MAX;
-}
 
 /* Microseconds since the rank's start, as the format wants, keeping ns precision. */
 static double trace_us(const struct trace *t, uint64_t ns)
@@ -446,17 +73,24 @@ static double trace_us(const struct trace *t, uint64_t ns)
 	return (double)(int64_t)(ns - t->r->start_ns) / 1000.0;
 }
 
-/* A path argument, cut to its last TRACE_PATH_MAX bytes (not inside a UTF-8 sequence) behind "...". */
-static void write_path(struct pw_json *j, const char *path, size_t len)
+static int64_t image_pid(const struct trace *t)
 {
-	if (len <= TRACE_PATH_MAX) {
+	return t->proc->pid;
+}
+
+/* A path of the model's file table, cut to PW_TL_PATH_MAX bytes as the timeline cuts its strings: its last
+ * bytes (not inside a UTF-8 sequence) behind "...". */
+static void write_file_path(struct pw_json *j, const char *path)
+{
+	size_t len = strlen(path);
+	if (len <= PW_TL_PATH_MAX) {
 		pw_json_string_n(j, path, len);
 		return;
 	}
-	const char *tail = path + len - (TRACE_PATH_MAX - 3);
+	const char *tail = path + len - (PW_TL_PATH_MAX - 3);
 	while (tail < path + len && ((unsigned char)*tail & 0xc0) == 0x80)
 		tail++;
-	char buf[TRACE_PATH_MAX];
+	char buf[PW_TL_PATH_MAX];
 	size_t tail_len = (size_t)(path + len - tail);
 	memcpy(buf, "...", 3);
 	memcpy(buf + 3, tail, tail_len);
@@ -466,6 +100,12 @@ static void write_path(struct pw_json *j, const char *path, size_t len)
 static int has_fd(enum pw_event_kind k)
 {
 	return k == PW_K_OPEN || k == PW_K_CLOSE || k == PW_K_READ || k == PW_K_WRITE || k == PW_K_MMAP;
+}
+
+static const char *copy_dir_name(unsigned dir)
+{
+	static const char *const dirs[] = {"HtoH", "HtoD", "DtoH", "DtoD", "default", "PtoP"};
+	return dir < sizeof dirs / sizeof dirs[0] ? dirs[dir] : "unknown";
 }
 
 static void kv_hex(struct pw_json *j, const char *key, uint64_t v)
@@ -486,261 +126,6 @@ static void kv_dims(struct pw_json *j, const char *key, uint32_t x, uint32_t y, 
 	char buf[48];
 	snprintf(buf, sizeof buf, "%" PRIu32 "x%" PRIu32 "x%" PRIu32, x, y, z);
 	pw_json_kv_string(j, key, buf);
-}
-
-/* "cudaLaunchKernel: <kernel>", the kernel cut to TRACE_KERNEL_MAX bytes (not inside a UTF-8 sequence). */
-static void write_launch_name(struct pw_json *j, const char *call, const struct pw_raw_event *e)
-{
-	char buf[64 + TRACE_KERNEL_MAX + 4];
-	size_t len = e->str ? e->str_len : 0;
-	if (!e->str) {
-		snprintf(buf, sizeof buf, "%s", call);
-		pw_json_string(j, buf);
-		return;
-	}
-	if (len > TRACE_KERNEL_MAX) {
-		len = TRACE_KERNEL_MAX;
-		while (len > 0 && ((unsigned char)e->str[len] & 0xc0) == 0x80)
-			len--;
-	}
-	int n = snprintf(buf, sizeof buf, "%s: ", call);
-	if (n < 0 || (size_t)n >= sizeof buf)
-		n = 0;
-	memcpy(buf + n, e->str, len);
-	size_t total = (size_t)n + len;
-	if (len < e->str_len) {
-		memcpy(buf + total, "...", 3);
-		total += 3;
-	}
-	pw_json_string_n(j, buf, total);
-}
-
-static const char *copy_dir_name(unsigned dir)
-{
-	static const char *const dirs[] = {"HtoH", "HtoD", "DtoH", "DtoD", "default", "PtoP"};
-	return dir < sizeof dirs / sizeof dirs[0] ? dirs[dir] : "unknown";
-}
-
-/* The arguments of a GPU library call that say what it did. */
-static void write_api_args(struct pw_json *j, const struct pw_raw_event *e)
-{
-	const struct pw_rec_api *a = (const struct pw_rec_api *)e->rec;
-	uint16_t ev = a->c.h.type;
-	const struct pw_event_info *info = &pw_events[ev];
-	char buf[160];
-	switch (info->kind) {
-	case PW_K_GPU_LAUNCH:
-		kv_dims(j, "grid", (uint32_t)a->a[0], (uint32_t)(a->a[0] >> 32), (uint32_t)a->a[1]);
-		kv_dims(j, "block", (uint32_t)(a->a[1] >> 32), (uint32_t)a->a[2], (uint32_t)(a->a[2] >> 32));
-		if (a->sub)
-			pw_json_kv_uint(j, "shared_bytes", a->sub);
-		break;
-	case PW_K_GPU_MEMCPY: {
-		unsigned dir = a->sub & PW_COPY_DIR_MASK;
-		pw_json_kv_uint(j, "bytes", a->c.arg0);
-		pw_json_kv_string(j, "kind", copy_dir_name(dir));
-		if (a->sub & PW_API_ASYNC)
-			kv_true(j, "async");
-		if (dir == PW_COPY_PEER) {
-			pw_json_kv_int(j, "dst_device", (int32_t)(uint32_t)a->a[2]);
-			pw_json_kv_int(j, "src_device", (int32_t)(uint32_t)(a->a[2] >> 32));
-		}
-		break;
-	}
-	case PW_K_GPU_MEMSET:
-		pw_json_kv_uint(j, "bytes", a->c.arg0);
-		if (a->sub & PW_API_ASYNC)
-			kv_true(j, "async");
-		break;
-	case PW_K_GPU_ALLOC:
-		pw_json_kv_uint(j, "bytes", a->c.arg0);
-		kv_hex(j, "address", a->c.arg1);
-		pw_json_kv_string(j, "memory", pw_gpu_mem_name(a->sub));
-		break;
-	case PW_K_GPU_FREE:
-		kv_hex(j, "address", a->c.arg1);
-		pw_json_kv_string(j, "memory", pw_gpu_mem_name(a->sub));
-		break;
-	case PW_K_GEMM:
-		pw_json_kv_uint(j, "m", a->a[0]);
-		pw_json_kv_uint(j, "n", a->a[1]);
-		pw_json_kv_uint(j, "k", a->a[2]);
-		pw_json_kv_uint(j, "batch", a->a[3]);
-		pw_cuda_format_dtype(buf, sizeof buf, a->sub & 0xff);
-		pw_json_kv_string(j, "dtype", buf);
-		snprintf(buf, sizeof buf, "%s%s", pw_cublas_op_name(a->sub >> 8 & 0xff),
-			 pw_cublas_op_name(a->sub >> 16 & 0xff));
-		pw_json_kv_string(j, "trans", buf);
-		break;
-	case PW_K_DNN:
-		if (ev == PW_EV_CUDNN_BACKEND_EXECUTE) {
-			pw_cudnn_format_ops(buf, sizeof buf, a->c.arg0);
-			pw_json_kv_string(j, "ops", buf);
-		}
-		break;
-	case PW_K_COLL: {
-		uint64_t nranks;
-		const char *dtype = pw_nccl_dtype_name(a->sub & 0xff);
-		pw_json_kv_uint(j, "count", a->c.arg0);
-		pw_json_kv_uint(j, "bytes", pw_coll_bytes(a, &nranks));
-		pw_json_kv_string(j, "dtype", dtype ? dtype : "unknown");
-		if (ev == PW_EV_NCCL_ALL_REDUCE || ev == PW_EV_NCCL_REDUCE || ev == PW_EV_NCCL_REDUCE_SCATTER)
-			pw_json_kv_string(j, "op", pw_nccl_redop_name(a->sub >> 8 & 0xff));
-		if ((uint32_t)a->a[2])
-			pw_json_kv_uint(j, "nranks", (uint32_t)a->a[2]);
-		if ((int64_t)a->a[1] >= 0)
-			pw_json_kv_int(j, ev == PW_EV_NCCL_SEND || ev == PW_EV_NCCL_RECV ? "peer" : "root", (int64_t)a->a[1]);
-		break;
-	}
-	case PW_K_COMM:
-		if ((uint32_t)a->a[2]) {
-			pw_json_kv_uint(j, "nranks", (uint32_t)a->a[2]);
-			pw_json_kv_uint(j, "rank", (uint32_t)(a->a[2] >> 32));
-		}
-		break;
-	default:
-		break;
-	}
-	if (a->device >= 0)
-		pw_json_kv_int(j, "device", a->device);
-	if (a->stream)
-		kv_hex(j, "stream", a->stream);
-	if (a->c.h.err) {
-		pw_gpu_format_status(buf, sizeof buf, info->domain, a->c.ret);
-		pw_json_kv_string(j, "status", buf);
-	}
-}
-
-/* "stack":[...] in an event's args, when it carried one. */
-static void write_stack(struct trace *t, const struct pw_raw_event *e)
-{
-	uint32_t id = pw_stacks_lookup(t->stacks, e->rec->h.tid, e->t0_ns, e->stack_ref);
-	if (id != PW_STACKS_NONE)
-		pw_stacks_write_trace_stack(&t->j, t->r->stacks, id);
-}
-
-static void write_call(struct trace *t, const struct pw_raw_event *e, uint64_t duration)
-{
-	const struct pw_rec_call *rec = e->rec;
-	const struct pw_event_info *info = &pw_events[rec->h.type];
-	struct pw_json *j = &t->j;
-	int api = pw_kind_is_api(info->kind);
-	pw_json_begin_object(j);
-	pw_json_key(j, "name");
-	if (info->kind == PW_K_GPU_LAUNCH)
-		write_launch_name(j, info->name, e);
-	else
-		pw_json_string(j, info->name);
-	pw_json_kv_string(j, "cat", pw_domain_names[info->domain]);
-	pw_json_kv_string(j, "ph", "X");
-	pw_json_kv_int(j, "pid", t->proc->pid);
-	pw_json_kv_uint(j, "tid", rec->h.tid);
-	pw_json_kv_double(j, "ts", trace_us(t, e->t0_ns), 3);
-	pw_json_kv_double(j, "dur", (double)duration / 1000.0, 3);
-	pw_json_key(j, "args");
-	pw_json_begin_object(j);
-	if (has_fd(info->kind))
-		pw_json_kv_int(j, "fd", (int64_t)rec->arg0);
-	switch (info->kind) {
-	case PW_K_READ:
-	case PW_K_WRITE:
-		pw_json_kv_uint(j, "bytes", rec->arg1);
-		break;
-	case PW_K_MMAP:
-		pw_json_kv_uint(j, "length", rec->arg1);
-		break;
-	case PW_K_FORK:
-		pw_json_kv_int(j, "child_pid", (int64_t)rec->arg0);
-		break;
-	case PW_K_WAIT:
-		pw_json_kv_int(j, "pid", (int64_t)rec->arg0);
-		pw_json_kv_int(j, "status", (int64_t)rec->arg1);
-		break;
-	case PW_K_EXIT:
-		pw_json_kv_int(j, "status", (int64_t)rec->arg0);
-		break;
-	default:
-		break;
-	}
-	pw_json_kv_int(j, "ret", rec->ret);
-	if (api) {
-		write_api_args(j, e);
-		write_stack(t, e);
-		pw_json_end_object(j);
-		pw_json_end_object(j);
-		return;
-	}
-	const char *fd_path = has_fd(info->kind) ? fd_paths_get(&t->fds, (int64_t)rec->arg0) : NULL;
-	if (e->str) {
-		pw_json_key(j, "path");
-		write_path(j, e->str, e->str_len);
-	} else if (fd_path) {
-		pw_json_key(j, "path");
-		write_path(j, fd_path, strlen(fd_path));
-	}
-	if (rec->h.err == PW_ERR_NO_ERRNO) {
-		pw_json_kv_string(j, "error", "failed");
-	} else if (rec->h.err) {
-		pw_json_kv_int(j, "errno", rec->h.err);
-		pw_json_kv_string(j, "error", strerror(rec->h.err));
-	}
-	write_stack(t, e);
-	pw_json_end_object(j);
-	pw_json_end_object(j);
-}
-
-static void follow_fd(struct trace *t, const struct pw_raw_event *e)
-{
-	int64_t fd, from;
-	int rc = 0;
-	switch (pw_fd_effect_of(e, &fd, &from)) {
-	case PW_FD_BIND:
-		rc = fd_paths_set(&t->fds, fd, e->str, e->str_len);
-		break;
-	case PW_FD_UNBIND:
-		rc = fd_paths_set(&t->fds, fd, NULL, 0);
-		break;
-	case PW_FD_COPY: {
-		const char *src = fd_paths_get(&t->fds, from);
-		rc = fd_paths_set(&t->fds, fd, src, src ? strlen(src) : 0);
-		break;
-	}
-	case PW_FD_NONE:
-		break;
-	}
-	if (rc)
-		t->out_of_memory = 1;
-}
-
-/* ---- GPU activity ---- */
-
-static uint64_t add_sat(uint64_t a, uint64_t b)
-{
-	return a + b < a ? UINT64_MAX : a + b;
-}
-
-/* The kind of an activity record drawn on a stream track (kernel, copy, memset) whose times can be placed on
- * the run's timeline; PW_K_PLAIN for every other record. */
-static enum pw_event_kind gpu_drawable(const struct trace *t, const struct pw_raw_event *e)
-{
-	enum pw_event_kind k = pw_events[e->rec->h.type].kind;
-	if (k != PW_K_ACT_KERNEL && k != PW_K_ACT_MEMCPY && k != PW_K_ACT_MEMSET)
-		return PW_K_PLAIN;
-	if (!e->t0_ns || e->t0_ns < t->r->start_ns || e->t1_ns < e->t0_ns)
-		return PW_K_PLAIN;
-	return k;
-}
-
-/* About what a GPU event takes in the file, with its flow. */
-static uint64_t gpu_event_bytes(const struct pw_raw_event *e)
-{
-	uint64_t name = e->str && pw_events[e->rec->h.type].kind == PW_K_ACT_KERNEL ? e->str_len : 0;
-	return TRACE_GPU_EVENT_BYTES + (name < TRACE_GPU_NAME_MAX ? name : TRACE_GPU_NAME_MAX);
-}
-
-static unsigned device_slot(int32_t device)
-{
-	return device >= 0 && device < GPU_DEVICE_SLOTS ? (unsigned)device : GPU_DEVICE_SLOTS;
 }
 
 /* The viewer's pid for the GPU work of process pid on a device slot: pid and device read in decimal. */
@@ -781,76 +166,246 @@ static const char *cupti_api_name(int driver, uint32_t cbid)
 	return driver ? "CUDA driver call" : "CUDA runtime call";
 }
 
-/* A kernel's name as CUPTI gave it (mangled: the collector links no demangler), cut to TRACE_GPU_NAME_MAX
- * bytes (not inside a UTF-8 sequence) behind "..." when longer. */
-static void write_kernel_name(struct pw_json *j, const char *s, size_t len)
+
+/* The arguments of a GPU library call that say what it did. */
+static void write_api_args(struct pw_json *j, const struct pw_tl_call *c, const struct pw_tl_api *a)
 {
-	if (len <= TRACE_GPU_NAME_MAX) {
-		pw_json_string_n(j, s, len);
-		return;
+	const struct pw_event_info *info = &pw_events[c->type];
+	char buf[160];
+	switch (info->kind) {
+	case PW_K_GPU_LAUNCH:
+		kv_dims(j, "grid", (uint32_t)a->a[0], (uint32_t)(a->a[0] >> 32), (uint32_t)a->a[1]);
+		kv_dims(j, "block", (uint32_t)(a->a[1] >> 32), (uint32_t)a->a[2], (uint32_t)(a->a[2] >> 32));
+		if (a->sub)
+			pw_json_kv_uint(j, "shared_bytes", a->sub);
+		break;
+	case PW_K_GPU_MEMCPY: {
+		unsigned dir = a->sub & PW_COPY_DIR_MASK;
+		pw_json_kv_uint(j, "bytes", c->arg0);
+		pw_json_kv_string(j, "kind", copy_dir_name(dir));
+		if (a->sub & PW_API_ASYNC)
+			kv_true(j, "async");
+		if (dir == PW_COPY_PEER) {
+			pw_json_kv_int(j, "dst_device", (int32_t)(uint32_t)a->a[2]);
+			pw_json_kv_int(j, "src_device", (int32_t)(uint32_t)(a->a[2] >> 32));
+		}
+		break;
 	}
-	char buf[TRACE_GPU_NAME_MAX + 3];
-	size_t n = TRACE_GPU_NAME_MAX;
-	while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
-		n--;
-	memcpy(buf, s, n);
-	memcpy(buf + n, "...", 3);
-	pw_json_string_n(j, buf, n + 3);
+	case PW_K_GPU_MEMSET:
+		pw_json_kv_uint(j, "bytes", c->arg0);
+		if (a->sub & PW_API_ASYNC)
+			kv_true(j, "async");
+		break;
+	case PW_K_GPU_ALLOC:
+		pw_json_kv_uint(j, "bytes", c->arg0);
+		kv_hex(j, "address", c->arg1);
+		pw_json_kv_string(j, "memory", pw_gpu_mem_name(a->sub));
+		break;
+	case PW_K_GPU_FREE:
+		kv_hex(j, "address", c->arg1);
+		pw_json_kv_string(j, "memory", pw_gpu_mem_name(a->sub));
+		break;
+	case PW_K_GEMM:
+		pw_json_kv_uint(j, "m", a->a[0]);
+		pw_json_kv_uint(j, "n", a->a[1]);
+		pw_json_kv_uint(j, "k", a->a[2]);
+		pw_json_kv_uint(j, "batch", a->a[3]);
+		pw_cuda_format_dtype(buf, sizeof buf, a->sub & 0xff);
+		pw_json_kv_string(j, "dtype", buf);
+		snprintf(buf, sizeof buf, "%s%s", pw_cublas_op_name(a->sub >> 8 & 0xff),
+			 pw_cublas_op_name(a->sub >> 16 & 0xff));
+		pw_json_kv_string(j, "trans", buf);
+		break;
+	case PW_K_DNN:
+		if (c->type == PW_EV_CUDNN_BACKEND_EXECUTE) {
+			pw_cudnn_format_ops(buf, sizeof buf, c->arg0);
+			pw_json_kv_string(j, "ops", buf);
+		}
+		break;
+	case PW_K_COLL: {
+		const char *dtype = pw_nccl_dtype_name(a->sub & 0xff);
+		pw_json_kv_uint(j, "count", c->arg0);
+		pw_json_kv_uint(j, "bytes", a->coll_bytes);
+		pw_json_kv_string(j, "dtype", dtype ? dtype : "unknown");
+		if (c->type == PW_EV_NCCL_ALL_REDUCE || c->type == PW_EV_NCCL_REDUCE || c->type == PW_EV_NCCL_REDUCE_SCATTER)
+			pw_json_kv_string(j, "op", pw_nccl_redop_name(a->sub >> 8 & 0xff));
+		if ((uint32_t)a->a[2])
+			pw_json_kv_uint(j, "nranks", (uint32_t)a->a[2]);
+		if ((int64_t)a->a[1] >= 0)
+			pw_json_kv_int(j, c->type == PW_EV_NCCL_SEND || c->type == PW_EV_NCCL_RECV ? "peer" : "root",
+				       (int64_t)a->a[1]);
+		break;
+	}
+	case PW_K_COMM:
+		if ((uint32_t)a->a[2]) {
+			pw_json_kv_uint(j, "nranks", (uint32_t)a->a[2]);
+			pw_json_kv_uint(j, "rank", (uint32_t)(a->a[2] >> 32));
+		}
+		break;
+	default:
+		break;
+	}
+	if (a->device >= 0)
+		pw_json_kv_int(j, "device", a->device);
+	if (a->stream)
+		kv_hex(j, "stream", a->stream);
+	if (c->err) {
+		pw_gpu_format_status(buf, sizeof buf, info->domain, c->ret);
+		pw_json_kv_string(j, "status", buf);
+	}
 }
 
-/* A kernel, copy or memset on its stream's track. c: its correlation's entry (NULL: none). */
-static void write_gpu_event(struct trace *t, const struct pw_raw_event *e, enum pw_event_kind kind, int64_t gpid,
-			    uint64_t duration, const struct corr_slot *c)
+/* "stack":[...] in an event's args, when it carried one. */
+static void write_stack(struct trace *t, uint32_t tid, uint64_t t0_ns, uint64_t stack_ref)
 {
-	const struct pw_rec_gpu *g = (const struct pw_rec_gpu *)e->rec;
+	uint32_t id = pw_stacks_lookup(t->stacks, tid, t0_ns, stack_ref);
+	if (id != PW_STACKS_NONE)
+		pw_stacks_write_trace_stack(&t->j, t->r->stacks, id);
+}
+
+/* A call's name: its event's, and for a launch the kernel's ("cudaLaunchKernel: <kernel>"). */
+static void write_call_name(struct trace *t, const struct pw_tl_call *c, const struct pw_tl_api *a)
+{
+	const char *call = pw_events[c->type].name;
+	const char *kernel = a ? pw_tl_string(t->tl, a->launch_name) : NULL;
+	if (!kernel) {
+		pw_json_string(&t->j, call);
+		return;
+	}
+	char buf[64 + PW_TL_LAUNCH_KERNEL_MAX + 4];
+	snprintf(buf, sizeof buf, "%s: %s", call, kernel);
+	pw_json_string(&t->j, buf);
+}
+
+static void write_call_path(struct trace *t, const struct pw_tl_call *c)
+{
+	if (c->path == PW_TL_NONE)
+		return;
+	pw_json_key(&t->j, "path");
+	if (c->path & PW_TL_FILE)
+		write_file_path(&t->j, t->r->files[c->path & ~PW_TL_FILE].path);
+	else
+		pw_json_string(&t->j, pw_tl_string(t->tl, c->path));
+}
+
+/* The arguments a call's kind gives meaning to. */
+static void write_call_kind_args(struct pw_json *j, const struct pw_tl_call *c, enum pw_event_kind kind)
+{
+	if (has_fd(kind))
+		pw_json_kv_int(j, "fd", (int64_t)c->arg0);
+	switch (kind) {
+	case PW_K_READ:
+	case PW_K_WRITE:
+		pw_json_kv_uint(j, "bytes", c->arg1);
+		break;
+	case PW_K_MMAP:
+		pw_json_kv_uint(j, "length", c->arg1);
+		break;
+	case PW_K_FORK:
+		pw_json_kv_int(j, "child_pid", (int64_t)c->arg0);
+		break;
+	case PW_K_WAIT:
+		pw_json_kv_int(j, "pid", (int64_t)c->arg0);
+		pw_json_kv_int(j, "status", (int64_t)c->arg1);
+		break;
+	case PW_K_EXIT:
+		pw_json_kv_int(j, "status", (int64_t)c->arg0);
+		break;
+	default:
+		break;
+	}
+	pw_json_kv_int(j, "ret", c->ret);
+}
+
+static void write_call(struct trace *t, const struct pw_tl_call *c, uint32_t tid)
+{
+	const struct pw_event_info *info = &pw_events[c->type];
+	const struct pw_tl_api *a = c->api != PW_TL_NONE ? &t->tl->apis[c->api] : NULL;
 	struct pw_json *j = &t->j;
+	pw_json_begin_object(j);
+	pw_json_key(j, "name");
+	write_call_name(t, c, a);
+	pw_json_kv_string(j, "cat", pw_domain_names[info->domain]);
+	pw_json_kv_string(j, "ph", "X");
+	pw_json_kv_int(j, "pid", image_pid(t));
+	pw_json_kv_uint(j, "tid", tid);
+	pw_json_kv_double(j, "ts", trace_us(t, c->t0), 3);
+	pw_json_kv_double(j, "dur", (double)(c->t1 > c->t0 ? c->t1 - c->t0 : 0) / 1000.0, 3);
+	pw_json_key(j, "args");
+	pw_json_begin_object(j);
+	write_call_kind_args(j, c, info->kind);
+	if (a) {
+		write_api_args(j, c, a);
+	} else {
+		write_call_path(t, c);
+		if (c->err == PW_ERR_NO_ERRNO) {
+			pw_json_kv_string(j, "error", "failed");
+		} else if (c->err) {
+			pw_json_kv_int(j, "errno", c->err);
+			pw_json_kv_string(j, "error", strerror(c->err));
+		}
+	}
+	write_stack(t, tid, c->t0, c->stack_ref);
+	pw_json_end_object(j);
+	pw_json_end_object(j);
+}
+
+/* ---- GPU work ---- */
+
+
+/* A kernel, copy or memset on its stream's track. */
+static void write_gpu_event(struct trace *t, const struct pw_tl_gpu *g, const struct pw_tl_stream *s)
+{
+	struct pw_json *j = &t->j;
+	uint64_t duration = g->t1 - g->t0;
 	char buf[48];
 	pw_json_begin_object(j);
 	pw_json_key(j, "name");
-	if (kind == PW_K_ACT_KERNEL && e->str) {
-		write_kernel_name(j, e->str, e->str_len);
-	} else if (kind == PW_K_ACT_KERNEL) {
-		pw_json_string(j, "kernel (name unknown)");
-	} else if (kind == PW_K_ACT_MEMCPY) {
-		snprintf(buf, sizeof buf, "memcpy %s", copy_dir_name(g->c.arg1 & PW_COPY_DIR_MASK));
+	const char *name = pw_tl_string(t->tl, g->name);
+	if (g->kind == PW_K_ACT_KERNEL) {
+		pw_json_string(j, name ? name : "kernel (name unknown)");
+	} else if (g->kind == PW_K_ACT_MEMCPY) {
+		snprintf(buf, sizeof buf, "memcpy %s", copy_dir_name(g->arg1 & PW_COPY_DIR_MASK));
 		pw_json_string(j, buf);
 	} else {
 		pw_json_string(j, "memset");
 	}
-	pw_json_kv_string(j, "cat", kind == PW_K_ACT_KERNEL ? "kernel" : kind == PW_K_ACT_MEMCPY ? "memcpy" : "memset");
+	pw_json_kv_string(j, "cat", g->kind == PW_K_ACT_KERNEL   ? "kernel"
+				    : g->kind == PW_K_ACT_MEMCPY ? "memcpy"
+								 : "memset");
 	pw_json_kv_string(j, "ph", "X");
-	pw_json_kv_int(j, "pid", gpid);
-	pw_json_kv_uint(j, "tid", g->stream);
-	pw_json_kv_double(j, "ts", trace_us(t, e->t0_ns), 3);
+	pw_json_kv_int(j, "pid", gpu_pid(t->proc->pid, s->slot));
+	pw_json_kv_uint(j, "tid", s->stream);
+	pw_json_kv_double(j, "ts", trace_us(t, g->t0), 3);
 	pw_json_kv_double(j, "dur", (double)duration / 1000.0, 3);
 	pw_json_key(j, "args");
 	pw_json_begin_object(j);
-	switch (kind) {
+	switch (g->kind) {
 	case PW_K_ACT_KERNEL:
 		kv_dims(j, "grid", (uint32_t)g->a[0], (uint32_t)(g->a[0] >> 32), (uint32_t)g->a[1]);
 		kv_dims(j, "block", (uint32_t)(g->a[1] >> 32), (uint32_t)g->a[2], (uint32_t)(g->a[2] >> 32));
-		pw_json_kv_uint(j, "registers", (uint32_t)g->c.arg0);
-		pw_json_kv_uint(j, "shared_bytes", (uint32_t)(g->c.arg0 >> 32));
+		pw_json_kv_uint(j, "registers", (uint32_t)g->arg0);
+		pw_json_kv_uint(j, "shared_bytes", (uint32_t)(g->arg0 >> 32));
 		break;
 	case PW_K_ACT_MEMCPY:
-		pw_json_kv_uint(j, "bytes", g->c.arg0);
-		pw_json_kv_string(j, "kind", copy_dir_name(g->c.arg1 & PW_COPY_DIR_MASK));
-		pw_json_kv_string(j, "src_memory", act_mem_name(g->c.arg1 >> 8 & 0xff));
-		pw_json_kv_string(j, "dst_memory", act_mem_name(g->c.arg1 >> 16 & 0xff));
+		pw_json_kv_uint(j, "bytes", g->arg0);
+		pw_json_kv_string(j, "kind", copy_dir_name(g->arg1 & PW_COPY_DIR_MASK));
+		pw_json_kv_string(j, "src_memory", act_mem_name(g->arg1 >> 8 & 0xff));
+		pw_json_kv_string(j, "dst_memory", act_mem_name(g->arg1 >> 16 & 0xff));
 		break;
 	default:
-		pw_json_kv_uint(j, "bytes", g->c.arg0);
-		pw_json_kv_string(j, "memory", act_mem_name(g->c.arg1 >> 32 & 0xff));
-		pw_json_kv_uint(j, "value", (uint32_t)g->c.arg1);
+		pw_json_kv_uint(j, "bytes", g->arg0);
+		pw_json_kv_string(j, "memory", act_mem_name(g->arg1 >> 32 & 0xff));
+		pw_json_kv_uint(j, "value", (uint32_t)g->arg1);
 		break;
 	}
-	if (kind != PW_K_ACT_KERNEL && duration)
-		pw_json_kv_double(j, "GB/s", (double)g->c.arg0 / (double)duration, 2); /* bytes per ns */
+	if (g->kind != PW_K_ACT_KERNEL && duration)
+		pw_json_kv_double(j, "GB/s", (double)g->arg0 / (double)duration, 2); /* bytes per ns */
 	pw_json_kv_int(j, "device", g->device);
-	pw_json_kv_uint(j, "stream", g->stream);
-	pw_json_kv_uint(j, "correlation", g->correlation);
-	if (c && c->has_ext)
-		pw_json_kv_uint(j, "external_id", c->ext);
+	pw_json_kv_uint(j, "stream", s->stream);
+	pw_json_kv_uint(j, "correlation", g->corr);
+	if (g->has_ext)
+		pw_json_kv_uint(j, "external_id", g->ext);
 	pw_json_end_object(j);
 	pw_json_end_object(j);
 }
@@ -873,309 +428,66 @@ static void write_flow(struct trace *t, int end, int64_t pid, uint32_t tid, uint
 	pw_json_end_object(j);
 }
 
-/* A CUDA call that CUPTI saw and no wrapped call stands for, on the thread that made it. */
-static void write_api_slice(struct trace *t, const struct corr_slot *c)
+
+/* A CUDA call that CUPTI saw and no drawn call stands for, on the thread that made it. */
+static void write_api_slice(struct trace *t, const struct pw_tl_gpu *g)
 {
 	struct pw_json *j = &t->j;
 	pw_json_begin_object(j);
-	pw_json_kv_string(j, "name", cupti_api_name(c->api_driver, c->api_cbid));
+	pw_json_kv_string(j, "name", cupti_api_name(g->src_driver, g->src_cbid));
 	pw_json_kv_string(j, "cat", "cupti");
 	pw_json_kv_string(j, "ph", "X");
-	pw_json_kv_int(j, "pid", t->proc->pid);
-	pw_json_kv_uint(j, "tid", c->api_tid);
-	pw_json_kv_double(j, "ts", trace_us(t, c->api_t0), 3);
-	pw_json_kv_double(j, "dur", (double)(c->api_t1 - c->api_t0) / 1000.0, 3);
+	pw_json_kv_int(j, "pid", image_pid(t));
+	pw_json_kv_uint(j, "tid", g->src_tid);
+	pw_json_kv_double(j, "ts", trace_us(t, g->src_t0), 3);
+	pw_json_kv_double(j, "dur", (double)(g->src_t1 - g->src_t0) / 1000.0, 3);
 	pw_json_key(j, "args");
 	pw_json_begin_object(j);
-	pw_json_kv_string(j, "api", c->api_driver ? "driver" : "runtime");
-	pw_json_kv_uint(j, "cbid", c->api_cbid);
-	pw_json_kv_uint(j, "correlation", c->corr);
+	pw_json_kv_string(j, "api", g->src_driver ? "driver" : "runtime");
+	pw_json_kv_uint(j, "cbid", g->src_cbid);
+	pw_json_kv_uint(j, "correlation", g->corr);
 	pw_json_end_object(j);
 	pw_json_end_object(j);
 }
 
-/* Pass 0, over every image of the rank: the duration histograms of calls and of GPU work, and how many GPU
- * events each image has to draw. */
-static void scan_event(void *ctx, const struct pw_raw_event *e)
+/* NVTX: push/pop ranges as complete slices on the thread's track, start/end as async slices (b/e, by range
+ * id), marks as instants. */
+static void write_range(struct trace *t, const struct pw_tl_range *r)
 {
-	struct trace *t = ctx;
-	uint16_t type = e->rec->h.type;
-	if (type >= PW_EV_COUNT)
-		return;
-	enum pw_event_kind kind = pw_events[type].kind;
-	uint64_t duration = event_duration(e);
-	if (!pw_kind_is_activity(kind)) {
-		if (pw_event_is_call(type) && !e->outside)
-			t->histogram[pw_duration_bucket(duration)]++;
-		return;
-	}
-	t->gpu_records++;
-	if (kind == PW_K_ACT_DROPPED)
-		t->gpu_dropped = add_sat(t->gpu_dropped, e->rec->arg0);
-	if (kind != PW_K_ACT_KERNEL && kind != PW_K_ACT_MEMCPY && kind != PW_K_ACT_MEMSET)
-		return;
-	if (gpu_drawable(t, e) == PW_K_PLAIN) {
-		t->gpu_unplaced++;
-		return;
-	}
-	unsigned b = pw_duration_bucket(duration);
-	t->gpu_histogram[b]++;
-	t->gpu_bytes[b] = add_sat(t->gpu_bytes[b], gpu_event_bytes(e));
-	t->proc_gpu_events[t->proc_index]++;
-}
-
-/* Pass 1: the correlation ids of the GPU events the writing pass will keep (its decisions replayed from the
- * same state), and the devices' names. */
-static void collect_kept(void *ctx, const struct pw_raw_event *e)
-{
-	struct trace *t = ctx;
-	struct gpu_proc *gp = &t->g;
-	if (e->rec->h.type >= PW_EV_COUNT || !pw_kind_is_activity(pw_events[e->rec->h.type].kind))
-		return;
-	const struct pw_rec_gpu *g = (const struct pw_rec_gpu *)e->rec;
-	if (pw_events[g->c.h.type].kind == PW_K_ACT_DEVICE) {
-		unsigned slot = device_slot(g->device);
-		if (slot < GPU_DEVICE_SLOTS && e->str && e->str_len && !gp->device_names[slot]) {
-			size_t n = e->str_len < TRACE_DEVICE_NAME_MAX ? e->str_len : TRACE_DEVICE_NAME_MAX;
-			if (!(gp->device_names[slot] = strndup(e->str, n)))
-				t->out_of_memory = 1;
-		}
-		return;
-	}
-	if (gpu_drawable(t, e) == PW_K_PLAIN || !keep_event(&t->gpu_replay, event_duration(e)) || !g->correlation ||
-	    index_find(&gp->corr_ix, g->correlation) != NONE)
-		return;
-	struct corr_slot *corrs = grow(gp->corrs, &gp->corrs_cap, gp->ncorrs + 1, sizeof *corrs);
-	if (corrs)
-		gp->corrs = corrs;
-	if (!corrs || index_put(&gp->corr_ix, g->correlation, (uint32_t)gp->ncorrs)) {
-		t->out_of_memory = 1;
-		return;
-	}
-	gp->corrs[gp->ncorrs++] = (struct corr_slot){.corr = g->correlation};
-}
-
-/* Pass 2: what enqueued the work of those correlation ids: the external id of the wrapped call (EXTCORR),
- * and the CUDA call CUPTI saw. The first record of each wins. */
-static void join_launchers(void *ctx, const struct pw_raw_event *e)
-{
-	struct trace *t = ctx;
-	struct gpu_proc *gp = &t->g;
-	if (e->rec->h.type >= PW_EV_COUNT)
-		return;
-	enum pw_event_kind kind = pw_events[e->rec->h.type].kind;
-	if (kind != PW_K_ACT_EXTCORR && kind != PW_K_ACT_API)
-		return;
-	const struct pw_rec_gpu *g = (const struct pw_rec_gpu *)e->rec;
-	uint32_t i = index_find(&gp->corr_ix, g->correlation);
-	if (i == NONE)
-		return;
-	struct corr_slot *c = &gp->corrs[i];
-	if (kind == PW_K_ACT_EXTCORR) {
-		if (!c->has_ext && g->c.arg0) {
-			c->has_ext = 1;
-			c->ext = g->c.arg0;
-		}
-	} else if (!c->has_api) {
-		c->has_api = 1;
-		c->api_driver = g->c.arg1 == PW_ACT_API_DRIVER;
-		c->api_tid = (uint32_t)g->a[0];
-		c->api_cbid = (uint32_t)g->c.arg0;
-		c->api_t0 = e->t0_ns;
-		c->api_t1 = e->t1_ns;
-	}
-}
-
-/* After pass 2: one entry per external id for the writing pass to fill. */
-static void prepare_launches(struct trace *t)
-{
-	struct gpu_proc *gp = &t->g;
-	for (size_t i = 0; i < gp->ncorrs; i++) {
-		const struct corr_slot *c = &gp->corrs[i];
-		if (c->has_api)
-			gp->need_spans = 1;
-		if (!c->has_ext || index_find(&gp->launch_ix, c->ext) != NONE)
-			continue;
-		struct launch_slot *launches =
-			grow(gp->launches, &gp->launches_cap, gp->nlaunches + 1, sizeof *launches);
-		if (launches)
-			gp->launches = launches;
-		if (!launches || index_put(&gp->launch_ix, c->ext, (uint32_t)gp->nlaunches)) {
-			t->out_of_memory = 1;
-			return;
-		}
-		gp->launches[gp->nlaunches++] = (struct launch_slot){.ext = c->ext};
-	}
-}
-
-/* Pass 3, a GPU library call: where the call of an external id is and whether it was written; the written
- * calls' spans. */
-static void note_gpu_call(struct trace *t, const struct pw_raw_event *e, int written)
-{
-	struct gpu_proc *gp = &t->g;
-	const struct pw_rec_api *a = (const struct pw_rec_api *)e->rec;
-	uint32_t i = a->corr ? index_find(&gp->launch_ix, a->corr) : NONE;
-	if (i != NONE && !gp->launches[i].found) {
-		struct launch_slot *l = &gp->launches[i];
-		l->found = 1;
-		l->written = (uint8_t)written;
-		l->tid = a->c.h.tid;
-		l->t0 = e->t0_ns;
-	}
-	if (!written || !gp->need_spans)
-		return;
-	struct api_span *spans = grow(gp->spans, &gp->spans_cap, gp->nspans + 1, sizeof *spans);
-	if (!spans) {
-		t->out_of_memory = 1;
-		return;
-	}
-	gp->spans = spans;
-	gp->spans[gp->nspans++] = (struct api_span){a->c.h.tid, e->t0_ns, e->t1_ns, 0};
-}
-
-/* Pass 3, an activity record: kernels, copies and memsets kept or folded into their stream's track. */
-static void write_or_fold_gpu(struct trace *t, const struct pw_raw_event *e)
-{
-	struct gpu_proc *gp = &t->g;
-	enum pw_event_kind kind = gpu_drawable(t, e);
-	if (kind == PW_K_PLAIN)
-		return;
-	const struct pw_rec_gpu *g = (const struct pw_rec_gpu *)e->rec;
-	unsigned slot = device_slot(g->device);
-	uint64_t key = (uint64_t)slot << 32 | g->stream;
-	uint32_t si = index_find(&gp->stream_ix, key);
-	if (si == NONE) {
-		struct stream_stat *streams = grow(gp->streams, &gp->streams_cap, gp->nstreams + 1, sizeof *streams);
-		if (streams)
-			gp->streams = streams;
-		if (!streams || index_put(&gp->stream_ix, key, (uint32_t)gp->nstreams)) {
-			t->out_of_memory = 1;
-			return;
-		}
-		si = (uint32_t)gp->nstreams++;
-		gp->streams[si] = (struct stream_stat){.slot = slot, .stream = g->stream, .first_ns = UINT64_MAX};
-	}
-	struct stream_stat *s = &gp->streams[si];
-	if (e->t0_ns < s->first_ns)
-		s->first_ns = e->t0_ns;
-	if (e->t1_ns > s->last_ns)
-		s->last_ns = e->t1_ns;
-	uint64_t duration = event_duration(e);
-	if (!keep_event(&t->gpu, duration)) {
-		s->folded++;
-		s->folded_ns = add_sat(s->folded_ns, duration);
-		t->gpu_folded++;
-		return;
-	}
-	uint32_t ci = index_find(&gp->corr_ix, g->correlation);
-	const struct corr_slot *c = ci != NONE ? &gp->corrs[ci] : NULL;
-	int64_t gpid = gpu_pid(t->proc->pid, slot);
-	write_gpu_event(t, e, kind, gpid, duration, c);
-	t->gpu_kept++;
-	if (!c)
-		return;
-	struct pending_flow *pending = grow(gp->pending, &gp->pending_cap, gp->npending + 1, sizeof *pending);
-	if (!pending) {
-		t->out_of_memory = 1;
-		return;
-	}
-	gp->pending = pending;
-	gp->pending[gp->npending++] = (struct pending_flow){g->correlation, g->stream, gpid, e->t0_ns};
-}
-
-/* NVTX: push/pop ranges as complete slices on the thread's track, drawn at their pop (they nest per
- * thread), start/end as async slices (b/e, by range id), marks as instants. */
-static void write_range(struct trace *t, const struct pw_raw_event *e, enum pw_event_kind kind)
-{
-	const struct pw_rec_call *rec = e->rec;
 	struct pw_json *j = &t->j;
-	if (kind == PW_K_NVTX_NAME || kind == PW_K_CAPTURE)
-		return;
-	if (t->range_events >= PW_TRACE_MAX_RANGE_EVENTS) {
-		t->ranges_not_drawn++;
-		return;
-	}
-	char name[128] = "";
-	if (e->str)
-		snprintf(name, sizeof name, "%.*s", (int)e->str_len, e->str);
-	const struct pw_rec_range *rr = (const struct pw_rec_range *)rec;
-	uint64_t t0_ns = e->t0_ns, category = rec->arg0 >> 32, payload = rr->payload;
-	uint32_t payload_type = rr->payload_type;
-	if (kind == PW_K_RANGE_PUSH) { /* drawn at its pop, as one slice */
-		if (t->npushes < PW_TRACE_OPEN_STARTS) {
-			struct open_push *o = &t->pushes[t->npushes++];
-			*o = (struct open_push){rec->h.tid, (uint32_t)rec->arg0, e->t0_ns, category, payload, payload_type, ""};
-			memcpy(o->name, name, sizeof name);
-		} else {
-			t->ranges_not_drawn++;
-		}
-		return;
-	}
-	if (kind == PW_K_RANGE_POP) {
-		size_t i = t->npushes;
-		while (i-- > 0 && !(t->pushes[i].tid == rec->h.tid && t->pushes[i].domain == (uint32_t)rec->arg0))
-			;
-		if (i == (size_t)-1) /* its push was not recorded (before the window) */
-			return;
-		t0_ns = t->pushes[i].t0_ns;
-		category = t->pushes[i].category;
-		payload = t->pushes[i].payload;
-		payload_type = t->pushes[i].payload_type;
-		memcpy(name, t->pushes[i].name, sizeof name);
-		memmove(&t->pushes[i], &t->pushes[i + 1], (t->npushes - i - 1) * sizeof *t->pushes);
-		t->npushes--;
-	}
-	const char *ph = kind == PW_K_RANGE_POP ? "X" : kind == PW_K_MARK ? "i" : kind == PW_K_RANGE_START ? "b" : "e";
-	if (kind == PW_K_RANGE_START && t->nstarts < PW_TRACE_OPEN_STARTS) {
-		t->starts[t->nstarts].id = (uint64_t)rec->ret;
-		memcpy(t->starts[t->nstarts++].name, name, sizeof name);
-	} else if (kind == PW_K_RANGE_END) {
-		size_t i = 0;
-		while (i < t->nstarts && t->starts[i].id != (uint64_t)rec->ret)
-			i++;
-		if (i == t->nstarts) { /* its start was not drawn */
-			t->ranges_not_drawn++;
-			return;
-		}
-		memcpy(name, t->starts[i].name, sizeof name);
-		t->starts[i] = t->starts[--t->nstarts];
-	}
-	t->range_events++;
+	const char *name = pw_tl_string(t->tl, r->name);
+	char ph[2] = {r->ph, '\0'};
 	pw_json_begin_object(j);
-	pw_json_kv_string(j, "name", name);
+	pw_json_kv_string(j, "name", name ? name : "");
 	pw_json_kv_string(j, "cat", "nvtx");
 	pw_json_kv_string(j, "ph", ph);
-	pw_json_kv_int(j, "pid", t->proc->pid);
-	pw_json_kv_uint(j, "tid", rec->h.tid);
-	pw_json_kv_double(j, "ts", trace_us(t, t0_ns), 3);
-	if (kind == PW_K_RANGE_POP)
-		pw_json_kv_double(j, "dur", (double)(e->t0_ns > t0_ns ? e->t0_ns - t0_ns : 0) / 1000.0, 3);
-	if (kind == PW_K_MARK)
+	pw_json_kv_int(j, "pid", image_pid(t));
+	pw_json_kv_uint(j, "tid", r->tid);
+	pw_json_kv_double(j, "ts", trace_us(t, r->t0), 3);
+	if (r->ph == 'X')
+		pw_json_kv_double(j, "dur", (double)(r->t1 > r->t0 ? r->t1 - r->t0 : 0) / 1000.0, 3);
+	if (r->ph == 'i')
 		pw_json_kv_string(j, "s", "t");
-	if (kind == PW_K_RANGE_START || kind == PW_K_RANGE_END)
-		kv_hex(j, "id", (uint64_t)rec->ret);
-	if (kind != PW_K_RANGE_END) {
+	if (r->ph == 'b' || r->ph == 'e')
+		kv_hex(j, "id", r->id);
+	if (r->ph != 'e') {
 		pw_json_key(j, "args");
 		pw_json_begin_object(j);
-		pw_json_kv_uint(j, "domain", (uint32_t)rec->arg0);
-		pw_json_kv_uint(j, "category", category);
-		if (payload_type)
-			pw_json_kv_uint(j, "payload", payload);
+		pw_json_kv_uint(j, "domain", r->domain);
+		pw_json_kv_uint(j, "category", r->category);
+		if (r->payload_type)
+			pw_json_kv_uint(j, "payload", r->payload);
 		pw_json_end_object(j);
 	}
 	pw_json_end_object(j);
 }
 
-/* A CPU sample: an instant on its thread with its stack, up to PW_TRACE_MAX_SAMPLE_EVENTS. */
-static void write_sample(struct trace *t, const struct pw_raw_event *e)
+/* A CPU sample: an instant on its thread with its stack (none when its stack could not be read). */
+static void write_sample(struct trace *t, const struct pw_tl_sample *s)
 {
-	uint32_t id = pw_stacks_lookup(t->stacks, e->rec->h.tid, e->t0_ns, e->stack_ref);
+	uint32_t id = pw_stacks_lookup(t->stacks, s->tid, s->t0, s->stack_ref);
 	if (id == PW_STACKS_NONE) /* unreadable: the report counts it */
 		return;
-	if (t->samples_drawn >= PW_TRACE_MAX_SAMPLE_EVENTS) {
-		t->samples_not_drawn++;
-		return;
-	}
 	t->samples_drawn++;
 	struct pw_json *j = &t->j;
 	pw_json_begin_object(j);
@@ -1183,66 +495,27 @@ static void write_sample(struct trace *t, const struct pw_raw_event *e)
 	pw_json_kv_string(j, "cat", "cpu");
 	pw_json_kv_string(j, "ph", "i");
 	pw_json_kv_string(j, "s", "t");
-	pw_json_kv_int(j, "pid", t->proc->pid);
-	pw_json_kv_uint(j, "tid", e->rec->h.tid);
-	pw_json_kv_double(j, "ts", trace_us(t, e->t0_ns), 3);
+	pw_json_kv_int(j, "pid", image_pid(t));
+	pw_json_kv_uint(j, "tid", s->tid);
+	pw_json_kv_double(j, "ts", trace_us(t, s->t0), 3);
 	pw_json_key(j, "args");
 	pw_json_begin_object(j);
-	pw_json_kv_uint(j, "period_ns", e->rec->arg0);
+	pw_json_kv_uint(j, "period_ns", s->period_ns);
 	pw_stacks_write_trace_stack(j, t->r->stacks, id);
 	pw_json_end_object(j);
 	pw_json_end_object(j);
 }
 
-static void write_or_fold(void *ctx, const struct pw_raw_event *e)
+/* ---- the image's GPU library calls, for the flows ---- */
+
+/* A drawn GPU library call. */
+static void note_span(struct trace *t, uint32_t tid, const struct pw_tl_call *c)
 {
-	struct trace *t = ctx;
-	const struct pw_rec_call *rec = e->rec;
-	if (rec->h.type >= PW_EV_COUNT)
-		return;
-	enum pw_event_kind kind = pw_events[rec->h.type].kind;
-	if (pw_kind_is_activity(kind)) {
-		write_or_fold_gpu(t, e);
-		return;
-	}
-	if (pw_kind_is_range(kind) || kind == PW_K_NVTX_NAME || kind == PW_K_CAPTURE) {
-		write_range(t, e, kind);
-		return;
-	}
-	if (e->outside) { /* outside the capture window: only what names descriptors */
-		follow_fd(t, e);
-		return;
-	}
-	if (kind == PW_K_SAMPLE) {
-		write_sample(t, e);
-		return;
-	}
-	if (!pw_event_is_call(rec->h.type)) {
-		follow_fd(t, e);
-		return;
-	}
-	struct thread_stat *th = thread_get(&t->threads, rec->h.tid);
-	if (!th) {
+	if (pw_reserve(&t->spans, &t->spans_cap, t->nspans + 1, sizeof *t->spans)) {
 		t->out_of_memory = 1;
 		return;
 	}
-	uint64_t duration = event_duration(e);
-	if (e->t0_ns < th->first_ns)
-		th->first_ns = e->t0_ns;
-	if (e->t1_ns > th->last_ns)
-		th->last_ns = e->t1_ns;
-	int keep = keep_event(&t->calls, duration);
-	if (keep) {
-		write_call(t, e, duration);
-		t->kept++;
-	} else {
-		th->folded++;
-		th->folded_ns += duration;
-		t->folded++;
-	}
-	if (t->g.active && pw_kind_is_api(kind))
-		note_gpu_call(t, e, keep);
-	follow_fd(t, e); /* after writing, so that a close still shows what it closed */
+	t->spans[t->nspans++] = (struct api_span){tid, c->t0, c->t1, 0};
 }
 
 static int compare_spans(const void *a, const void *b)
@@ -1253,76 +526,116 @@ static int compare_spans(const void *a, const void *b)
 	return x->t0 < y->t0 ? -1 : x->t0 > y->t0;
 }
 
-/* Whether a written GPU library call of thread tid covers [t0, t1] (spans sorted, reach set). */
-static int span_covers(const struct gpu_proc *gp, uint32_t tid, uint64_t t0, uint64_t t1)
+/* Sorts the spans by thread and start, each with the latest end up to it. */
+static void sort_spans(struct trace *t)
 {
-	size_t lo = 0, hi = gp->nspans;
+	if (!t->nspans)
+		return;
+	qsort(t->spans, t->nspans, sizeof *t->spans, compare_spans);
+	for (size_t i = 0; i < t->nspans; i++) {
+		struct api_span *s = &t->spans[i];
+		s->reach = s->t1;
+		if (i > 0 && t->spans[i - 1].tid == s->tid && t->spans[i - 1].reach > s->reach)
+			s->reach = t->spans[i - 1].reach;
+	}
+}
+
+/* The number of spans (sorted) of thread tid that start at or before t0; the last of them is at that
+ * count less one. */
+static size_t spans_upto(const struct trace *t, uint32_t tid, uint64_t t0)
+{
+	size_t lo = 0, hi = t->nspans;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		const struct api_span *s = &gp->spans[mid];
+		const struct api_span *s = &t->spans[mid];
 		if (s->tid < tid || (s->tid == tid && s->t0 <= t0))
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo > 0 && gp->spans[lo - 1].tid == tid && gp->spans[lo - 1].reach >= t1;
+	return lo;
 }
 
-/* After the writing pass: the flows of the GPU events written, from the wrapped call that enqueued each
- * when it was written, else from the CUDA call CUPTI saw (a slice of its own when no written GPU library
- * call covers it). Written after every slice they bind to. */
-static void write_flows(struct trace *t)
+/* Whether the GPU library call of thread tid that started at t0 is drawn. */
+static int drawn_call(const struct trace *t, uint32_t tid, uint64_t t0)
 {
-	struct gpu_proc *gp = &t->g;
-	if (gp->nspans) {
-		qsort(gp->spans, gp->nspans, sizeof *gp->spans, compare_spans);
-		for (size_t i = 0; i < gp->nspans; i++) {
-			struct api_span *s = &gp->spans[i];
-			s->reach = s->t1;
-			if (i > 0 && gp->spans[i - 1].tid == s->tid && gp->spans[i - 1].reach > s->reach)
-				s->reach = gp->spans[i - 1].reach;
-		}
-	}
-	for (size_t i = 0; i < gp->npending; i++) {
-		const struct pending_flow *p = &gp->pending[i];
-		uint32_t ci = index_find(&gp->corr_ix, p->corr);
-		if (ci == NONE)
-			continue;
-		struct corr_slot *c = &gp->corrs[ci];
-		uint32_t li = c->has_ext ? index_find(&gp->launch_ix, c->ext) : NONE;
-		uint32_t tid;
-		uint64_t ts;
-		if (li != NONE && gp->launches[li].found) {
-			if (!gp->launches[li].written)
-				continue; /* folded: the arrow would point at nothing */
-			tid = gp->launches[li].tid;
-			ts = gp->launches[li].t0;
-		} else if (c->has_api && c->api_tid && c->api_t0 >= t->r->start_ns && c->api_t1 >= c->api_t0) {
-			if (!c->api_drawn && !span_covers(gp, c->api_tid, c->api_t0, c->api_t1)) {
-				struct thread_stat *th = thread_get(&t->threads, c->api_tid);
-				if (!th) {
-					t->out_of_memory = 1;
-					return;
-				}
-				if (c->api_t0 < th->first_ns)
-					th->first_ns = c->api_t0;
-				if (c->api_t1 > th->last_ns)
-					th->last_ns = c->api_t1;
-				write_api_slice(t, c);
-				c->api_drawn = 1;
-				t->api_slices++;
-			}
-			tid = c->api_tid;
-			ts = c->api_t0;
-		} else {
-			continue;
-		}
-		uint64_t id = ++t->next_flow_id;
-		write_flow(t, 0, t->proc->pid, tid, ts, id);
-		write_flow(t, 1, p->gpu_pid, p->stream, p->ts_ns, id);
-		t->flows++;
-	}
+	size_t n = spans_upto(t, tid, t0);
+	return n > 0 && t->spans[n - 1].tid == tid && t->spans[n - 1].t0 == t0;
 }
+
+/* Whether a drawn GPU library call of thread tid covers [t0, t1]. */
+static int span_covers(const struct trace *t, uint32_t tid, uint64_t t0, uint64_t t1)
+{
+	size_t n = spans_upto(t, tid, t0);
+	return n > 0 && t->spans[n - 1].tid == tid && t->spans[n - 1].reach >= t1;
+}
+
+static int corr_eq(const void *ctx, uint32_t pos)
+{
+	const struct trace *t = *(const struct trace *const *)ctx;
+	return t->drawn[pos] == t->drawn[t->ndrawn];
+}
+
+/* Marks corr's CUPTI API slice drawn. Returns whether it was not yet. */
+static int first_draw(struct trace *t, uint32_t corr)
+{
+	if (pw_reserve(&t->drawn, &t->drawn_cap, t->ndrawn + 1, sizeof *t->drawn)) {
+		t->out_of_memory = 1;
+		return 0;
+	}
+	t->drawn[t->ndrawn] = corr; /* the key corr_eq compares with */
+	uint64_t h = pw_hix_hash(pw_hash_mix(corr));
+	const struct trace *self = t;
+	if (pw_hix_find(&t->drawn_ix, h, corr_eq, &self) >= 0)
+		return 0;
+	if (pw_hix_add(&t->drawn_ix, h, (uint32_t)t->ndrawn)) {
+		t->out_of_memory = 1;
+		return 0;
+	}
+	t->ndrawn++;
+	return 1;
+}
+
+/* A thread that has a CUPTI API slice: named with the others when it has no call of its own. */
+static void note_api_thread(struct trace *t, const struct image_extent *x, uint32_t tid)
+{
+	for (size_t i = x->threads; i < x->threads_end; i++)
+		if (t->tl->threads[i].tid == tid)
+			return;
+	for (size_t i = 0; i < t->nextra; i++)
+		if (t->extra_tids[i] == tid)
+			return;
+	if (pw_reserve(&t->extra_tids, &t->extra_cap, t->nextra + 1, sizeof *t->extra_tids)) {
+		t->out_of_memory = 1;
+		return;
+	}
+	t->extra_tids[t->nextra++] = tid;
+}
+
+/* The flow of a drawn GPU event: from the wrapped call that enqueued it when that is drawn, else from the
+ * CUDA call CUPTI saw (a slice of its own when no drawn GPU library call covers it). */
+static void write_gpu_flow(struct trace *t, const struct image_extent *x, const struct pw_tl_gpu *g)
+{
+	if (g->source == PW_ACT_SRC_WRAPPED) {
+		if (!drawn_call(t, g->src_tid, g->src_t0))
+			return; /* folded: the arrow would point at nothing */
+	} else if (g->source == PW_ACT_SRC_API && g->src_tid && g->src_t0 >= t->r->start_ns && g->src_t1 >= g->src_t0) {
+		if (!span_covers(t, g->src_tid, g->src_t0, g->src_t1) && first_draw(t, g->corr)) {
+			write_api_slice(t, g);
+			note_api_thread(t, x, g->src_tid);
+			t->api_slices++;
+		}
+	} else {
+		return;
+	}
+	const struct pw_tl_stream *s = &t->tl->streams[g->stream];
+	uint64_t id = ++t->next_flow_id;
+	write_flow(t, 0, image_pid(t), g->src_tid, g->src_t0, id);
+	write_flow(t, 1, gpu_pid(t->proc->pid, s->slot), s->stream, g->t0, id);
+	t->flows++;
+}
+
+/* ---- tracks ---- */
 
 static void write_metadata(struct pw_json *j, const char *what, int pid, uint32_t tid, const char *name)
 {
@@ -1362,23 +675,27 @@ static void write_folded(struct trace *t, const char *name, const char *cat, int
 	pw_json_end_object(j);
 }
 
+
 /* Thread names, the slices that stand for each thread's folded calls, and the instant the image ended. */
-static void write_process_tracks(struct trace *t)
+static void write_process_tracks(struct trace *t, const struct image_extent *x)
 {
 	const struct pw_proc *p = t->proc;
 	struct pw_json *j = &t->j;
-	for (size_t i = 0; i < t->threads.cap; i++) {
-		const struct thread_stat *th = &t->threads.slots[i];
-		if (!th->used)
-			continue;
+	for (size_t i = x->threads; i < x->threads_end; i++) {
+		const struct pw_tl_thread *th = &t->tl->threads[i];
 		write_metadata(j, "thread_name", p->pid, th->tid, th->tid == (uint32_t)p->pid ? "main" : "thread");
-		if (!th->folded)
+		uint64_t folded = th->calls - th->kept;
+		if (!folded)
 			continue;
-		char name[96];
-		snprintf(name, sizeof name, "folded: %" PRIu64 " calls < %s", th->folded, t->threshold_text);
-		write_folded(t, name, "profwrap", p->pid, th->tid, th->first_ns, th->last_ns, th->folded,
-			     th->folded_ns);
+		char name[96], threshold[32];
+		pw_format_duration(threshold, sizeof threshold, pw_tl_rule_threshold_ns(&t->tl->call_rule));
+		snprintf(name, sizeof name, "folded: %" PRIu64 " calls < %s", folded, threshold);
+		write_folded(t, name, "profwrap", p->pid, th->tid, th->first_ns, th->last_ns, folded,
+			     th->calls_ns - th->kept_ns);
 	}
+	for (size_t i = 0; i < t->nextra; i++)
+		write_metadata(j, "thread_name", p->pid, t->extra_tids[i],
+			       t->extra_tids[i] == (uint32_t)p->pid ? "main" : "thread");
 	if (p->end_ns) {
 		char how[256];
 		pw_format_end(how, sizeof how, p);
@@ -1396,18 +713,20 @@ static void write_process_tracks(struct trace *t)
 
 /* The image's GPU groups ("GPU <d> <name> (pid N)"), their stream tracks, and the slices that stand for
  * each stream's folded GPU events. */
-static void write_gpu_tracks(struct trace *t)
+static void write_gpu_tracks(struct trace *t, const struct image_extent *x)
 {
-	const struct gpu_proc *gp = &t->g;
+	const struct pw_tl_image *im = &t->tl->images[t->proc->timeline_image];
 	int pid = t->proc->pid;
 	uint64_t named[2] = {0, 0}; /* per device slot, 0..GPU_DEVICE_SLOTS */
-	for (size_t i = 0; i < gp->nstreams; i++) {
-		const struct stream_stat *s = &gp->streams[i];
+	char threshold[32];
+	pw_format_duration(threshold, sizeof threshold, pw_tl_rule_threshold_ns(&t->tl->gpu_rule));
+	for (size_t i = x->streams; i < x->streams_end; i++) {
+		const struct pw_tl_stream *s = &t->tl->streams[i];
 		int64_t gpid = gpu_pid(pid, s->slot);
-		char name[64 + TRACE_DEVICE_NAME_MAX];
+		char name[64 + 128 + 4];
 		if (!(named[s->slot / 64] & (uint64_t)1 << (s->slot % 64))) {
 			named[s->slot / 64] |= (uint64_t)1 << (s->slot % 64);
-			const char *dev = s->slot < GPU_DEVICE_SLOTS ? gp->device_names[s->slot] : NULL;
+			const char *dev = s->slot < GPU_DEVICE_SLOTS ? pw_tl_string(t->tl, im->device_names[s->slot]) : NULL;
 			if (s->slot >= GPU_DEVICE_SLOTS)
 				snprintf(name, sizeof name, "GPU ? (pid %d)", pid);
 			else if (dev)
@@ -1418,10 +737,11 @@ static void write_gpu_tracks(struct trace *t)
 		}
 		snprintf(name, sizeof name, "stream %" PRIu32, s->stream);
 		write_metadata(&t->j, "thread_name", (int)gpid, s->stream, name);
-		if (!s->folded)
+		uint64_t folded = s->events - s->kept;
+		if (!folded)
 			continue;
-		snprintf(name, sizeof name, "folded: %" PRIu64 " GPU events < %s", s->folded, t->gpu_threshold_text);
-		write_folded(t, name, "gpu", gpid, s->stream, s->first_ns, s->last_ns, s->folded, s->folded_ns);
+		snprintf(name, sizeof name, "folded: %" PRIu64 " GPU events < %s", folded, threshold);
+		write_folded(t, name, "gpu", gpid, s->stream, s->first_ns, s->last_ns, folded, s->events_ns - s->kept_ns);
 	}
 }
 
@@ -1476,9 +796,27 @@ static int write_process_names(struct pw_json *j, const struct pw_rank_report *r
 	return 0;
 }
 
+
+static uint64_t sum_folded_calls(const struct pw_timeline *tl)
+{
+	uint64_t n = 0;
+	for (size_t i = 0; i < tl->nthreads; i++)
+		n += tl->threads[i].calls - tl->threads[i].kept;
+	return n;
+}
+
+static uint64_t sum_folded_gpu(const struct pw_timeline *tl)
+{
+	uint64_t n = 0;
+	for (size_t i = 0; i < tl->nstreams; i++)
+		n += tl->streams[i].events - tl->streams[i].kept;
+	return n;
+}
+
 static void write_other_data(struct trace *t, const struct pw_analysis *a)
 {
 	const struct pw_rank_report *r = t->r;
+	const struct pw_timeline *tl = t->tl;
 	struct pw_json *j = &t->j;
 	pw_json_key(j, "otherData");
 	pw_json_begin_object(j);
@@ -1490,115 +828,125 @@ static void write_other_data(struct trace *t, const struct pw_analysis *a)
 	pw_json_kv_string(j, "command", r->command ? r->command : a->command);
 	pw_json_kv_uint(j, "start_realtime_ns", r->start_realtime_ns);
 	/* calls: at most max_events, those of threshold_ns and longer first */
-	pw_json_kv_uint(j, "max_events", PW_TRACE_MAX_EVENTS);
-	pw_json_kv_uint(j, "folded_events", t->folded);
-	pw_json_kv_uint(j, "threshold_ns", bucket_floor_ns(t->calls.bucket));
-	pw_json_kv_uint(j, "kept_below_threshold", t->calls.boundary_kept);
-	pw_json_kv_uint(j, "kept_events", t->kept);
+	pw_json_kv_uint(j, "max_events", PW_TL_MAX_CALLS);
+	pw_json_kv_uint(j, "folded_events", sum_folded_calls(tl));
+	pw_json_kv_uint(j, "threshold_ns", pw_tl_rule_threshold_ns(&tl->call_rule));
+	pw_json_kv_uint(j, "kept_below_threshold", pw_tl_calls_sampled(tl));
+	pw_json_kv_uint(j, "kept_events", tl->ncalls);
 	/* GPU work (kernels, copies, memsets): the same rule with a budget of its own */
-	pw_json_kv_uint(j, "gpu_records", t->gpu_records);
-	pw_json_kv_uint(j, "gpu_max_events", PW_TRACE_MAX_GPU_EVENTS);
-	pw_json_kv_uint(j, "gpu_max_bytes", PW_TRACE_MAX_GPU_BYTES);
-	pw_json_kv_uint(j, "gpu_folded_events", t->gpu_folded);
-	pw_json_kv_uint(j, "gpu_threshold_ns", bucket_floor_ns(t->gpu.bucket));
-	pw_json_kv_uint(j, "gpu_kept_below_threshold", t->gpu.boundary_kept);
-	pw_json_kv_uint(j, "gpu_kept_events", t->gpu_kept);
-	pw_json_kv_uint(j, "gpu_unplaced_events", t->gpu_unplaced);
-	pw_json_kv_uint(j, "gpu_activity_dropped", t->gpu_dropped);
+	pw_json_kv_uint(j, "gpu_records", tl->gpu_records);
+	pw_json_kv_uint(j, "gpu_max_events", PW_TL_MAX_GPU_EVENTS);
+	pw_json_kv_uint(j, "gpu_max_bytes", PW_TL_MAX_GPU_BYTES);
+	pw_json_kv_uint(j, "gpu_folded_events", sum_folded_gpu(tl));
+	pw_json_kv_uint(j, "gpu_threshold_ns", pw_tl_rule_threshold_ns(&tl->gpu_rule));
+	pw_json_kv_uint(j, "gpu_kept_below_threshold", pw_tl_gpu_sampled(tl));
+	pw_json_kv_uint(j, "gpu_kept_events", tl->ngpus);
+	pw_json_kv_uint(j, "gpu_unplaced_events", tl->gpu_unplaced);
+	pw_json_kv_uint(j, "gpu_activity_dropped", tl->gpu_dropped);
 	pw_json_kv_uint(j, "flows", t->flows);
-	pw_json_kv_uint(j, "nvtx_events", t->range_events);
-	pw_json_kv_uint(j, "nvtx_not_drawn", t->ranges_not_drawn);
+	pw_json_kv_uint(j, "nvtx_events", tl->nranges);
+	pw_json_kv_uint(j, "nvtx_not_drawn", tl->ranges_not_drawn);
 	pw_json_kv_uint(j, "cupti_api_slices", t->api_slices);
 	pw_json_kv_uint(j, "cpu_samples_drawn", t->samples_drawn);
-	pw_json_kv_uint(j, "cpu_samples_not_drawn", t->samples_not_drawn);
-	pw_json_kv_uint(j, "read_errors", t->read_errors);
-	if (t->read_errors)
-		pw_json_kv_string(j, "first_read_error", t->first_read_error);
+	pw_json_kv_uint(j, "cpu_samples_not_drawn", tl->samples_not_drawn);
+	pw_json_kv_uint(j, "strings_not_kept", tl->strings_refused);
+	pw_json_kv_uint(j, "skipped_records", r->skipped); /* damaged raw files: records the reader refused */
 	pw_json_end_object(j);
 }
 
-/* Reads the raw trace of t->proc with v. Returns 0, or -1 with the reason in err. */
-static int read_process(struct trace *t, const struct pw_raw_visitor *v, char *err, size_t errlen)
+/* Where each image's events lie in the timeline's arrays (each array is in image order). */
+static struct image_extent *image_extents(const struct pw_timeline *tl)
 {
-	uint64_t skipped = 0;
-	if (!t->proc->raw_path)
-		return 0;
-	return pw_raw_read(t->proc->raw_path, v, t, &skipped, err, errlen);
+	struct image_extent *x = calloc(tl->nimages ? tl->nimages : 1, sizeof *x);
+	if (!x)
+		return NULL;
+#define EXTENT(arr, n, field, image_of)                                    \
+	for (size_t i = 0; i < tl->n; i++) {                               \
+		struct image_extent *e = &x[image_of(tl->arr[i])];         \
+		if (e->field##_end == 0)                                   \
+			e->field = i;                                      \
+		e->field##_end = i + 1;                                    \
+	}
+#define CALL_IMAGE(c) tl->threads[(c).thread].image
+#define GPU_IMAGE(g) tl->streams[(g).stream].image
+#define OWN_IMAGE(v) (v).image
+	EXTENT(calls, ncalls, calls, CALL_IMAGE)
+	EXTENT(gpus, ngpus, gpus, GPU_IMAGE)
+	EXTENT(ranges, nranges, ranges, OWN_IMAGE)
+	EXTENT(samples, nsamples, samples, OWN_IMAGE)
+	EXTENT(threads, nthreads, threads, OWN_IMAGE)
+	EXTENT(streams, nstreams, streams, OWN_IMAGE)
+#undef EXTENT
+#undef CALL_IMAGE
+#undef GPU_IMAGE
+#undef OWN_IMAGE
+	return x;
 }
 
-/* Pass 0 over every image, then the keep rules. Returns 0, or -1 when out of memory. */
-static int scan_rank(struct trace *t)
+static void clear_image_state(struct trace *t)
 {
-	const struct pw_raw_visitor v = {.event = scan_event};
-	t->proc_gpu_events = calloc(t->r->nprocs ? t->r->nprocs : 1, sizeof *t->proc_gpu_events);
-	if (!t->proc_gpu_events)
-		return -1;
-	for (size_t i = 0; i < t->r->nprocs; i++) {
-		char err[sizeof t->first_read_error];
-		t->proc = &t->r->procs[i];
-		t->proc_index = i;
-		read_process(t, &v, err, sizeof err); /* the writing pass counts the errors */
-	}
-	choose_rule(&t->calls, t->histogram, NULL, PW_TRACE_MAX_EVENTS, UINT64_MAX);
-	choose_rule(&t->gpu, t->gpu_histogram, t->gpu_bytes, PW_TRACE_MAX_GPU_EVENTS, PW_TRACE_MAX_GPU_BYTES);
-	pw_format_duration(t->threshold_text, sizeof t->threshold_text, bucket_floor_ns(t->calls.bucket));
-	pw_format_duration(t->gpu_threshold_text, sizeof t->gpu_threshold_text, bucket_floor_ns(t->gpu.bucket));
-	return 0;
+	t->nspans = 0;
+	t->ndrawn = 0;
+	pw_hix_free(&t->drawn_ix);
+	t->nextra = 0;
 }
 
-/* The calls and GPU events kept, then each image's flows and tracks. A file that cannot be read is counted
- * and the others still go in. */
-static void write_calls(struct trace *t)
+/* One process image: its calls, GPU events, ranges and samples, then the flows and the tracks. */
+static void write_image(struct trace *t, const struct pw_proc *p)
 {
-	const struct pw_raw_visitor write = {.event = write_or_fold};
-	const struct pw_raw_visitor collect = {.event = collect_kept};
-	const struct pw_raw_visitor join = {.event = join_launchers};
-	for (size_t i = 0; i < t->r->nprocs; i++) {
-		char err[sizeof t->first_read_error];
-		t->proc = &t->r->procs[i];
-		t->proc_index = i;
-		if (t->proc_gpu_events[i]) {
-			t->g.active = 1;
-			t->gpu_replay = t->gpu;
-			read_process(t, &collect, err, sizeof err);
-			read_process(t, &join, err, sizeof err);
-			prepare_launches(t);
-		}
-		t->stacks = pw_stacks_image(t->r->stacks, t->proc);
-		if (read_process(t, &write, err, sizeof err) && !t->read_errors++)
-			memcpy(t->first_read_error, err, sizeof err);
-		write_flows(t);
-		write_process_tracks(t);
-		write_gpu_tracks(t);
-		free(t->threads.slots);
-		t->threads = (struct thread_table){0};
-		t->nstarts = 0;
-		t->npushes = 0;
-		fd_paths_clear(&t->fds);
-		gpu_proc_clear(&t->g);
+	const struct pw_timeline *tl = t->tl;
+	const struct image_extent *x = &t->extents[p->timeline_image];
+	t->proc = p;
+	t->stacks = pw_stacks_image(t->r->stacks, p);
+	for (size_t i = x->calls; i < x->calls_end; i++) {
+		const struct pw_tl_call *c = &tl->calls[i];
+		uint32_t tid = tl->threads[c->thread].tid;
+		write_call(t, c, tid);
+		if (c->api != PW_TL_NONE)
+			note_span(t, tid, c);
 	}
+	for (size_t i = x->gpus; i < x->gpus_end; i++)
+		write_gpu_event(t, &tl->gpus[i], &tl->streams[tl->gpus[i].stream]);
+	for (size_t i = x->ranges; i < x->ranges_end; i++)
+		write_range(t, &tl->ranges[i]);
+	for (size_t i = x->samples; i < x->samples_end; i++)
+		write_sample(t, &tl->samples[i]);
+	sort_spans(t);
+	for (size_t i = x->gpus; i < x->gpus_end; i++)
+		write_gpu_flow(t, x, &tl->gpus[i]);
+	write_process_tracks(t, x);
+	write_gpu_tracks(t, x);
+	clear_image_state(t);
+}
+
+static void trace_free(struct trace *t)
+{
+	clear_image_state(t);
+	free(t->spans);
+	free(t->drawn);
+	free(t->extra_tids);
+	free(t->extents);
+	free(t);
 }
 
 int pw_write_rank_trace(const struct pw_analysis *a, const struct pw_rank_report *r, const char *path, char *err,
 			size_t errlen)
 {
+	static const struct pw_timeline empty = {.image = PW_TL_NONE};
 	struct trace *t = calloc(1, sizeof *t);
-	if (!t) {
-		snprintf(err, errlen, "cannot write %s: out of memory", path);
-		return -1;
+	if (t) {
+		t->r = r;
+		t->tl = r->timeline ? r->timeline : &empty;
+		t->extents = image_extents(t->tl);
 	}
-	t->r = r;
-	if (scan_rank(t)) {
-		free(t->proc_gpu_events);
+	if (!t || !t->extents) {
 		free(t);
 		snprintf(err, errlen, "cannot write %s: out of memory", path);
 		return -1;
 	}
-
 	FILE *f = pw_report_open(path, err, errlen);
 	if (!f) {
-		free(t->proc_gpu_events);
-		free(t);
+		trace_free(t);
 		return -1;
 	}
 	pw_json_init(&t->j, f, 2);
@@ -1607,7 +955,9 @@ int pw_write_rank_trace(const struct pw_analysis *a, const struct pw_rank_report
 	pw_json_begin_array(&t->j);
 	if (write_process_names(&t->j, r))
 		t->out_of_memory = 1;
-	write_calls(t);
+	for (size_t i = 0; i < r->nprocs; i++)
+		if (r->procs[i].timeline_image != PW_TL_NONE && r->procs[i].timeline_image < t->tl->nimages)
+			write_image(t, &r->procs[i]);
 	pw_json_end_array(&t->j);
 	pw_json_kv_string(&t->j, "displayTimeUnit", "ns");
 	write_other_data(t, a);
@@ -1615,10 +965,8 @@ int pw_write_rank_trace(const struct pw_analysis *a, const struct pw_rank_report
 	fputc('\n', f);
 
 	int out_of_memory = t->out_of_memory;
-	free(t->proc_gpu_events);
-	free(t);
-	if (out_of_memory) {
+	trace_free(t);
+	if (out_of_memory)
 		return pw_report_abandon(f, path, "out of memory", err, errlen);
-	}
 	return pw_report_close(f, path, err, errlen);
 }

@@ -42,7 +42,7 @@ def check_trace(out, rep):
     check_eq(len(xs) - len(folded_slices), kept, "X events (not counting folded slices) vs kept_events")
     check_eq(sum(e["args"]["count"] for e in folded_slices), folded, "sum of folded slices' counts vs folded_events")
     check(kept <= MAX_KEPT, "kept_events %d > %d", kept, MAX_KEPT)
-    check_eq(other.get("read_errors"), 0, "otherData read_errors")
+    check_eq(other.get("skipped_records"), 0, "otherData skipped_records")
     return t, named, xs, folded_slices
 
 

@@ -27,6 +27,7 @@
 #include "../../collector/gpu_analysis.h"
 #include "../../collector/gpu_names.h"
 #include "../../collector/rawfile.h"
+#include "../../collector/timeline.h"
 #include "../../collector/report_format.h"
 #include "json_reader.h"
 #include "out_files.h"
@@ -281,7 +282,7 @@ static void check_correlated(const struct pw_rank_report *r)
 	assert_int_equal(a->records, 12);
 	uint64_t buckets = 0;
 	for (int b = 0; b < PW_DURATION_BUCKETS; b++)
-		buckets += r->durations[b];
+		buckets += r->timeline->call_rule.seen[b];
 	assert_int_equal(buckets, 4);
 }
 
