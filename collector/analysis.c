@@ -36,61 +36,33 @@ struct fd_history {
 	uint32_t n;
 };
 
-/* path -> index into an array, open addressing over string hashes. */
-struct name_index {
-	uint64_t *hashes;
-	size_t *idx;
-	size_t cap;
-	size_t used;
-};
-
-/* Never 0: 0 marks an empty slot. */
 static uint64_t hash_str(const char *s, size_t len)
 {
-	return pw_hash_bytes(PW_HASH_SEED, s, len) | 1;
+	return pw_hix_hash(pw_hash_bytes(PW_HASH_SEED, s, len));
 }
 
-/* Finds the element of arr (elements of stride bytes that start with their name) named s; returns its
- * position or (size_t)-1. */
-static size_t index_find(const struct name_index *ix, const void *arr, size_t stride, const char *s, size_t len,
+/* An element of arr (elements of stride bytes that start with their name) looked for by name. */
+struct name_probe {
+	const void *arr;
+	size_t stride;
+	const char *s;
+	size_t len;
+};
+
+static int name_eq(const void *ctx, uint32_t pos)
+{
+	const struct name_probe *p = ctx;
+	const char *cand = *(char *const *)((const char *)p->arr + (size_t)pos * p->stride);
+	return strncmp(cand, p->s, p->len) == 0 && cand[p->len] == '\0';
+}
+
+/* The position of the element of arr named s[0..len) (hash h), or (size_t)-1. */
+static size_t index_find(const struct pw_hix *ix, const void *arr, size_t stride, const char *s, size_t len,
 			 uint64_t h)
 {
-	if (!ix->cap)
-		return (size_t)-1;
-	for (size_t i = h & (ix->cap - 1); ix->hashes[i]; i = (i + 1) & (ix->cap - 1)) {
-		if (ix->hashes[i] != h)
-			continue;
-		const char *cand = *(char *const *)((const char *)arr + ix->idx[i] * stride);
-		if (strlen(cand) == len && memcmp(cand, s, len) == 0)
-			return ix->idx[i];
-	}
-	return (size_t)-1;
-}
-
-static int index_add(struct name_index *ix, uint64_t h, size_t pos)
-{
-	if ((ix->used + 1) * 2 > ix->cap) {
-		size_t ncap = ix->cap ? ix->cap * 2 : 64;
-		struct name_index n = {calloc(ncap, sizeof *n.hashes), calloc(ncap, sizeof *n.idx), ncap, 0};
-		if (!n.hashes || !n.idx) {
-			free(n.hashes);
-			free(n.idx);
-			return -1;
-		}
-		for (size_t i = 0; i < ix->cap; i++)
-			if (ix->hashes[i])
-				index_add(&n, ix->hashes[i], ix->idx[i]);
-		free(ix->hashes);
-		free(ix->idx);
-		*ix = n;
-	}
-	size_t i = h & (ix->cap - 1);
-	while (ix->hashes[i])
-		i = (i + 1) & (ix->cap - 1);
-	ix->hashes[i] = h;
-	ix->idx[i] = pos;
-	ix->used++;
-	return 0;
+	struct name_probe p = {arr, stride, s, len};
+	int64_t pos = pw_hix_find(ix, h, name_eq, &p);
+	return pos < 0 ? (size_t)-1 : (size_t)pos;
 }
 
 static void *grow(void *arr, size_t *cap, size_t need, size_t elem)
@@ -123,7 +95,7 @@ struct rank_state {
 	struct pw_rank_report r;
 	int min_world; /* the smallest world size its processes were given */
 	size_t procs_cap, files_cap, libs_cap;
-	struct name_index files_ix, libs_ix;
+	struct pw_hix files_ix, libs_ix;
 };
 
 /* A child reaped by a wait: which pid, its status, who waited and on which host (pids repeat across hosts). */
@@ -220,7 +192,7 @@ static size_t file_index(struct file_ctx *c, const char *path, size_t len)
 		return i;
 	struct pw_file_stat *n = grow(rs->r.files, &rs->files_cap, rs->r.nfiles + 1, sizeof *n);
 	char *copy = strndup(path, len);
-	if (!n || !copy || index_add(&rs->files_ix, h, rs->r.nfiles) < 0) {
+	if (!n || !copy || pw_hix_add(&rs->files_ix, h, (uint32_t)rs->r.nfiles) < 0) {
 		if (n)
 			rs->r.files = n;
 		free(copy);
@@ -592,7 +564,7 @@ static void note_dlopen(struct file_ctx *c, const struct pw_raw_event *e, uint64
 	if (i == (size_t)-1) {
 		struct pw_lib_stat *n = grow(rs->r.libs, &rs->libs_cap, rs->r.nlibs + 1, sizeof *n);
 		char *copy = strndup(path, len);
-		if (!n || !copy || index_add(&rs->libs_ix, h, rs->r.nlibs) < 0) {
+		if (!n || !copy || pw_hix_add(&rs->libs_ix, h, (uint32_t)rs->r.nlibs) < 0) {
 			if (n)
 				rs->r.libs = n;
 			free(copy);
@@ -1162,10 +1134,8 @@ int pw_analyze_files(const char *out_dir, char *const *names_in, size_t n, struc
 	}
 	for (size_t i = 0; i < as.nranks; i++) {
 		a->ranks[i] = as.ranks[i].r;
-		free(as.ranks[i].files_ix.hashes);
-		free(as.ranks[i].files_ix.idx);
-		free(as.ranks[i].libs_ix.hashes);
-		free(as.ranks[i].libs_ix.idx);
+		pw_hix_free(&as.ranks[i].files_ix);
+		pw_hix_free(&as.ranks[i].libs_ix);
 	}
 	free(as.ranks);
 	if (!a->nranks) {

@@ -64,36 +64,6 @@ static uint64_t now_ns(void)
 	return pw_clock_mono_ns();
 }
 
-static int refset_add(struct refset *s, uint64_t ref)
-{
-	if ((s->used + 1) * 2 > s->cap) {
-		size_t ncap = s->cap ? s->cap * 2 : 64;
-		uint64_t *n = calloc(ncap, sizeof *n);
-		if (!n)
-			return -1;
-		for (size_t i = 0; i < s->cap; i++) {
-			if (!s->slots[i])
-				continue;
-			size_t j = (size_t)(s->slots[i] * 0x9e3779b97f4a7c15ull >> 17) & (ncap - 1);
-			while (n[j])
-				j = (j + 1) & (ncap - 1);
-			n[j] = s->slots[i];
-		}
-		free(s->slots);
-		s->slots = n;
-		s->cap = ncap;
-	}
-	size_t i = (size_t)(ref * 0x9e3779b97f4a7c15ull >> 17) & (s->cap - 1);
-	while (s->slots[i]) {
-		if (s->slots[i] == ref)
-			return 0;
-		i = (i + 1) & (s->cap - 1);
-	}
-	s->slots[i] = ref;
-	s->used++;
-	return 1;
-}
-
 void pw_collector_log(int quiet, const char *fmt, ...)
 {
 	if (quiet)
@@ -218,7 +188,7 @@ static void producer_free(struct pw_producer *p)
 	if (p->h)
 		munmap(p->h, p->geo.mapped_size);
 	free(p->lost_seen);
-	free(p->strings.slots);
+	pw_keys_free(&p->strings);
 	free(p);
 }
 
@@ -438,7 +408,8 @@ struct pw_producer *pw_producer_adopt(struct pw_drain *s, void *map, uint64_t ma
 /* Writes one string chunk for ref unless this file already has it. */
 static void emit_string(struct pw_drain *s, struct pw_producer *p, uint64_t ref)
 {
-	if (!ref || refset_add(&p->strings, ref) != 1)
+	int added;
+	if (!ref || pw_keys_add(&p->strings, ref, &added) < 0 || !added)
 		return;
 	uint32_t len;
 	const char *str = pw_arena_get_in(p->h, &p->geo, ref, &len);

@@ -10,13 +10,7 @@
 #include "../common/pw_clock.h"
 #include "../common/pw_ring.h"
 #include "../common/pw_session.h"
-
-/* A set of string references already written to a producer's raw file. */
-struct refset {
-	uint64_t *slots;
-	size_t cap;
-	size_t used;
-};
+#include "hash_index.h"
 
 struct pw_producer {
 	int sock;
@@ -28,7 +22,7 @@ struct pw_producer {
 	int write_failed;
 	int broken; /* reading its segment faulted (it was truncated): nothing more is read from it */
 	uint64_t *lost_seen;
-	struct refset strings;
+	struct pw_keys strings; /* string references already written to its raw file */
 	uint64_t events;
 	uint64_t dropped;
 	uint64_t bad_records;

@@ -35,18 +35,12 @@ struct launch_config {
 	uint64_t count;
 };
 
-/* A set of 64-bit keys (never 0), open addressing. */
-struct key_set {
-	uint64_t *keys;
-	size_t cap, used;
-};
-
 struct pw_gpu_work {
 	uint64_t *hist[PW_EV_COUNT]; /* PW_MEDIAN_BUCKETS each, made at the event's first call */
 	struct pw_hix gemm_ix, kernel_ix, error_ix, dnn_ix;
 	size_t gemms_cap, kernels_cap, errors_cap, dnn_cap, devices_cap, configs_cap, streams_cap;
 	struct launch_config (*configs)[PW_GPU_LAUNCH_CONFIGS]; /* parallel to kernels */
-	struct key_set *streams;                                 /* parallel to devices */
+	struct pw_keys *streams; /* parallel to devices: the (process, stream) keys each device saw */
 };
 
 static struct pw_gpu_report *report_new(void)
@@ -74,7 +68,7 @@ static void work_free(struct pw_gpu_work *w)
 	pw_hix_free(&w->dnn_ix);
 	free(w->configs);
 	for (size_t i = 0; i < w->streams_cap; i++)
-		free(w->streams[i].keys);
+		pw_keys_free(&w->streams[i]);
 	free(w->streams);
 	free(w);
 }
@@ -563,7 +557,7 @@ static int error_eq(const void *ctx, uint32_t pos)
 static int note_error(struct pw_gpu_report *g, uint16_t ev, int64_t code)
 {
 	struct pw_gpu_work *w = g->work;
-	uint64_t h = pw_hix_hash(pw_hash_mix((uint64_t)code * 0x9e3779b97f4a7c15ull ^ ev));
+	uint64_t h = pw_hix_hash(pw_hash_combine((uint64_t)code, ev));
 	struct error_key ctx = {g, ev, code};
 	int64_t pos = pw_hix_find(&w->error_ix, h, error_eq, &ctx);
 	if (pos < 0 && g->nerrors < PW_GPU_MAX_ERRORS) {
@@ -744,38 +738,13 @@ static int work_kind(enum pw_event_kind k)
 }
 
 /* Returns 1 when key was added, 0 when it was there or the set is full, -1 when out of memory. */
-static int key_set_add(struct key_set *s, uint64_t key)
+static int stream_key_add(struct pw_keys *s, uint64_t key)
 {
-	if ((s->used + 1) * 2 > s->cap) {
-		if (s->used >= PW_GPU_MAX_STREAMS)
-			return 0;
-		size_t ncap = s->cap ? s->cap * 2 : 16;
-		uint64_t *keys = calloc(ncap, sizeof *keys);
-		if (!keys)
-			return -1;
-		for (size_t i = 0; i < s->cap; i++) {
-			if (!s->keys[i])
-				continue;
-			size_t j = s->keys[i] & (ncap - 1);
-			while (keys[j])
-				j = (j + 1) & (ncap - 1);
-			keys[j] = s->keys[i];
-		}
-		free(s->keys);
-		s->keys = keys;
-		s->cap = ncap;
-	}
-	size_t i = key & (s->cap - 1);
-	while (s->keys[i]) {
-		if (s->keys[i] == key)
-			return 0;
-		i = (i + 1) & (s->cap - 1);
-	}
-	s->keys[i] = key;
-	s->used++;
-	return 1;
+	if (s->n >= PW_GPU_MAX_STREAMS)
+		return 0;
+	int added;
+	return pw_keys_add(s, key, &added) < 0 ? -1 : added;
 }
-
 static int note_device(struct pw_gpu_report *g, const struct pw_gpu_proc *gp, const struct pw_rec_api *a,
 		       enum pw_event_kind kind)
 {
@@ -802,8 +771,7 @@ static int note_device(struct pw_gpu_report *g, const struct pw_gpu_proc *gp, co
 	uint64_t stream = a->stream;
 	if (!stream && (a->sub & PW_API_PTSZ) && (kind == PW_K_GPU_MEMCPY || kind == PW_K_GPU_MEMSET))
 		stream = (uint64_t)1 << 63 | a->c.h.tid;
-	uint64_t key = pw_hix_hash(pw_hash_mix(pw_hash_mix(stream) ^ ((uint64_t)gp->serial * 0x9e3779b97f4a7c15ull)));
-	int added = key_set_add(&w->streams[i], key);
+	int added = stream_key_add(&w->streams[i], pw_hash_combine(stream, gp->serial));
 	if (added < 0)
 		return -1;
 	g->devices[i].streams += (uint64_t)added;

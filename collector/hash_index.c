@@ -5,16 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-int64_t pw_hix_find(const struct pw_hix *ix, uint64_t h, pw_hix_eq_fn eq, const void *ctx)
-{
-	if (!ix->cap)
-		return -1;
-	for (size_t i = h & (ix->cap - 1); ix->hash[i]; i = (i + 1) & (ix->cap - 1))
-		if (ix->hash[i] == h && eq(ctx, ix->pos[i]))
-			return ix->pos[i];
-	return -1;
-}
-
 int pw_hix_add(struct pw_hix *ix, uint64_t h, uint32_t pos)
 {
 	if ((ix->used + 1) * 2 > ix->cap) {
@@ -39,6 +29,27 @@ int pw_hix_add(struct pw_hix *ix, uint64_t h, uint32_t pos)
 	ix->pos[i] = pos;
 	ix->used++;
 	return 0;
+}
+
+int64_t pw_keys_add(struct pw_keys *k, uint64_t key, int *added)
+{
+	*added = 0;
+	int64_t pos = pw_keys_find(k, key);
+	if (pos >= 0)
+		return pos;
+	if (k->n >= UINT32_MAX || pw_reserve(&k->keys, &k->cap, k->n + 1, sizeof *k->keys) ||
+	    pw_hix_add(&k->ix, pw_keys_hash(key), (uint32_t)k->n))
+		return -1;
+	k->keys[k->n] = key;
+	*added = 1;
+	return (int64_t)k->n++;
+}
+
+void pw_keys_free(struct pw_keys *k)
+{
+	free(k->keys);
+	pw_hix_free(&k->ix);
+	*k = (struct pw_keys){0};
 }
 
 void pw_hix_free(struct pw_hix *ix)

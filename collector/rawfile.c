@@ -13,6 +13,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "hash_index.h"
+
 static const char pad_zeros[8];
 
 #define PW_RAW_WINDOW (16u << 20)
@@ -87,66 +89,42 @@ enum pw_fd_effect pw_fd_effect_of(const struct pw_raw_event *e, int64_t *fd, int
 	}
 }
 
-/* ref -> string, open addressing. Refs are nonzero, so 0 marks an empty slot. */
+/* ref -> string: the refs indexed, each string at its ref's position. */
 struct strtab {
-	uint64_t *refs;
-	const char **strs;
-	uint32_t *lens;
+	struct pw_keys refs;
+	struct strtab_entry {
+		const char *s;
+		uint32_t len;
+	} *strs;
 	size_t cap;
-	size_t used;
 };
 
+/* Sets ref's string (a later chunk for a ref replaces an earlier one). Returns 0, or -1 when out of memory. */
 static int strtab_put(struct strtab *t, uint64_t ref, const char *s, uint32_t len)
 {
-	if ((t->used + 1) * 2 > t->cap) {
-		size_t ncap = t->cap ? t->cap * 2 : 256;
-		struct strtab n = {calloc(ncap, sizeof *n.refs), calloc(ncap, sizeof *n.strs),
-				   calloc(ncap, sizeof *n.lens), ncap, 0};
-		if (!n.refs || !n.strs || !n.lens) {
-			free(n.refs);
-			free(n.strs);
-			free(n.lens);
-			return -1;
-		}
-		for (size_t i = 0; i < t->cap; i++)
-			if (t->refs[i])
-				strtab_put(&n, t->refs[i], t->strs[i], t->lens[i]);
-		free(t->refs);
-		free(t->strs);
-		free(t->lens);
-		*t = n;
-	}
-	size_t i = (size_t)(ref * 0x9e3779b97f4a7c15ull >> 20) & (t->cap - 1);
-	while (t->refs[i] && t->refs[i] != ref)
-		i = (i + 1) & (t->cap - 1);
-	if (!t->refs[i])
-		t->used++;
-	t->refs[i] = ref;
-	t->strs[i] = s;
-	t->lens[i] = len;
+	int added;
+	if (pw_reserve(&t->strs, &t->cap, t->refs.n + 1, sizeof *t->strs))
+		return -1;
+	int64_t pos = pw_keys_add(&t->refs, ref, &added);
+	if (pos < 0)
+		return -1;
+	t->strs[pos] = (struct strtab_entry){s, len};
 	return 0;
 }
 
 static const char *strtab_get(const struct strtab *t, uint64_t ref, uint32_t *len)
 {
-	if (!ref || !t->cap)
+	int64_t pos = ref ? pw_keys_find(&t->refs, ref) : -1;
+	if (pos < 0)
 		return NULL;
-	size_t i = (size_t)(ref * 0x9e3779b97f4a7c15ull >> 20) & (t->cap - 1);
-	while (t->refs[i]) {
-		if (t->refs[i] == ref) {
-			*len = t->lens[i];
-			return t->strs[i];
-		}
-		i = (i + 1) & (t->cap - 1);
-	}
-	return NULL;
+	*len = t->strs[pos].len;
+	return t->strs[pos].s;
 }
 
 static void strtab_free(struct strtab *t)
 {
-	free(t->refs);
+	pw_keys_free(&t->refs);
 	free(t->strs);
-	free(t->lens);
 }
 
 #define ERR(...) (snprintf(err, errlen, __VA_ARGS__), -1)

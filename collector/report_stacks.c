@@ -133,7 +133,7 @@ static int add_sites(struct pw_table *t, const struct pw_stack_report *s, uint32
 		uint32_t at = call_site(s, st);
 		uint32_t frame = at == NONE ? NONE : s->frame_ids[st->first + at];
 		uint32_t caller = at != NONE && at + 1 < st->len ? s->frame_ids[st->first + at + 1] : NONE;
-		uint64_t h = pw_hix_hash(((uint64_t)frame << 32 | caller) * 0x9e3779b97f4a7c15ull);
+		uint64_t h = pw_hix_hash(pw_hash_mix((uint64_t)frame << 32 | caller));
 		struct site_key key = {sites, frame, caller};
 		int64_t k = pw_hix_find(&ix, h, site_eq, &key);
 		if (k < 0) {

@@ -55,9 +55,7 @@ struct trace {
 	struct image_extent *extents;        /* by timeline image */
 	struct api_span *spans;              /* the image's drawn GPU library calls */
 	size_t nspans, spans_cap;
-	uint32_t *drawn;       /* correlation ids whose CUPTI API slice is drawn */
-	size_t ndrawn, drawn_cap;
-	struct pw_hix drawn_ix;
+	struct pw_keys drawn; /* correlation ids whose CUPTI API slice is drawn */
 	uint32_t *extra_tids; /* threads with CUPTI API slices and no call of their own */
 	size_t nextra, extra_cap;
 	uint64_t samples_drawn;
@@ -570,30 +568,13 @@ static int span_covers(const struct trace *t, uint32_t tid, uint64_t t0, uint64_
 	return n > 0 && t->spans[n - 1].tid == tid && t->spans[n - 1].reach >= t1;
 }
 
-static int corr_eq(const void *ctx, uint32_t pos)
-{
-	const struct trace *t = *(const struct trace *const *)ctx;
-	return t->drawn[pos] == t->drawn[t->ndrawn];
-}
-
 /* Marks corr's CUPTI API slice drawn. Returns whether it was not yet. */
 static int first_draw(struct trace *t, uint32_t corr)
 {
-	if (pw_reserve(&t->drawn, &t->drawn_cap, t->ndrawn + 1, sizeof *t->drawn)) {
+	int added;
+	if (pw_keys_add(&t->drawn, corr, &added) < 0)
 		t->out_of_memory = 1;
-		return 0;
-	}
-	t->drawn[t->ndrawn] = corr; /* the key corr_eq compares with */
-	uint64_t h = pw_hix_hash(pw_hash_mix(corr));
-	const struct trace *self = t;
-	if (pw_hix_find(&t->drawn_ix, h, corr_eq, &self) >= 0)
-		return 0;
-	if (pw_hix_add(&t->drawn_ix, h, (uint32_t)t->ndrawn)) {
-		t->out_of_memory = 1;
-		return 0;
-	}
-	t->ndrawn++;
-	return 1;
+	return added;
 }
 
 /* A thread that has a CUPTI API slice: named with the others when it has no call of its own. */
@@ -886,8 +867,7 @@ static struct image_extent *image_extents(const struct pw_timeline *tl)
 static void clear_image_state(struct trace *t)
 {
 	t->nspans = 0;
-	t->ndrawn = 0;
-	pw_hix_free(&t->drawn_ix);
+	pw_keys_free(&t->drawn);
 	t->nextra = 0;
 }
 
@@ -923,7 +903,6 @@ static void trace_free(struct trace *t)
 {
 	clear_image_state(t);
 	free(t->spans);
-	free(t->drawn);
 	free(t->extra_tids);
 	free(t->extents);
 	free(t);
