@@ -41,7 +41,7 @@ PRELOAD_SRC := $(wildcard preload/*.c)
 ifeq ($(HAVE_CUDA),0)
 PRELOAD_SRC := $(filter-out $(GPU_WRAPPER_SRC),$(PRELOAD_SRC))
 endif
-COLLECTOR_LIB_SRC := $(filter-out collector/main.c,$(wildcard collector/*.c))
+COLLECTOR_LIB_SRC := $(filter-out collector/main.c,$(wildcard collector/*.c collector/*/*.c))
 CLI_SRC := $(wildcard cli/*.c)
 
 COMMON_OBJ := $(COMMON_SRC:%.c=$(BUILD)/%.o)
@@ -147,7 +147,7 @@ deps:
 	$(Q)scripts/install-deps.sh
 
 unit: $(UNIT_BIN)
-	$(Q)fail=0; for t in $(UNIT_BIN); do $$t || fail=1; done; exit $$fail
+	$(Q)fail=0; for t in $(UNIT_BIN); do $$t || fail=1; done; python3 scripts/check_layout.py || fail=1; exit $$fail
 
 integration: all
 	$(Q)PROFWRAP_BIN_DIR=$(abspath $(or $(OUT_PREFIX),.)) PROFWRAP_WORKLOADS=$(abspath $(BUILD)/workloads) \

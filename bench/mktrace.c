@@ -22,7 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../collector/rawfile.h"
+#include "../collector/lib/rawfile.h"
 #include "../common/pw_clock.h"
 #include "../common/pw_record.h"
 

@@ -29,7 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../collector/rawfile.h"
+#include "../collector/lib/rawfile.h"
 #include "../common/pw_clock.h"
 #include "../common/pw_record.h"
 #include "../common/pw_ring.h"

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../collector/merge.h"
+#include "../collector/merge/merge.h"
 #include "../common/pw_capture.h"
 #include "../common/pw_session.h"
 #include "cli.h"

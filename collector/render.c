@@ -4,11 +4,12 @@
 
 #include <stdio.h>
 
-#include "merge.h"
-#include "report_json.h"
-#include "report_text.h"
-#include "report_trace.h"
-#include "stacks.h"
+#include "merge/merge.h"
+#include "model/call_stacks.h"
+#include "report/report_call_stacks.h"
+#include "report/report_json.h"
+#include "report/report_text.h"
+#include "report/report_trace.h"
 
 int pw_write_reports(const struct pw_analysis *a, char *err, size_t errlen)
 {

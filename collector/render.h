@@ -1,13 +1,13 @@
 /* The render step: every report of an output directory from its raw traces, for serve (the collector at the
- * end of a run), salvage and the CLI (`profwrap report`) alike. It runs the model (analysis.h) over the raw
- * traces, then the writers (text, JSON, trace, folded stacks) over the model, then the cross-rank merge;
- * the model itself never calls a writer. */
+ * end of a run), salvage and the CLI (`profwrap report`) alike. It runs the analysis (model/analysis.h) over
+ * the raw traces, then the writers (text, JSON, trace, folded stacks) over the model, then the cross-rank
+ * merge; the model itself never calls a writer. */
 #ifndef PW_RENDER_H
 #define PW_RENDER_H
 
 #include <stddef.h>
 
-#include "analysis.h"
+#include "model/analysis.h"
 
 /* Writes OUT/rank<R>.txt, .json, .trace.json (and .folded when the rank has stacks) for every rank (and
  * launcher-<host>.* for launchers), then the cross-rank summary (merge.h) when every rank of the job has its

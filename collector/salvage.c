@@ -19,9 +19,9 @@
 
 #include "../common/pw_ring.h"
 #include "../common/pw_session.h"
+#include "ingest/drain.h"
+#include "lib/rawfile.h"
 #include "render.h"
-#include "drain.h"
-#include "rawfile.h"
 
 #define SHM_DIR "/dev/shm"
 

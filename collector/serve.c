@@ -19,8 +19,8 @@
 #include "../common/pw_clock.h"
 #include "../common/pw_ring.h"
 #include "../common/pw_session.h"
+#include "ingest/drain.h"
 #include "render.h"
-#include "drain.h"
 
 #define MAX_PRODUCERS 4096
 #define DRAIN_MIN_MS 1

@@ -13,7 +13,7 @@
 #define _GNU_SOURCE
 #include "fuzz.h"
 
-#include "../../collector/lane_walk.h"
+#include "../../collector/ingest/lane_walk.h"
 #include "../../common/pw_ring.h"
 
 #define MAX_MAPPING (1u << 20)

@@ -11,7 +11,7 @@
 #define _GNU_SOURCE
 #include "fuzz.h"
 
-#include "../../collector/json_read.h"
+#include "../../collector/lib/json_read.h"
 
 #define MAX_STEPS 200000
 

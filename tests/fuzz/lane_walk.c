@@ -11,8 +11,8 @@
 #define _GNU_SOURCE
 #include "fuzz.h"
 
-#include "../../collector/lane_walk.h"
-#include "../../collector/rawfile.h"
+#include "../../collector/ingest/lane_walk.h"
+#include "../../collector/lib/rawfile.h"
 #include "../../common/pw_record.h"
 
 struct walk {

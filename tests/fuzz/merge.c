@@ -10,7 +10,7 @@
 #define _GNU_SOURCE
 #include "fuzz.h"
 
-#include "../../collector/merge.h"
+#include "../../collector/merge/merge.h"
 
 #define SEPARATOR "\n=====\n"
 #define MAX_FILES 8

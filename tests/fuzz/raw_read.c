@@ -11,7 +11,7 @@
 #define _GNU_SOURCE
 #include "fuzz.h"
 
-#include "../../collector/rawfile.h"
+#include "../../collector/lib/rawfile.h"
 #include "../../common/pw_record.h"
 
 #define NAME "fuzz.pwt"

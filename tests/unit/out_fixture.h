@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
-#include "../../collector/analysis.h"
+#include "../../collector/model/analysis.h"
 
 struct fx {
 	char dir[64];

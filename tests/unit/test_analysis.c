@@ -22,9 +22,9 @@
 
 #include <cmocka.h>
 
+#include "../../collector/lib/rawfile.h"
 #include "../../collector/render.h"
-#include "../../collector/rank_summary.h"
-#include "../../collector/rawfile.h"
+#include "../../collector/report/rank_summary.h"
 #include "out_fixture.h"
 #include "raw_writer.h"
 

@@ -17,10 +17,10 @@
 
 #include <cmocka.h>
 
+#include "../../collector/lib/rawfile.h"
+#include "../../collector/model/findings.h"
+#include "../../collector/model/gpu_activity.h"
 #include "../../collector/render.h"
-#include "../../collector/findings.h"
-#include "../../collector/gpu_activity.h"
-#include "../../collector/rawfile.h"
 #include "json_reader.h"
 #include "out_files.h"
 #include "out_fixture.h"

@@ -20,15 +20,15 @@
 
 #include <cmocka.h>
 
+#include "../../collector/lib/rawfile.h"
+#include "../../collector/model/findings.h"
+#include "../../collector/model/gpu_activity.h"
+#include "../../collector/model/gpu_analysis.h"
+#include "../../collector/model/gpu_names.h"
+#include "../../collector/model/timeline.h"
 #include "../../collector/render.h"
-#include "../../collector/demangle.h"
-#include "../../collector/findings.h"
-#include "../../collector/gpu_activity.h"
-#include "../../collector/gpu_analysis.h"
-#include "../../collector/gpu_names.h"
-#include "../../collector/rawfile.h"
-#include "../../collector/timeline.h"
-#include "../../collector/report_format.h"
+#include "../../collector/report/report_format.h"
+#include "../../collector/symbols/demangle.h"
 #include "json_reader.h"
 #include "out_files.h"
 #include "out_fixture.h"

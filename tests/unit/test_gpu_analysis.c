@@ -22,11 +22,11 @@
 
 #include <cmocka.h>
 
+#include "../../collector/lib/rawfile.h"
+#include "../../collector/model/gpu_analysis.h"
+#include "../../collector/model/gpu_names.h"
 #include "../../collector/render.h"
-#include "../../collector/gpu_analysis.h"
-#include "../../collector/gpu_names.h"
-#include "../../collector/rawfile.h"
-#include "../../collector/report_format.h"
+#include "../../collector/report/report_format.h"
 #include "json_reader.h"
 #include "out_files.h"
 #include "out_fixture.h"

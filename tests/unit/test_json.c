@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "../../collector/json.h"
+#include "../../collector/lib/json.h"
 
 /* A writer on a memory stream; finish() closes it and checks the text. */
 struct capture {

@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "../../collector/json_read.h"
+#include "../../collector/lib/json_read.h"
 
 /* A reader over a heap copy of len bytes of text, without a terminator. */
 struct doc {

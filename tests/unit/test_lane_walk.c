@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "../../collector/lane_walk.h"
+#include "../../collector/ingest/lane_walk.h"
 #include "../../common/pw_record.h"
 
 struct lane {

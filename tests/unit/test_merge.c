@@ -21,7 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../collector/merge.h"
+#include "../../collector/merge/merge.h"
 #include "json_reader.h"
 
 #define START 1795000000123456789ull /* above 2^53 */

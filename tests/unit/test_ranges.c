@@ -18,8 +18,8 @@
 
 #include <cmocka.h>
 
-#include "../../collector/ranges.h"
-#include "../../collector/rawfile.h"
+#include "../../collector/lib/rawfile.h"
+#include "../../collector/model/ranges.h"
 #include "../../common/pw_record.h"
 
 #define T1 100

@@ -19,7 +19,7 @@
 
 #include <cmocka.h>
 
-#include "../../collector/rawfile.h"
+#include "../../collector/lib/rawfile.h"
 #include "raw_writer.h"
 
 /* ---- a private directory and one file path in it ---- */

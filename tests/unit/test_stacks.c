@@ -24,10 +24,11 @@
 
 #include <cmocka.h>
 
+#include "../../collector/lib/rawfile.h"
+#include "../../collector/model/call_stacks.h"
 #include "../../collector/render.h"
-#include "../../collector/rawfile.h"
-#include "../../collector/stacks.h"
-#include "../../collector/symbolize.h"
+#include "../../collector/report/report_call_stacks.h"
+#include "../../collector/symbols/symbolize.h"
 #include "out_files.h"
 
 /* ---- code to point at: each function on one line ---- */

@@ -20,7 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../../collector/symbolize.h"
+#include "../../collector/symbols/symbolize.h"
 
 /* ---- the code resolved: its lines are the figures the tests check ---- */
 

@@ -21,8 +21,8 @@
 
 #include <cmocka.h>
 
-#include "../../collector/report_trace.h"
-#include "../../collector/rawfile.h"
+#include "../../collector/lib/rawfile.h"
+#include "../../collector/report/report_trace.h"
 #include "json_reader.h"
 #include "out_files.h"
 #include "out_fixture.h"

@@ -1,0 +1,314 @@
+/* The rules of "What to fix first" (see findings.h). */
+#define _GNU_SOURCE
+#include "findings.h"
+
+#include "../lib/units.h"
+#include "gpu_activity.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TOP_CALLS 3 /* calls named in an idle finding's evidence */
+#define NAMED_DEVICES 4
+
+static const char ADVICE_INPUT[] =
+	"Load and preprocess in background workers (DataLoader(num_workers>0, pin_memory=True, "
+	"persistent_workers=True, prefetch_factor=2 or more)), cache decoded samples, or move the data to "
+	"faster storage, so the next batch is ready when the GPU is.";
+static const char ADVICE_SYNC[] =
+	"Remove synchronisation from the loop (.item(), .cpu(), printing tensors, torch.cuda.synchronize(); "
+	"cudaStreamSynchronize/cudaDeviceSynchronize in C): keep values on the GPU, log every N steps, and use "
+	"non_blocking copies and CUDA events.";
+static const char ADVICE_LAUNCH[] =
+	"Launch fewer, larger kernels: capture the step in a CUDA graph (torch.cuda.graphs, "
+	"torch.compile(mode=\"reduce-overhead\")), fuse small operations (torch.compile), or use larger "
+	"batches.";
+static const char ADVICE_CPU[] =
+	"Move host-side preprocessing off the training thread (DataLoader workers, transforms on the GPU) and "
+	"profile the host code (py-spy, perf) to find what it computes between launches.";
+static const char ADVICE_PAGEABLE[] =
+	"Copy from pinned memory: DataLoader(pin_memory=True) with .to(device, non_blocking=True), or "
+	"cudaMallocHost/cudaHostRegister for the host buffers.";
+static const char ADVICE_SMALL[] =
+	"Batch small transfers into one (concatenate, then copy once) and keep scalars on the GPU instead of "
+	"copying them back and forth.";
+static const char ADVICE_COLLECTIVE[] =
+	"Overlap communication with compute (DDP bucket_cap_mb, no_sync() with gradient accumulation), check "
+	"the transport with NCCL_DEBUG=INFO, and send fewer bytes (bf16 gradients, gradient compression).";
+
+struct builder {
+	struct pw_rank_report *r;
+	struct pw_finding *f;
+	size_t n, cap;
+	int oom;
+};
+
+static double share_of(uint64_t ns, uint64_t wall)
+{
+	if (!wall)
+		return 0;
+	double s = (double)ns / (double)wall;
+	return s > 1.0 ? 1.0 : s;
+}
+
+__attribute__((format(printf, 5, 6))) static void add(struct builder *b, const char *id, double share,
+						      const char *advice, const char *fmt, ...)
+{
+	if (b->n == b->cap) {
+		size_t ncap = b->cap ? b->cap * 2 : 8;
+		struct pw_finding *n = realloc(b->f, ncap * sizeof *n);
+		if (!n) {
+			b->oom = 1;
+			return;
+		}
+		b->f = n;
+		b->cap = ncap;
+	}
+	char *text = NULL;
+	va_list ap;
+	va_start(ap, fmt);
+	int rc = vasprintf(&text, fmt, ap);
+	va_end(ap);
+	if (rc < 0) {
+		b->oom = 1;
+		return;
+	}
+	b->f[b->n++] = (struct pw_finding){id, share, text, advice};
+}
+
+/* "GPU 0 (NVIDIA H100)" or "GPUs 0, 1 and 3": the devices with idle time of class c (all devices when c is
+ * PW_GAP_CLASSES). */
+static void format_devices(char *buf, size_t len, const struct pw_act_report *a, int c)
+{
+	size_t used = 0, named = 0, total = 0;
+	const struct pw_act_device *only = NULL;
+	for (size_t i = 0; i < a->ndevices; i++)
+		if (c == PW_GAP_CLASSES || a->devices[i].idle_by_class[c]) {
+			total++;
+			only = &a->devices[i];
+		}
+	if (total == 1) {
+		if (only->name)
+			snprintf(buf, len, "GPU %d (%s)", only->id, only->name);
+		else
+			snprintf(buf, len, "GPU %d", only->id);
+		return;
+	}
+	used = (size_t)snprintf(buf, len, "GPUs");
+	for (size_t i = 0; i < a->ndevices && used < len; i++) {
+		if (c != PW_GAP_CLASSES && !a->devices[i].idle_by_class[c])
+			continue;
+		if (named == NAMED_DEVICES) {
+			snprintf(buf + used, len - used, " and %zu more", total - named);
+			return;
+		}
+		const char *sep = named == 0 ? " " : named + 1 == total ? " and " : ", ";
+		int w = snprintf(buf + used, len - used, "%s%d", sep, a->devices[i].id);
+		if (w > 0)
+			used += (size_t)w;
+		named++;
+	}
+}
+
+/* "read 900 ms, poll 300 ms": the calls with the most time inside gaps of class c. */
+static void format_top_calls(char *buf, size_t len, const struct pw_act_class *k)
+{
+	int used_ev[TOP_CALLS];
+	size_t n = 0, used = 0;
+	buf[0] = 0;
+	for (; n < TOP_CALLS; n++) {
+		int best = -1;
+		for (int ev = 0; ev < PW_EV_COUNT; ev++) {
+			int taken = 0;
+			for (size_t i = 0; i < n; i++)
+				taken |= used_ev[i] == ev;
+			if (!taken && k->call_ns[ev] && (best < 0 || k->call_ns[ev] > k->call_ns[best]))
+				best = ev;
+		}
+		if (best < 0)
+			break;
+		used_ev[n] = best;
+		char dur[32];
+		pw_format_duration(dur, sizeof dur, k->call_ns[best]);
+		int w = snprintf(buf + used, len - used, "%s%s %s", n ? ", " : "", pw_events[best].name, dur);
+		if (w < 0 || (size_t)w >= len - used)
+			break;
+		used += (size_t)w;
+	}
+}
+
+static void idle_findings(struct builder *b)
+{
+	const struct pw_rank_report *r = b->r;
+	const struct pw_act_report *a = r->act;
+	char dev[256], idle[32], calls[256], share[32];
+	for (int c = 0; c < PW_GAP_CLASSES; c++) {
+		const struct pw_act_class *k = &a->classes[c];
+		double s = share_of(k->idle_ns, r->wall_ns);
+		if (s < PW_FIND_IDLE_SHARE)
+			continue;
+		format_devices(dev, sizeof dev, a, c);
+		pw_format_duration(idle, sizeof idle, k->idle_ns);
+		snprintf(share, sizeof share, "%.1f%%", s * 100.0);
+		format_top_calls(calls, sizeof calls, k);
+		const char *s_gaps = k->gaps == 1 ? "" : "s";
+		switch (c) {
+		case PW_GAP_INPUT:
+			add(b, "input_bound", s, ADVICE_INPUT,
+			    "%s sat idle %s (%s of wall time) in %" PRIu64 " gap%s while the thread that launches its "
+			    "work was reading input or waiting on other threads or processes: %s.",
+			    dev, idle, share, k->gaps, s_gaps, calls[0] ? calls : "no call named");
+			break;
+		case PW_GAP_SYNC: {
+			int best = -1;
+			for (int ev = 0; ev < PW_EV_COUNT; ev++)
+				if (k->sync_ns[ev] && (best < 0 || k->sync_ns[ev] > k->sync_ns[best]))
+					best = ev;
+			char after[32];
+			pw_format_duration(after, sizeof after, best >= 0 ? k->sync_ns[best] : 0);
+			add(b, "sync_bound", s, ADVICE_SYNC,
+			    "%s sat idle %s (%s of wall time) in %" PRIu64 " gap%s that began while the launching "
+			    "thread waited for the GPU in a synchronising call; most after %s (%" PRIu64 " time%s, %s).",
+			    dev, idle, share, k->gaps, s_gaps, best >= 0 ? pw_events[best].name : "?",
+			    best >= 0 ? k->sync_gaps[best] : 0, best >= 0 && k->sync_gaps[best] == 1 ? "" : "s", after);
+			break;
+		}
+		case PW_GAP_LAUNCH: {
+			if (a->kernel_median_ns >= PW_FIND_LAUNCH_MEDIAN_NS || !a->kernels)
+				break;
+			char median[32];
+			pw_format_duration(median, sizeof median, a->kernel_median_ns);
+			add(b, "launch_bound", s, ADVICE_LAUNCH,
+			    "%s sat idle %s (%s of wall time) in %" PRIu64 " gap%s shorter than 100 us between "
+			    "kernels whose median duration is %s: the host could not launch work as fast as the GPU "
+			    "ran it.",
+			    dev, idle, share, k->gaps, s_gaps, median);
+			break;
+		}
+		case PW_GAP_CPU: {
+			char extra[300] = "";
+			if (calls[0])
+				snprintf(extra, sizeof extra, " (recorded calls in them: %s)", calls);
+			add(b, "cpu_bound", s, ADVICE_CPU,
+			    "%s sat idle %s (%s of wall time) in %" PRIu64 " gap%s while the launching thread ran host "
+			    "code without recorded I/O or waits%s.",
+			    dev, idle, share, k->gaps, s_gaps, extra);
+			break;
+		}
+		default:
+			break; /* sleep and unknown: no rule */
+		}
+	}
+}
+
+static void copy_findings(struct builder *b)
+{
+	const struct pw_rank_report *r = b->r;
+	const struct pw_act_report *a = r->act;
+	char bytes[32], dur[32], rate[32], pinned[64] = "";
+	double s = share_of(a->pageable_ns, r->wall_ns);
+	if (s >= PW_FIND_PAGEABLE_SHARE) {
+		pw_format_bytes(bytes, sizeof bytes, a->pageable_bytes);
+		pw_format_duration(dur, sizeof dur, a->pageable_ns);
+		pw_format_gbps(rate, sizeof rate, (double)a->pageable_bytes, a->pageable_ns);
+		if (a->pinned_count && a->pinned_ns) {
+			char prate[32];
+			pw_format_gbps(prate, sizeof prate, (double)a->pinned_bytes, a->pinned_ns);
+			snprintf(pinned, sizeof pinned, "; the %" PRIu64 " pinned copies ran at %s GB/s", a->pinned_count,
+				 prate);
+		}
+		add(b, "pageable_memcpy", s, ADVICE_PAGEABLE,
+		    "%" PRIu64 " GPU cop%s to or from pageable host memory (%s) took %s of GPU time (%.1f%% of wall "
+		    "time) at %s GB/s%s.",
+		    a->pageable_count, a->pageable_count == 1 ? "y" : "ies", bytes, dur, s * 100.0, rate, pinned);
+	}
+}
+
+static void small_copy_finding(struct builder *b)
+{
+	const struct pw_rank_report *r = b->r;
+	const struct pw_act_report *a = r->act;
+	if (a->small_copy_calls < PW_FIND_SMALL_COPY_CALLS)
+		return;
+	int recorded = pw_act_recorded(a);
+	uint64_t gpu = recorded ? a->small_copy_gpu_ns : 0;
+	uint64_t worst = a->small_copy_cpu_ns > gpu ? a->small_copy_cpu_ns : gpu;
+	double s = share_of(worst, r->wall_ns);
+	if (s < PW_FIND_SMALL_COPY_SHARE)
+		return;
+	char cpu[32], g[32], gtext[80] = "";
+	pw_format_duration(cpu, sizeof cpu, a->small_copy_cpu_ns);
+	if (recorded) {
+		pw_format_duration(g, sizeof g, gpu);
+		snprintf(gtext, sizeof gtext, " and %s of GPU copy time", g);
+	}
+	add(b, "small_memcpy", s, ADVICE_SMALL,
+	    "%" PRIu64 " copy calls of under 64 KiB each took %s in the calls on the CPU%s (%.1f%% of wall time).",
+	    a->small_copy_calls, cpu, gtext, s * 100.0);
+}
+
+static void collective_finding(struct builder *b)
+{
+	const struct pw_rank_report *r = b->r;
+	const struct pw_act_report *a = r->act;
+	double s = share_of(a->coll_kernel_ns, r->wall_ns);
+	if (s < PW_FIND_COLLECTIVE_SHARE)
+		return;
+	char dur[32], dev[256] = "the GPU", bw[96];
+	const struct pw_act_device *d = pw_act_device_of(a, a->coll_device);
+	if (d && d->name)
+		snprintf(dev, sizeof dev, "GPU %d (%s)", d->id, d->name);
+	else if (d)
+		snprintf(dev, sizeof dev, "GPU %d", d->id);
+	pw_format_duration(dur, sizeof dur, a->coll_kernel_ns);
+	if (a->coll_linked_ns && a->coll_bus_bytes > 0) {
+		char rate[32];
+		pw_format_gbps(rate, sizeof rate, a->coll_bus_bytes, a->coll_linked_ns);
+		snprintf(bw, sizeof bw, "bus bandwidth %s GB/s over the kernels' GPU time (as nccl-tests counts it)",
+			 rate);
+	} else {
+		snprintf(bw, sizeof bw, "bus bandwidth unknown (the kernels are not linked to NCCL calls)");
+	}
+	add(b, "collective_bound", s, ADVICE_COLLECTIVE,
+	    "NCCL kernels ran %s on %s (%.1f%% of wall time) in %" PRIu64 " kernel%s; %s.", dur, dev, s * 100.0,
+	    a->coll_kernels, a->coll_kernels == 1 ? "" : "s", bw);
+}
+
+static int by_share(const void *x, const void *y)
+{
+	const struct pw_finding *a = x, *b = y;
+	if (a->share != b->share)
+		return a->share > b->share ? -1 : 1;
+	return strcmp(a->id, b->id);
+}
+
+int pw_findings_build(struct pw_rank_report *r)
+{
+	struct builder b = {.r = r};
+	pw_findings_free(r->findings, r->nfindings);
+	r->findings = NULL;
+	r->nfindings = 0;
+	if (!r->act || !r->wall_ns)
+		return 0;
+	if (pw_act_recorded(r->act)) {
+		idle_findings(&b);
+		copy_findings(&b);
+		collective_finding(&b);
+	}
+	small_copy_finding(&b);
+	if (b.n)
+		qsort(b.f, b.n, sizeof *b.f, by_share);
+	r->findings = b.f;
+	r->nfindings = b.n;
+	return b.oom ? -1 : 0;
+}
+
+void pw_findings_free(struct pw_finding *f, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(f[i].evidence);
+	free(f);
+}

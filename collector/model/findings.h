@@ -1,0 +1,46 @@
+/* "What to fix first": a short list of findings about a rank, each the share of the rank's wall time it
+ * concerns, one sentence of evidence with the figures, and one concrete piece of advice; ranked by share,
+ * largest first. The ids and thresholds are a contract: workloads and integration tests are written against
+ * them.
+ *
+ *   id                rule (shares are of the rank's wall time)
+ *   input_bound       idle of "input" gaps (gpu_activity.h, enum pw_gap_class) >= PW_FIND_IDLE_SHARE
+ *   sync_bound        idle of "sync" gaps >= PW_FIND_IDLE_SHARE
+ *   launch_bound      idle of "launch" gaps >= PW_FIND_IDLE_SHARE and the median kernel is shorter than
+ *                     PW_FIND_LAUNCH_MEDIAN_NS
+ *   cpu_bound         idle of "cpu" gaps >= PW_FIND_IDLE_SHARE
+ *   pageable_memcpy   GPU time of copies with a pageable side >= PW_FIND_PAGEABLE_SHARE
+ *   small_memcpy      at least PW_FIND_SMALL_COPY_CALLS successful copy calls of fewer than 64 KiB, and the
+ *                     larger of their CPU time and their copies' GPU time >= PW_FIND_SMALL_COPY_SHARE
+ *   collective_bound  GPU time of the kernels of NCCL calls (or, not linked to a call, named nccl*) >=
+ *                     PW_FIND_COLLECTIVE_SHARE
+ *
+ * Without GPU activity records (pw_act_recorded()), only small_memcpy is evaluated.
+ */
+#ifndef PW_FINDINGS_H
+#define PW_FINDINGS_H
+
+#include <stddef.h>
+
+#include "model.h"
+
+#define PW_FIND_IDLE_SHARE 0.05
+#define PW_FIND_LAUNCH_MEDIAN_NS 50000u
+#define PW_FIND_PAGEABLE_SHARE 0.02
+#define PW_FIND_SMALL_COPY_CALLS 100u
+#define PW_FIND_SMALL_COPY_SHARE 0.05
+#define PW_FIND_COLLECTIVE_SHARE 0.20
+
+struct pw_finding {
+	const char *id; /* one of the ids above (static) */
+	double share;   /* of the rank's wall time, 0..1 */
+	char *evidence; /* one sentence with the figures */
+	const char *advice; /* one sentence (static) */
+};
+
+/* Evaluates the rules on a finished rank (r->act finished) into r->findings, r->nfindings. Returns 0, or -1
+ * when out of memory (the findings are then those made so far). */
+int pw_findings_build(struct pw_rank_report *r);
+void pw_findings_free(struct pw_finding *f, size_t n);
+
+#endif

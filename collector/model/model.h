@@ -1,0 +1,165 @@
+/* The model: what the analysis (analysis.h) makes of an output directory's raw traces, one rank report per
+ * rank, which the writers render. Everything here is derived from OUT/raw only, so any run can be
+ * re-rendered. The model's parts (GPU figures, activity, ranges, stacks, timeline, findings) have headers of
+ * their own. */
+#ifndef PW_MODEL_H
+#define PW_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../../common/pw_record.h"
+#include "../lib/rawfile.h"
+
+/* Call durations in power-of-two buckets: bucket 0 holds 0 ns, bucket b in 1..64 holds [2^(b-1), 2^b). */
+#define PW_DURATION_BUCKETS 65
+static inline unsigned pw_duration_bucket(uint64_t ns)
+{
+	return ns ? 64u - (unsigned)__builtin_clzll(ns) : 0u;
+}
+
+struct pw_call_stat {
+	uint64_t count;
+	uint64_t total_ns;
+	uint64_t min_ns;
+	uint64_t max_ns;
+	uint64_t bytes;  /* bytes moved (read/write kinds), from return values */
+	uint64_t errors; /* calls that failed */
+	uint64_t median_ns; /* GPU domains only (0 for the others): approximate, within ~4 % (gpu_analysis.h) */
+};
+
+struct pw_file_stat {
+	char *path;
+	uint64_t opens;
+	uint64_t reads;
+	uint64_t writes;
+	uint64_t read_bytes;
+	uint64_t write_bytes;
+	uint64_t time_ns; /* time in calls on this file (open, read, write, close, sync, mmap...) */
+};
+
+struct pw_lib_stat {
+	char *path;
+	uint64_t loads;
+	uint64_t load_ns; /* total time in dlopen for this path */
+	uint64_t failures;
+};
+
+struct pw_thread_drop {
+	uint32_t tid;
+	uint64_t dropped;
+};
+
+/* One process image (a pid that exec'd has one per image). */
+struct pw_proc {
+	int pid;
+	int ppid;
+	int rank;
+	uint32_t image;
+	char *argv; /* arguments joined by spaces */
+	char *exe;
+	char *raw_path;
+	uint32_t timeline_image; /* its image in the rank's timeline (timeline.h), PW_TL_NONE when none */
+	uint64_t start_ns;
+	uint64_t end_ns; /* exit/exec time, else the last record's end */
+	int how;         /* enum pw_end_how, 0 when the file has no END (collector killed) */
+	int exit_code;   /* -1 when unknown */
+	int signal;      /* terminating signal from a parent's wait, 0 if none */
+	char *exec_path; /* for PW_END_EXECED */
+	uint64_t events;
+	uint64_t dropped;
+	uint64_t skipped; /* records refused by the reader */
+	uint64_t threads;
+	uint64_t io_rchar; /* kernel's count at exit (io_valid) */
+	uint64_t io_wchar;
+	int io_valid;
+	uint64_t io_children; /* of io_rchar+io_wchar, what reaped children did (the kernel adds it in) */
+	int io_uncertain;     /* a child ended whose share of io_rchar/io_wchar is unknown */
+	uint64_t seen_read_bytes; /* what the wrappers accounted for */
+	uint64_t seen_write_bytes;
+	/* time its main thread (tid = pid) spent blocked, each moment counted once (a poll inside MPI_Allreduce
+	 * is MPI's): in waits (sleeps, polls, condition waits, joins, GPU synchronisation), in waits for its
+	 * children, in MPI calls. The rank's busy time is the rest of its main process's life. */
+	uint64_t main_wait_ns, main_child_wait_ns, main_mpi_ns;
+	/* Its collector died: `profwrap salvage` wrote the records after salvaged_at (CLOCK_REALTIME ns). */
+	uint64_t salvaged_at;
+	uint64_t salvaged_events;
+	struct pw_thread_drop *thread_drops; /* threads that dropped records, by tid, most first */
+	size_t nthread_drops;
+};
+
+/* Entry times (CLOCK_MONOTONIC ns) of a rank's collectives over the whole world communicator, in entry order
+ * once the rank is finished: the collective skew across ranks compares the k-th of each rank. */
+enum pw_coll_family { PW_COLL_MPI, PW_COLL_NCCL, PW_COLL_FAMILIES };
+#define PW_COLL_ENTRIES_MAX 100000
+struct pw_coll_entries {
+	uint64_t *ns;
+	size_t n, cap;
+	int truncated; /* more than PW_COLL_ENTRIES_MAX: the first ones recorded are kept */
+};
+
+struct pw_gpu_report; /* gpu_analysis.h */
+struct pw_act_report; /* gpu_activity.h */
+struct pw_finding;    /* findings.h */
+struct pw_range_report; /* ranges.h */
+struct pw_stack_report; /* call_stacks.h */
+struct pw_timeline;     /* timeline.h */
+
+/* The rank of the processes that no launcher gave a rank, shown apart per host (launcher-<host>.*) when
+ * other processes have ranks; they are rank 0 when none has. */
+#define PW_RANK_LAUNCHER (-1)
+
+struct pw_rank_report {
+	int rank; /* PW_RANK_LAUNCHER: the launcher processes of host */
+	int world_size;
+	char *host;
+	char *command; /* argv of the rank's first process */
+	uint64_t start_ns;
+	uint64_t end_ns;
+	uint64_t wall_ns;
+	uint64_t start_realtime_ns;
+	struct pw_proc *procs;
+	size_t nprocs;
+	struct pw_call_stat calls[PW_EV_COUNT];
+	/* GPU library calls made inside another on the same thread (cuDNN calling cublasLtMatmul): their time is
+	 * the outer call's, so they are counted here and in no other figure */
+	struct pw_call_stat nested[PW_EV_COUNT];
+	struct pw_file_stat *files;
+	size_t nfiles;
+	struct pw_lib_stat *libs;
+	size_t nlibs;
+	uint64_t events;
+	uint64_t dropped;
+	uint64_t skipped;
+	uint64_t strings_dropped;
+	uint64_t shm_refused; /* of the dropped events, those /dev/shm had no room for */
+	/* coverage self-check: bytes the kernel counted (rchar+wchar) for processes that reported them, and the
+	 * share of those that the wrappers accounted for */
+	uint64_t kernel_bytes;
+	uint64_t seen_bytes;
+	double coverage; /* seen/kernel, 1.0 when the kernel counted nothing */
+	struct pw_gpu_report *gpu; /* GPU library calls: NULL when the rank made none */
+	/* What the GPU did (CUPTI activity records; never counted as calls), and the GPU call figures the
+	 * findings need: NULL when the rank has neither activity records nor GPU calls */
+	struct pw_act_report *act;
+	struct pw_range_report *ranges; /* NVTX ranges and capture windows (ranges.h): NULL when neither */
+	struct pw_stack_report *stacks; /* call stacks and CPU samples (call_stacks.h): NULL when none */
+	struct pw_timeline *timeline;   /* what the trace shows (timeline.h): NULL when no raw file was read */
+	struct pw_finding *findings; /* "What to fix first", largest share first (findings.h) */
+	size_t nfindings;
+	struct pw_coll_entries coll[PW_COLL_FAMILIES];
+};
+
+struct pw_analysis {
+	char *out_dir;
+	struct pw_rank_report *ranks; /* sorted by rank */
+	size_t nranks;
+	/* from OUT/raw/session.txt when the CLI ran the job */
+	char *command;
+	int target_pid;
+	int target_status; /* waitpid() form, -1 if unknown */
+	int cli_pid;       /* the target's parent */
+	char *cli_host;
+};
+
+#endif

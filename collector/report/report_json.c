@@ -1,0 +1,186 @@
+/* OUT/rank<R>.json: the figures of the text report for tools and tests. The keys written here are a contract
+ * (docs and tests rely on them): add keys freely, never rename or drop one. */
+#define _GNU_SOURCE
+#include "report_json.h"
+
+#include <stdio.h>
+
+#include "../lib/json.h"
+#include "../model/analysis.h"
+#include "../model/call_stacks.h"
+#include "../model/findings.h"
+#include "../model/gpu_analysis.h"
+#include "rank_summary.h"
+#include "report_call_stacks.h"
+#include "report_format.h"
+#include "report_gpu.h"
+#include "report_ranges.h"
+
+static void write_process(struct pw_json *j, const struct pw_proc *p)
+{
+	pw_json_begin_object(j);
+	pw_json_kv_int(j, "pid", p->pid);
+	pw_json_kv_int(j, "ppid", p->ppid);
+	pw_json_kv_uint(j, "image", p->image);
+	pw_json_kv_string(j, "argv", p->argv);
+	pw_json_kv_string(j, "exe", p->exe);
+	pw_json_kv_string(j, "how", pw_end_how_name(p->how));
+	pw_json_key(j, "exit_code");
+	if (p->exit_code == -1)
+		pw_json_null(j);
+	else
+		pw_json_int(j, p->exit_code);
+	pw_json_kv_int(j, "signal", p->signal > 0 ? p->signal : 0);
+	pw_json_kv_string(j, "exec_path", p->exec_path);
+	pw_json_kv_uint(j, "events", p->events);
+	pw_json_kv_uint(j, "dropped", p->dropped);
+	pw_json_key(j, "thread_drops");
+	pw_json_begin_array(j);
+	for (size_t i = 0; i < p->nthread_drops; i++) {
+		pw_json_begin_object(j);
+		pw_json_kv_uint(j, "tid", p->thread_drops[i].tid);
+		pw_json_kv_uint(j, "dropped", p->thread_drops[i].dropped);
+		pw_json_end_object(j);
+	}
+	pw_json_end_array(j);
+	pw_json_key(j, "salvaged");
+	if (p->salvaged_at) {
+		pw_json_begin_object(j);
+		pw_json_kv_uint(j, "realtime_ns", p->salvaged_at);
+		pw_json_kv_uint(j, "events", p->salvaged_events);
+		pw_json_end_object(j);
+	} else {
+		pw_json_null(j);
+	}
+	pw_json_kv_uint(j, "start_ns", p->start_ns);
+	pw_json_kv_uint(j, "end_ns", p->end_ns);
+	pw_json_end_object(j);
+}
+
+static void write_calls(struct pw_json *j, const struct pw_rank_report *r)
+{
+	int ids[PW_EV_COUNT];
+	size_t n = pw_sorted_calls(r, ids);
+	pw_json_key(j, "calls");
+	pw_json_begin_array(j);
+	for (size_t i = 0; i < n; i++) {
+		const struct pw_call_stat *c = &r->calls[ids[i]];
+		pw_json_begin_object(j);
+		pw_json_kv_string(j, "domain", pw_domain_names[pw_events[ids[i]].domain]);
+		pw_json_kv_string(j, "name", pw_events[ids[i]].name);
+		pw_json_kv_uint(j, "count", c->count);
+		pw_json_kv_uint(j, "total_ns", c->total_ns);
+		pw_json_kv_uint(j, "min_ns", c->min_ns);
+		pw_json_kv_uint(j, "max_ns", c->max_ns);
+		pw_json_kv_uint(j, "bytes", c->bytes);
+		pw_json_kv_uint(j, "errors", c->errors);
+		if (pw_domain_is_gpu(pw_events[ids[i]].domain))
+			pw_json_kv_uint(j, "median_ns", c->median_ns); /* approximate, within ~4 % */
+		pw_json_end_object(j);
+	}
+	pw_json_end_array(j);
+}
+
+static void write_files(struct pw_json *j, const struct pw_rank_report *r)
+{
+	pw_json_key(j, "files");
+	pw_json_begin_array(j);
+	for (size_t i = 0; i < r->nfiles; i++) {
+		const struct pw_file_stat *f = &r->files[i];
+		pw_json_begin_object(j);
+		pw_json_kv_string(j, "path", f->path);
+		pw_json_kv_uint(j, "opens", f->opens);
+		pw_json_kv_uint(j, "reads", f->reads);
+		pw_json_kv_uint(j, "writes", f->writes);
+		pw_json_kv_uint(j, "read_bytes", f->read_bytes);
+		pw_json_kv_uint(j, "write_bytes", f->write_bytes);
+		pw_json_kv_uint(j, "time_ns", f->time_ns);
+		pw_json_end_object(j);
+	}
+	pw_json_end_array(j);
+}
+
+static void write_libraries(struct pw_json *j, const struct pw_rank_report *r)
+{
+	pw_json_key(j, "libraries");
+	pw_json_begin_array(j);
+	for (size_t i = 0; i < r->nlibs; i++) {
+		const struct pw_lib_stat *l = &r->libs[i];
+		pw_json_begin_object(j);
+		pw_json_kv_string(j, "path", l->path);
+		pw_json_kv_uint(j, "loads", l->loads);
+		pw_json_kv_uint(j, "load_ns", l->load_ns);
+		pw_json_kv_uint(j, "failures", l->failures);
+		pw_json_end_object(j);
+	}
+	pw_json_end_array(j);
+}
+
+int pw_write_rank_json(const struct pw_analysis *a, const struct pw_rank_report *r, const char *path, char *err,
+		       size_t errlen)
+{
+	FILE *f = pw_report_open(path, err, errlen);
+	if (!f)
+		return -1;
+	struct pw_json j;
+	pw_json_init(&j, f, 2);
+	pw_json_begin_object(&j);
+	pw_json_kv_string(&j, "format", "profwrap-report");
+	pw_json_kv_int(&j, "version", 1);
+	/* first, so that the cross-rank summary reads only this from a rank file */
+	pw_json_key(&j, "summary");
+	pw_write_rank_summary_json(&j, a, r);
+	pw_json_kv_int(&j, "rank", r->rank);
+	pw_json_kv_int(&j, "world_size", r->world_size);
+	pw_json_kv_string(&j, "host", r->host);
+	pw_json_kv_string(&j, "command", r->command ? r->command : a->command);
+	pw_json_kv_uint(&j, "wall_ns", r->wall_ns);
+	pw_json_kv_uint(&j, "start_realtime_ns", r->start_realtime_ns);
+	/* the CLOCK_MONOTONIC origin of the processes' start_ns and end_ns */
+	pw_json_kv_uint(&j, "start_ns", r->start_ns);
+	pw_json_kv_uint(&j, "end_ns", r->end_ns);
+
+	pw_json_key(&j, "processes");
+	pw_json_begin_array(&j);
+	for (size_t i = 0; i < r->nprocs; i++)
+		write_process(&j, &r->procs[i]);
+	pw_json_end_array(&j);
+
+	pw_json_kv_uint(&j, "events", r->events);
+	pw_json_kv_uint(&j, "dropped_events", r->dropped);
+	pw_json_kv_uint(&j, "strings_dropped", r->strings_dropped);
+	pw_json_kv_uint(&j, "dropped_shm_short", r->shm_refused);
+	pw_json_kv_uint(&j, "records_refused", r->skipped);
+
+	write_calls(&j, r);
+	write_files(&j, r);
+	write_libraries(&j, r);
+	pw_gpu_write_json(&j, r); /* memcpy, memset, allocations, gemms, collectives, kernels_launched, ... */
+	pw_act_write_json(&j, r); /* gpu_activity, gpus, kernels, gpu_memcpy, gpu_gaps, gpu_time_by_call, ... */
+	pw_ranges_write_json(&j, r); /* ranges, marks, nvtx, capture */
+	pw_stacks_write_json(&j, r); /* callsites, samples, stacks */
+
+	pw_json_key(&j, "findings");
+	pw_json_begin_array(&j);
+	for (size_t i = 0; i < r->nfindings; i++) {
+		const struct pw_finding *x = &r->findings[i];
+		pw_json_begin_object(&j);
+		pw_json_kv_string(&j, "id", x->id);
+		pw_json_kv_double(&j, "share", x->share, 4);
+		pw_json_kv_string(&j, "evidence", x->evidence);
+		pw_json_kv_string(&j, "advice", x->advice);
+		pw_json_end_object(&j);
+	}
+	pw_json_end_array(&j);
+
+	pw_json_key(&j, "coverage");
+	pw_json_begin_object(&j);
+	pw_json_kv_uint(&j, "kernel_bytes", r->kernel_bytes);
+	pw_json_kv_uint(&j, "seen_bytes", r->seen_bytes);
+	pw_json_kv_double(&j, "share", r->coverage, 4);
+	pw_json_end_object(&j);
+
+	pw_json_end_object(&j);
+	fputc('\n', f);
+	return pw_report_close(f, path, err, errlen);
+}
