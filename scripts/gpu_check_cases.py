@@ -30,7 +30,7 @@ TRAIN = os.path.join(HERE, "gpu_check_train.py")
 CHECK_TIMEOUT = 120   # seconds a command of a check may take
 COMPILE_TIMEOUT = 180  # torch.compile's first call compiles with Triton
 PASS, FAIL, SKIP = "PASS", "FAIL", "SKIP"
-NCCL_KERNEL_PREFIXES = ("ncclDevKernel_", "ncclSymkDevKernel_", "ncclKernel_")  # collector/gpu_names.c
+NCCL_KERNEL_PREFIXES = ("ncclDevKernel_", "ncclSymkDevKernel_", "ncclKernel_")  # collector/model/gpu_names.c
 
 # ---- workloads (run as `gpu_check_cases.py workload NAME`, plainly or under profwrap) ----
 
@@ -287,7 +287,7 @@ def kernels_named(rep, pred):
 
 
 def is_nccl_kernel(name):
-    """NCCL's kernels by their names as CUPTI gives them (mangled C++ or not), as collector/gpu_names.c."""
+    """NCCL's kernels by their names as CUPTI gives them (mangled C++ or not), as collector/model/gpu_names.c."""
     m = re.match(r"_Z\d+", name)
     return name[m.end() if m else 0:].startswith(NCCL_KERNEL_PREFIXES)
 

@@ -62,7 +62,7 @@ static void drained_string(void *ctx, uint64_t ref)
 	lookup(ctx, ref);
 }
 
-/* As the collector drains a lane (collector/drain.c): [tail, head) copied out of the segment, at most a lane's
+/* As the collector drains a lane (collector/ingest/drain.c): [tail, head) copied out of the segment, at most a lane's
  * worth, split where the lane's end falls, then walked. */
 static void drain(struct seg *s, uint32_t lane, uint8_t *buf)
 {

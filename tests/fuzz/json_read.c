@@ -1,4 +1,4 @@
-/* Fuzz target: the JSON pull reader (collector/json_read.c), which reads the rank reports other collectors
+/* Fuzz target: the JSON pull reader (collector/lib/json_read.c), which reads the rank reports other collectors
  * wrote into a shared output directory.
  *
  * Input: a document. The walk through it (read or skip each value, the buffer size for each string, leave a

@@ -1,4 +1,4 @@
-/* Fuzz target: the record decoder (collector/lane_walk.c), which the collector runs on the bytes it copied out
+/* Fuzz target: the record decoder (collector/ingest/lane_walk.c), which the collector runs on the bytes it copied out
  * of a lane of an untrusted producer's segment.
  *
  * Input: u16 split (little-endian), then the lane's readable bytes linearised. first = split % (bytes + 1)

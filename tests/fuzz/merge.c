@@ -1,4 +1,4 @@
-/* Fuzz target: the cross-rank merge (collector/merge.c, pw_merge), which reads the rank<R>.json and
+/* Fuzz target: the cross-rank merge (collector/merge/merge.c, pw_merge), which reads the rank<R>.json and
  * launcher-<host>.json files that other collectors (other nodes, other runs) wrote into the output directory.
  *
  * Input: up to 8 files separated by the line "=====" ("\n=====\n"); the i-th is written as rank<i>.json, or as

@@ -1,4 +1,4 @@
-/* Fuzz target: the raw trace reader (collector/rawfile.c, pw_raw_read_mem), which `profwrap report` runs on
+/* Fuzz target: the raw trace reader (collector/lib/rawfile.c, pw_raw_read_mem), which `profwrap report` runs on
  * files anyone could have written or damaged.
  *
  * Input: the bytes of one raw trace file.
@@ -53,7 +53,7 @@ static void walk_stack(struct seen *s, const void *stack, uint32_t len)
 	uint32_t line, file_len, func_len;
 	const char *file, *func;
 	uint32_t n = 0;
-	/* as the analysis walks them (collector/stacks.c): the frames parsed, which must all be there */
+	/* as the analysis walks them (collector/model/call_stacks.c): the frames parsed, which must all be there */
 	while (n < v.python_count && pw_stack_py_next(&v, &pos, &line, &file, &file_len, &func, &func_len)) {
 		check_inside(s, file, file_len);
 		check_inside(s, func, func_len);

@@ -338,7 +338,7 @@ def part_a_balanced():
     got = summ.get("straggler")
     rows = {row["rank"]: row for row in summ["ranks"]}
     if got is not None and got in rows and rows[got].get("late_ns", 0) * 100 < rows[got].get("wall_ns", 0):
-        known_bug("merge-straggler-floor", "collector/merge.c find_straggler() names a straggler in a balanced run "
+        known_bug("merge-straggler-floor", "collector/merge/merge.c find_straggler() names a straggler in a balanced run "
                   "(no --slow-rank): rank %d, which the others waited %.2f ms for in a %.0f ms run (%s %% of all "
                   "the waiting, mostly the first collective after MPI_Init): the share rule has no floor, so "
                   "start-up skew of well under 1 %% of the run names a rank" % (

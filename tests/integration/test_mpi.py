@@ -49,7 +49,7 @@ WAITS = ("MPI_Wait", "MPI_Waitall", "MPI_Waitany")
 INITS = ("MPI_Init", "MPI_Init_thread")
 
 REC_OUTSIDE, REC_STACK = 0x8000, 0x4000  # common/pw_record.h
-CHUNK_RECORDS = 3                        # collector/rawfile.h
+CHUNK_RECORDS = 3                        # collector/lib/rawfile.h
 RAW_VERSION = 2
 
 

@@ -16,7 +16,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from pwtest import *  # noqa: E402,F401,F403
 
-RAW_VERSION = 2  # collector/rawfile.h
+RAW_VERSION = 2  # collector/lib/rawfile.h
 HEADER = 16      # magic, version, header size
 
 

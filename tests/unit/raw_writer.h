@@ -1,5 +1,5 @@
 /* Writing raw traces for the tests of their reader and of the analysis: each helper asserts that the write
- * went through. Include after <cmocka.h> and collector/rawfile.h. */
+ * went through. Include after <cmocka.h> and collector/lib/rawfile.h. */
 #ifndef PW_TEST_RAW_WRITER_H
 #define PW_TEST_RAW_WRITER_H
 

@@ -1,5 +1,5 @@
 #define _GNU_SOURCE
-/* Unit tests for "What to fix first" (collector/findings.c): for each rule, a raw trace built to trigger it
+/* Unit tests for "What to fix first" (collector/model/findings.c): for each rule, a raw trace built to trigger it
  * exactly at its threshold, and one just below (or missing one condition) that must not; the ranking; the
  * rules evaluated without GPU activity; the findings in rank<R>.txt and rank<R>.json. Every rank here lasts
  * 10 ms (WALL), so a share of 5 % is 500 us. */

@@ -1,5 +1,5 @@
 #define _GNU_SOURCE
-/* Unit tests for the GPU activity model (collector/gpu_activity.c) and its reports (report_gpu.c): each test
+/* Unit tests for the GPU activity model (collector/model/gpu_activity.c) and its reports (report_gpu.c): each test
  * writes raw traces with GPU library calls (struct pw_rec_api), CUPTI activity records (struct pw_rec_gpu)
  * and CPU calls into OUT/raw of a private output directory (monotonic clock: ticks are ns, so times are
  * exact), runs pw_analyze and checks the figures exactly: busy time as a union, idle gaps, correlation

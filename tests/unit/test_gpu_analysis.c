@@ -1,5 +1,5 @@
 #define _GNU_SOURCE
-/* Unit tests for the GPU analysis (collector/gpu_analysis.c, gpu_names.c, report_gpu.c and the GPU parts of
+/* Unit tests for the GPU analysis (collector/model/gpu_analysis.c, gpu_names.c, report_gpu.c and the GPU parts of
  * the trace and summary): each test writes raw traces of GPU library calls (struct pw_rec_api records) into
  * OUT/raw of a private output directory (monotonic clock: ticks are ns, so times are exact), runs pw_analyze
  * and checks the figures exactly: copy directions (DEFAULT inferred from the allocations), pinned and

@@ -1,5 +1,5 @@
 #define _GNU_SOURCE
-/* Unit tests for the NVTX ranges and capture windows of a rank (collector/ranges.c), driven directly with
+/* Unit tests for the NVTX ranges and capture windows of a rank (collector/model/ranges.c), driven directly with
  * records built in memory (struct pw_rec_range for ranges and marks, struct pw_rec_call for names and capture
  * records) the way analysis.c drives it: pw_ranges_file_init, pw_ranges_event for each record,
  * pw_ranges_gpu_op for the file's GPU work, pw_ranges_file_end, pw_ranges_finish. Times are ns, so every

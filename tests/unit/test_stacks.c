@@ -1,12 +1,12 @@
 #define _GNU_SOURCE
-/* Unit tests for the call stacks of a rank (collector/stacks.c, report_stacks.c). The first tests drive the
+/* Unit tests for the call stacks of a rank (collector/model/call_stacks.c, report_stacks.c). The first tests drive the
  * module directly as analysis.c does (pw_stacks_file_init, pw_stacks_event per record, pw_stacks_file_end,
  * pw_stacks_finish) with stacks built in memory; the last one writes raw traces, runs pw_analyze and
  * pw_write_reports and reads the text, JSON, folded and trace files back.
  *
  * Native frames are real: the addresses are return addresses taken inside functions of this test binary
  * (each defined on one line, so every address in it has that line), described by a module record built
- * from dl_iterate_phdr and /proc/self/exe, and symbolised by collector/symbolize.c. The profiler's, the
+ * from dl_iterate_phdr and /proc/self/exe, and symbolised by collector/symbols/symbolize.c. The profiler's, the
  * interpreter's and a system library's frames are modules at made-up addresses whose files do not exist:
  * they stay `module+0xOFFSET`. */
 #include <fcntl.h>

@@ -1,5 +1,5 @@
 #define _GNU_SOURCE
-/* Unit tests for the GPU part of OUT/rank<R>.trace.json (collector/report_trace.c): each test writes the raw
+/* Unit tests for the GPU part of OUT/rank<R>.trace.json (collector/report/report_trace.c): each test writes the raw
  * trace of a process with GPU library calls (struct pw_rec_api) and CUPTI activity records (struct
  * pw_rec_gpu) into OUT/raw of a private output directory (monotonic clock: ticks are ns, so every time is
  * exact), runs pw_analyze and pw_write_rank_trace and reads the trace back: the GPU groups and stream tracks,

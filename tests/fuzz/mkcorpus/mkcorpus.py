@@ -16,7 +16,7 @@ import tempfile
 
 MAX_SEED = 48 * 1024  # libFuzzer runs with -max_len=65536
 SEP = b"\n=====\n"    # between the files of a merge input (tests/fuzz/merge.c)
-CHUNK_STRING = 2      # collector/rawfile.h
+CHUNK_STRING = 2      # collector/lib/rawfile.h
 SYMBOLIZED = ("spin",)  # runs whose report seeds keep the paths of their ELF files
 
 

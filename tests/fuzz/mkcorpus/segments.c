@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../../collector/rawfile.h"
+#include "../../../collector/lib/rawfile.h"
 #include "../../../common/pw_ring.h"
 
 #define LANE_SIZE 4096u
