@@ -482,6 +482,127 @@ static void clean_stale(int quiet)
 		    (unsigned long long)r.segments_salvaged, r.salvaged_into);
 }
 
+/* The variables the target gets beside its own: the session, the output, what to trace, capture control,
+ * stacks. Strings made here are in owned[] (freed by the caller). Returns 0, or -1 when out of memory. */
+struct target_env {
+	char ring[64], t0[64];
+	char *owned[3];
+	char *extra[11 + sizeof ((struct pw_cli_opts *)0)->capture_env / sizeof(char *)];
+};
+
+static int make_target_env(struct target_env *te, const struct pw_cli_opts *o, const char *sdir, const char *out)
+{
+	int ne = 0;
+	snprintf(te->ring, sizeof te->ring, "PROFWRAP_RING_SIZE=%llu", (unsigned long long)o->ring_size);
+	if (asprintf(&te->owned[0], "%s=%s", PW_ENV_SESSION_DIR, sdir) < 0 ||
+	    asprintf(&te->owned[1], "%s=%s", PW_ENV_OUTPUT, out) < 0 ||
+	    asprintf(&te->owned[2], "%s=%s", PW_ENV_TRACE, o->trace ? o->trace : "all") < 0)
+		return -1;
+	for (int i = 0; i < 3; i++)
+		te->extra[ne++] = te->owned[i];
+	te->extra[ne++] = te->ring;
+	te->extra[ne++] = o->follow_fork ? "PROFWRAP_FOLLOW_FORK=1" : "PROFWRAP_FOLLOW_FORK=0";
+	if (o->quiet)
+		te->extra[ne++] = "PROFWRAP_QUIET=1";
+	if (o->capture_env[0]) {
+		/* --delay counts from now, in every process of the job */
+		struct timespec now;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		snprintf(te->t0, sizeof te->t0, "%s=%llu", PW_ENV_CAPTURE_T0,
+			 (unsigned long long)now.tv_sec * 1000000000ull + (unsigned long long)now.tv_nsec);
+		te->extra[ne++] = te->t0;
+		for (size_t i = 0; o->capture_env[i]; i++)
+			te->extra[ne++] = o->capture_env[i];
+	}
+	for (size_t i = 0; i < sizeof o->stack_env / sizeof o->stack_env[0]; i++)
+		if (o->stack_env[i])
+			te->extra[ne++] = o->stack_env[i];
+	te->extra[ne] = NULL;
+	return 0;
+}
+
+static void free_target_env(struct target_env *te)
+{
+	for (int i = 0; i < 3; i++)
+		free(te->owned[i]);
+}
+
+/* The child's side of the launch: env with PROFWRAP_ROOT_PID (which lets --no-follow-fork tell the target
+ * from its children), then exec; on failure the errno goes up sync_fd. Never returns. */
+static void exec_target(const struct pw_cli_opts *o, char **env, int sync_fd)
+{
+	char root[48];
+	snprintf(root, sizeof root, "PROFWRAP_ROOT_PID=%d", (int)getpid());
+	size_t n = 0;
+	while (env[n])
+		n++;
+	char **full = calloc(n + 2, sizeof *full);
+	if (full) {
+		memcpy(full, env, n * sizeof *full);
+		full[n] = root;
+		environ = full;
+		execvp(o->command[0], o->command);
+	}
+	int err = errno;
+	(void)!write(sync_fd, &err, sizeof err);
+	_exit(127);
+}
+
+/* Forwards the signals that end a job to the target, waits for it and records how it ended. Returns the
+ * CLI's exit status; *exec_err is the errno of a failed exec (0: it ran). */
+static int supervise_target(const struct pw_cli_opts *o, pid_t target, int sync_fd, const char *sdir,
+			    const char *out, int rank, int *exec_err)
+{
+	forward_to = target;
+	struct sigaction fwd = {.sa_handler = forward_signal}, ign = {.sa_handler = SIG_IGN};
+	sigaction(SIGTERM, &fwd, NULL);
+	sigaction(SIGHUP, &fwd, NULL);
+	sigaction(SIGINT, &ign, NULL); /* the terminal sends it to the target too */
+	sigaction(SIGQUIT, &ign, NULL);
+	if (read(sync_fd, exec_err, sizeof *exec_err) != (ssize_t)sizeof *exec_err)
+		*exec_err = 0;
+	int status = wait_target(target, sdir);
+	int rc;
+	if (*exec_err) {
+		say("cannot run %s: %s", o->command[0], strerror(*exec_err));
+		rc = 127;
+	} else {
+		rc = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+	}
+	write_session_file(out, rank, o->command, target, status);
+	return rc;
+}
+
+/* One line on how the collector ended, when it has something to say: nothing recorded, it died (salvaged
+ * here), it failed, or where the reports are. */
+static void tell_collector_outcome(const struct pw_cli_opts *o, int cst, const char *out, int exec_err,
+				   int said_unprofiled)
+{
+	if (WIFEXITED(cst) && WEXITSTATUS(cst) == PW_SERVE_NOTHING_RECORDED) {
+		if (!exec_err && !said_unprofiled)
+			say("nothing was recorded: %s never loaded libprofwrap.so (statically linked or setuid?)",
+			    o->command[0]);
+	} else if (WIFSIGNALED(cst)) {
+		salvage_after(out, WTERMSIG(cst), o->quiet);
+	} else if (!WIFEXITED(cst) || WEXITSTATUS(cst) != 0) {
+		if (!exec_err)
+			say("the collector failed; `profwrap salvage %s` writes what it left in shared memory and renders "
+			    "the reports", out);
+	} else if (!o->quiet && !exec_err) {
+		say("reports in %s (rank<R>.txt, .json, .trace.json, .folded, summary.txt)", out);
+	}
+}
+
+/* The session's private directories, under an unpredictable name: the session base is private anyway,
+ * but a name nobody can guess cannot be taken first. Returns 0 or -1. */
+static int make_session_dir(char *base, size_t base_len, char *sdir, size_t sdir_len)
+{
+	if (pw_session_base(base, base_len) || private_dir(base) ||
+	    pw_session_dir_for_cli((int)getpid(), pw_random_u64(), sdir, sdir_len) || private_dir(sdir))
+		return -1;
+	return 0;
+}
+
 int pw_cli_run(const struct pw_cli_opts *o, const char *self_dir)
 {
 	char lib[4352], collector[4352], out[4096], sdir[3072], base[3072], output[4096], why[4300];
@@ -496,10 +617,7 @@ int pw_cli_run(const struct pw_cli_opts *o, const char *self_dir)
 		return 2; /* the output directory is refused, as a bad option value is */
 	if (check_room(out))
 		return 2;
-	/* an unpredictable name: the session base is private anyway, but a name nobody can guess cannot be
-	 * taken first */
-	if (pw_session_base(base, sizeof base) || private_dir(base) ||
-	    pw_session_dir_for_cli((int)getpid(), pw_random_u64(), sdir, sizeof sdir) || private_dir(sdir))
+	if (make_session_dir(base, sizeof base, sdir, sizeof sdir))
 		return 1;
 
 	clean_stale(o->quiet);
@@ -509,37 +627,9 @@ int pw_cli_run(const struct pw_cli_opts *o, const char *self_dir)
 		remove_session_dir(sdir);
 		return 1;
 	}
-
-	char ring[64], t0[64], *extra[11 + sizeof o->capture_env / sizeof o->capture_env[0]];
-	int ne = 0;
-	char *e_sdir = NULL, *e_out = NULL, *e_trace = NULL;
-	snprintf(ring, sizeof ring, "PROFWRAP_RING_SIZE=%llu", (unsigned long long)o->ring_size);
-	if (asprintf(&e_sdir, "%s=%s", PW_ENV_SESSION_DIR, sdir) < 0 || asprintf(&e_out, "%s=%s", PW_ENV_OUTPUT, out) < 0 ||
-	    asprintf(&e_trace, "%s=%s", PW_ENV_TRACE, o->trace ? o->trace : "all") < 0)
-		return say("out of memory");
-	extra[ne++] = e_sdir;
-	extra[ne++] = e_out;
-	extra[ne++] = e_trace;
-	extra[ne++] = ring;
-	extra[ne++] = o->follow_fork ? "PROFWRAP_FOLLOW_FORK=1" : "PROFWRAP_FOLLOW_FORK=0";
-	if (o->quiet)
-		extra[ne++] = "PROFWRAP_QUIET=1";
-	if (o->capture_env[0]) {
-		/* --delay counts from now, in every process of the job */
-		struct timespec now;
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		snprintf(t0, sizeof t0, "%s=%llu", PW_ENV_CAPTURE_T0,
-			 (unsigned long long)now.tv_sec * 1000000000ull + (unsigned long long)now.tv_nsec);
-		extra[ne++] = t0;
-		for (size_t i = 0; o->capture_env[i]; i++)
-			extra[ne++] = o->capture_env[i];
-	}
-	for (size_t i = 0; i < sizeof o->stack_env / sizeof o->stack_env[0]; i++)
-		if (o->stack_env[i])
-			extra[ne++] = o->stack_env[i];
-	extra[ne] = NULL;
+	struct target_env te = {0};
 	char *preload = NULL;
-	char **env = child_env(lib, extra, &preload);
+	char **env = make_target_env(&te, o, sdir, out) ? NULL : child_env(lib, te.extra, &preload);
 	if (!env)
 		return say("out of memory");
 
@@ -555,48 +645,17 @@ int pw_cli_run(const struct pw_cli_opts *o, const char *self_dir)
 	if (!o->quiet && isatty(2))
 		status_begin();
 	pid_t target = fork();
-	if (target == 0) {
-		/* PROFWRAP_ROOT_PID lets --no-follow-fork tell the target from its children. */
-		char root[48];
-		snprintf(root, sizeof root, "PROFWRAP_ROOT_PID=%d", (int)getpid());
-		size_t n = 0;
-		while (env[n])
-			n++;
-		char **full = calloc(n + 2, sizeof *full);
-		if (full) {
-			memcpy(full, env, n * sizeof *full);
-			full[n] = root;
-			environ = full;
-			execvp(o->command[0], o->command);
-		}
-		int err = errno;
-		(void)!write(sync_pipe[1], &err, sizeof err);
-		_exit(127);
-	}
+	if (target == 0)
+		exec_target(o, env, sync_pipe[1]);
 	close(sync_pipe[1]);
-	int exec_err = 0, status = 0, rc;
+	int exec_err = 0, rc;
 	if (target < 0) {
 		if (status_mode != STATUS_NONE)
 			status_end();
 		say("cannot fork: %s", strerror(errno));
 		rc = 1;
 	} else {
-		forward_to = target;
-		struct sigaction fwd = {.sa_handler = forward_signal}, ign = {.sa_handler = SIG_IGN};
-		sigaction(SIGTERM, &fwd, NULL);
-		sigaction(SIGHUP, &fwd, NULL);
-		sigaction(SIGINT, &ign, NULL); /* the terminal sends it to the target too */
-		sigaction(SIGQUIT, &ign, NULL);
-		if (read(sync_pipe[0], &exec_err, sizeof exec_err) != (ssize_t)sizeof exec_err)
-			exec_err = 0;
-		status = wait_target(target, sdir);
-		if (exec_err) {
-			say("cannot run %s: %s", o->command[0], strerror(exec_err));
-			rc = 127;
-		} else {
-			rc = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
-		}
-		write_session_file(out, rank, o->command, target, status);
+		rc = supervise_target(o, target, sync_pipe[0], sdir, out, rank, &exec_err);
 	}
 	close(sync_pipe[0]);
 	close(control); /* tells the collector the target has ended */
@@ -606,22 +665,8 @@ int pw_cli_run(const struct pw_cli_opts *o, const char *self_dir)
 	remove_session_dir(sdir);
 	free(env);
 	free(preload);
-	free(e_sdir);
-	free(e_out);
-	free(e_trace);
-	if (WIFEXITED(cst) && WEXITSTATUS(cst) == PW_SERVE_NOTHING_RECORDED) {
-		if (!exec_err && !said_unprofiled)
-			say("nothing was recorded: %s never loaded libprofwrap.so (statically linked or setuid?)",
-			    o->command[0]);
-	} else if (WIFSIGNALED(cst)) {
-		salvage_after(out, WTERMSIG(cst), o->quiet);
-	} else if (!WIFEXITED(cst) || WEXITSTATUS(cst) != 0) {
-		if (!exec_err)
-			say("the collector failed; `profwrap salvage %s` writes what it left in shared memory and renders "
-			    "the reports", out);
-	} else if (!o->quiet && !exec_err) {
-		say("reports in %s (rank<R>.txt, .json, .trace.json, .folded, summary.txt)", out);
-	}
+	free_target_env(&te);
+	tell_collector_outcome(o, cst, out, exec_err, said_unprofiled);
 	return rc;
 }
 
