@@ -41,6 +41,12 @@ struct server {
 	struct pending pend[64];
 	size_t npend;
 	struct pw_live_status *live;
+	char sock_path[3200];
+	char alive_path[3200];
+	int alive_fd;
+	int had_producer;
+	int timeout; /* poll's, in ms: short while producers write, longer while they are quiet */
+	uint64_t started, last_producer_at, end_requested_at;
 };
 
 static volatile sig_atomic_t stop_requested;
@@ -119,13 +125,8 @@ static void accept_all(struct server *s)
 	}
 }
 
-int pw_serve(const struct pw_serve_opts *o)
+static void catch_signals(const struct pw_serve_opts *o)
 {
-	struct server srv = {.o = o, .d = {.quiet = o->quiet}, .listen_fd = -1};
-	struct server *s = &srv;
-	char sock_path[3200];
-	int rc = 1;
-
 	signal(SIGPIPE, SIG_IGN);
 	pw_drain_catch_faults();
 	struct sigaction sa = {.sa_handler = on_stop_signal};
@@ -134,115 +135,176 @@ int pw_serve(const struct pw_serve_opts *o)
 		sigaction(SIGINT, &sa, NULL);
 	else
 		signal(SIGINT, SIG_IGN); /* Ctrl-C is for the target; the CLI ends the session when it has ended */
-	pw_clock_init(getenv(PW_ENV_CLOCK));
-	s->d.start_pair = pw_clock_pair_now();
+}
 
+/* OUT and OUT/raw. Returns 0, or -1 after a message on stderr. */
+static int make_output_dirs(struct server *s)
+{
+	const char *out = s->o->output;
 	char why[4600];
-	if (snprintf(s->d.raw_dir, sizeof s->d.raw_dir, "%s/raw", o->output) >= (int)sizeof s->d.raw_dir) {
-		fprintf(stderr, "profwrap-collector: output directory name too long: %.100s...\n", o->output);
-		return 1;
+	if (snprintf(s->d.raw_dir, sizeof s->d.raw_dir, "%s/raw", out) >= (int)sizeof s->d.raw_dir) {
+		fprintf(stderr, "profwrap-collector: output directory name too long: %.100s...\n", out);
+		return -1;
 	}
-	if (pw_output_dirs(o->output, why, sizeof why) < 0) {
+	if (pw_output_dirs(out, why, sizeof why) < 0) {
 		fprintf(stderr, "profwrap-collector: %s\n", why);
-		return 1;
+		return -1;
 	}
-	if (pw_session_path(o->session_dir, "sock", sock_path, sizeof sock_path) ||
-	    (s->listen_fd = listen_on(s, sock_path)) < 0)
-		return 1;
-	map_live_status(s);
-	char alive_path[3200];
-	int alive_fd = pw_session_path(o->session_dir, PW_SESSION_ALIVE, alive_path, sizeof alive_path) ? -1
-		       : open(alive_path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (alive_fd >= 0)
-		flock(alive_fd, LOCK_EX); /* released when this process ends, however it ends */
+	return 0;
+}
+
+static int start_listening(struct server *s)
+{
+	if (pw_session_path(s->o->session_dir, "sock", s->sock_path, sizeof s->sock_path))
+		return -1;
+	s->listen_fd = listen_on(s, s->sock_path);
+	return s->listen_fd < 0 ? -1 : 0;
+}
+
+/* <session>/alive, locked for salvage to see that this collector runs (pw_session.h). */
+static void hold_alive_lock(struct server *s)
+{
+	s->alive_fd = pw_session_path(s->o->session_dir, PW_SESSION_ALIVE, s->alive_path, sizeof s->alive_path)
+			      ? -1
+			      : open(s->alive_path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (s->alive_fd >= 0)
+		flock(s->alive_fd, LOCK_EX); /* released when this process ends, however it ends */
+}
+
+static void say_ready(const struct pw_serve_opts *o)
+{
 	if (o->ready_fd >= 0) {
 		(void)!write(o->ready_fd, "R", 1);
 		close(o->ready_fd);
 	}
+}
 
-	uint64_t end_requested_at = 0, last_producer_at = now_ns(), started = now_ns();
-	int had_producer = 0, timeout = DRAIN_MIN_MS;
+/* The listening socket, the control pipe, the pending hellos, then the producers. Returns how many. */
+static size_t fill_pollfds(const struct server *s, struct pollfd *pfd)
+{
+	size_t n = 0;
+	pfd[n++] = (struct pollfd){s->listen_fd, POLLIN, 0};
+	pfd[n++] = (struct pollfd){s->o->control_fd, POLLIN, 0};
+	for (size_t i = 0; i < s->npend; i++)
+		pfd[n++] = (struct pollfd){s->pend[i].sock, POLLIN, 0};
+	for (size_t i = 0; i < s->nprod; i++)
+		pfd[n++] = (struct pollfd){s->prod[i]->sock, POLLIN, 0};
+	return n;
+}
+
+/* End of file (or an error) on the control pipe: the CLI's target has ended. */
+static void read_control(struct server *s, short revents)
+{
+	if (s->o->control_fd < 0 || !(revents & (POLLIN | POLLHUP | POLLERR)))
+		return;
+	char b[256];
+	ssize_t r = read(s->o->control_fd, b, sizeof b);
+	if (r <= 0 && !s->end_requested_at)
+		s->end_requested_at = now_ns();
+}
+
+/* Hellos, in the order the connections came (an exec'd image connects after the image it replaced): the
+ * first npolled pending sockets have their poll results in pfd; those accepted since follow, unpolled. A
+ * connection that stays silent for 5 s is dropped. */
+static void take_hellos(struct server *s, const struct pollfd *pfd, size_t npolled)
+{
+	size_t kept = 0, total = s->npend;
+	for (size_t i = 0; i < total; i++) {
+		short re = i < npolled ? pfd[i].revents : 0;
+		int expired = now_ns() - s->pend[i].since_ns > 5000000000ull;
+		if (!(re & (POLLIN | POLLHUP | POLLERR)) && !expired) {
+			s->pend[kept++] = s->pend[i];
+			continue;
+		}
+		int fd = s->pend[i].sock;
+		if (!(re & POLLIN)) {
+			close(fd);
+			continue;
+		}
+		int fl = fcntl(fd, F_GETFL);
+		fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+		struct pw_producer *p = pw_producer_open(&s->d, fd);
+		if (p && s->nprod < MAX_PRODUCERS) {
+			s->prod[s->nprod++] = p;
+			s->had_producer = 1;
+		} else if (p) {
+			log_line(s, "too many processes at once; pid %d is not recorded", (int)p->pid);
+			pw_producer_finish(&s->d, p, 0);
+		}
+	}
+	s->npend = kept;
+}
+
+/* Ends: end of file on a producer's connection. pfd holds the poll results of the first npolled producers
+ * (those added by take_hellos() since follow them, unpolled); walked backwards, so that a finished
+ * producer's slot takes the last one, already looked at or not polled. */
+static void take_ends(struct server *s, const struct pollfd *pfd, size_t npolled)
+{
+	for (size_t i = npolled; i-- > 0;) {
+		if (!(pfd[i].revents & (POLLIN | POLLHUP | POLLERR)))
+			continue;
+		char b[64];
+		ssize_t r = recv(s->prod[i]->sock, b, sizeof b, MSG_DONTWAIT);
+		if (r > 0 || (r < 0 && (errno == EAGAIN || errno == EINTR)))
+			continue;
+		pw_producer_finish(&s->d, s->prod[i], 0);
+		s->prod[i] = s->prod[--s->nprod];
+		s->last_producer_at = now_ns();
+	}
+}
+
+/* Every producer's lanes into its raw trace; the next poll waits DRAIN_MIN_MS after records moved, up to
+ * twice as long each time nothing did, at most DRAIN_MAX_MS. */
+static void drain_all(struct server *s)
+{
+	uint64_t moved = 0;
+	for (size_t i = 0; i < s->nprod; i++)
+		moved += pw_producer_drain(&s->d, s->prod[i]);
+	s->timeout = moved ? DRAIN_MIN_MS : (s->timeout * 2 > DRAIN_MAX_MS ? DRAIN_MAX_MS : s->timeout * 2);
+	update_live(s);
+	if (s->nprod)
+		s->last_producer_at = now_ns();
+}
+
+/* CLI mode: the target ended and every producer is gone, or the grace time is up. Detached: no producer
+ * for linger_ms, or none ever within DETACHED_IDLE_START_MS. */
+static int session_over(const struct server *s)
+{
+	const struct pw_serve_opts *o = s->o;
+	uint64_t now = now_ns();
+	int idle = !s->nprod && !s->npend;
+	if (s->end_requested_at && (idle || now - s->end_requested_at > (uint64_t)o->grace_ms * 1000000))
+		return 1;
+	return o->detached && idle &&
+	       ((s->had_producer && now - s->last_producer_at > (uint64_t)o->linger_ms * 1000000) ||
+		(!s->had_producer && now - s->started > (uint64_t)DETACHED_IDLE_START_MS * 1000000));
+}
+
+static void serve_loop(struct server *s)
+{
 	struct pollfd pfd[MAX_PRODUCERS + 66];
+	s->started = s->last_producer_at = now_ns();
+	s->timeout = DRAIN_MIN_MS;
 	while (!stop_requested) {
-		size_t n = 0;
-		pfd[n++] = (struct pollfd){s->listen_fd, POLLIN, 0};
-		pfd[n++] = (struct pollfd){o->control_fd, POLLIN, 0};
-		for (size_t i = 0; i < s->npend; i++)
-			pfd[n++] = (struct pollfd){s->pend[i].sock, POLLIN, 0};
-		for (size_t i = 0; i < s->nprod; i++)
-			pfd[n++] = (struct pollfd){s->prod[i]->sock, POLLIN, 0};
-		int ready = poll(pfd, n, timeout);
+		size_t n = fill_pollfds(s, pfd);
+		int ready = poll(pfd, n, s->timeout);
 		if (ready < 0 && errno != EINTR)
 			break;
-
 		size_t npend = s->npend; /* those polled; accept_all() appends more */
 		if (pfd[0].revents & POLLIN)
 			accept_all(s);
-		if (o->control_fd >= 0 && (pfd[1].revents & (POLLIN | POLLHUP | POLLERR))) {
-			char b[256];
-			ssize_t r = read(o->control_fd, b, sizeof b);
-			if (r <= 0 && !end_requested_at)
-				end_requested_at = now_ns();
-		}
-		/* Hellos, in the order the connections came (an exec'd image connects after the image it replaced):
-		 * pending sockets polled are at pfd[2 .. 2+npend); those accepted just now follow, unpolled. */
-		size_t kept = 0, total_pend = s->npend;
-		for (size_t i = 0; i < total_pend; i++) {
-			short re = i < npend ? pfd[2 + i].revents : 0;
-			int expired = now_ns() - s->pend[i].since_ns > 5000000000ull;
-			if (!(re & (POLLIN | POLLHUP | POLLERR)) && !expired) {
-				s->pend[kept++] = s->pend[i];
-				continue;
-			}
-			int fd = s->pend[i].sock;
-			if (!(re & POLLIN)) {
-				close(fd);
-				continue;
-			}
-			int fl = fcntl(fd, F_GETFL);
-			fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
-			struct pw_producer *p = pw_producer_open(&s->d, fd);
-			if (p && s->nprod < MAX_PRODUCERS) {
-				s->prod[s->nprod++] = p;
-				had_producer = 1;
-			} else if (p) {
-				log_line(s, "too many processes at once; pid %d is not recorded", (int)p->pid);
-				pw_producer_finish(&s->d, p, 0);
-			}
-		}
-		s->npend = kept;
-		/* Ends: end of file on a producer's connection. Producers are at pfd[2+npend ..). */
-		size_t base = 2 + npend;
-		size_t nprod_before = n - base;
-		for (size_t i = nprod_before; i-- > 0;) {
-			if (!(pfd[base + i].revents & (POLLIN | POLLHUP | POLLERR)))
-				continue;
-			char b[64];
-			ssize_t r = recv(s->prod[i]->sock, b, sizeof b, MSG_DONTWAIT);
-			if (r > 0 || (r < 0 && (errno == EAGAIN || errno == EINTR)))
-				continue;
-			pw_producer_finish(&s->d, s->prod[i], 0);
-			s->prod[i] = s->prod[--s->nprod];
-			last_producer_at = now_ns();
-		}
-
-		uint64_t moved = 0;
-		for (size_t i = 0; i < s->nprod; i++)
-			moved += pw_producer_drain(&s->d, s->prod[i]);
-		timeout = moved ? DRAIN_MIN_MS : (timeout * 2 > DRAIN_MAX_MS ? DRAIN_MAX_MS : timeout * 2);
-		update_live(s);
-		if (s->nprod)
-			last_producer_at = now_ns();
-
-		uint64_t now = now_ns();
-		if (end_requested_at && ((!s->nprod && !s->npend) || now - end_requested_at > (uint64_t)o->grace_ms * 1000000))
-			break;
-		if (o->detached && !s->nprod && !s->npend &&
-		    ((had_producer && now - last_producer_at > (uint64_t)o->linger_ms * 1000000) ||
-		     (!had_producer && now - started > (uint64_t)DETACHED_IDLE_START_MS * 1000000)))
+		read_control(s, pfd[1].revents);
+		take_hellos(s, pfd + 2, npend);
+		take_ends(s, pfd + 2 + npend, n - 2 - npend);
+		drain_all(s);
+		if (session_over(s))
 			break;
 	}
+}
 
+/* Producers still connected are finished as still running; hellos never read are dropped. */
+static void close_connections(struct server *s)
+{
 	for (size_t i = 0; i < s->nprod; i++)
 		pw_producer_finish(&s->d, s->prod[i], 1);
 	s->nprod = 0;
@@ -250,37 +312,66 @@ int pw_serve(const struct pw_serve_opts *o)
 		close(s->pend[i].sock);
 	update_live(s);
 	close(s->listen_fd);
-	unlink(sock_path);
+	unlink(s->sock_path);
+}
 
+/* The reports of the raw traces this collector wrote. Returns pw_serve()'s exit code. */
+static int render_reports(struct server *s)
+{
+	const struct pw_serve_opts *o = s->o;
 	char err[512];
 	struct pw_render_counts seen;
 	int wr;
-	if (!had_producer) {
+	if (!s->had_producer) {
 		/* The CLI explains this itself (exec failed, or a static or setuid target). */
 		if (o->detached)
 			log_line(s, "no process connected; nothing to report");
-		rc = PW_SERVE_NOTHING_RECORDED;
-	} else if ((wr = pw_render(o->output, s->d.raw_names, s->d.nraw, 0, &seen, err, sizeof err)) < 0) {
-		fprintf(stderr, "profwrap-collector: %s\n", err);
-	} else {
-		rc = 0;
-		if (wr > 0 && seen.ranks > 1 && !o->quiet)
-			/* one collector for the job, and some of its ranks made no report (one per rank: the last
-			 * rank's collector writes the summary; they are silent) */
-			fprintf(stderr, "profwrap: no summary.txt: %s; `profwrap merge %s` writes it from the reports there\n",
-				err, o->output);
+		return PW_SERVE_NOTHING_RECORDED;
 	}
+	if ((wr = pw_render(o->output, s->d.raw_names, s->d.nraw, 0, &seen, err, sizeof err)) < 0) {
+		fprintf(stderr, "profwrap-collector: %s\n", err);
+		return 1;
+	}
+	if (wr > 0 && seen.ranks > 1 && !o->quiet)
+		/* one collector for the job, and some of its ranks made no report (one per rank: the last
+		 * rank's collector writes the summary; they are silent) */
+		fprintf(stderr, "profwrap: no summary.txt: %s; `profwrap merge %s` writes it from the reports there\n",
+			err, o->output);
+	return 0;
+}
+
+static void clean_up(struct server *s)
+{
 	pw_drain_free(&s->d);
 	if (s->live)
 		munmap(s->live, sizeof *s->live);
 	/* The CLI removes its session directory; a detached collector leaves only the lock, which the next
 	 * job's processes must find in place to agree on who starts the next collector. */
 	char status_path[3200];
-	if (o->detached && pw_session_path(o->session_dir, "status", status_path, sizeof status_path) == 0)
+	if (s->o->detached && pw_session_path(s->o->session_dir, "status", status_path, sizeof status_path) == 0)
 		unlink(status_path);
-	if (alive_fd >= 0) {
-		unlink(alive_path);
-		close(alive_fd);
+	if (s->alive_fd >= 0) {
+		unlink(s->alive_path);
+		close(s->alive_fd);
 	}
+}
+
+int pw_serve(const struct pw_serve_opts *o)
+{
+	struct server srv = {.o = o, .d = {.quiet = o->quiet}, .listen_fd = -1, .alive_fd = -1};
+	struct server *s = &srv;
+
+	catch_signals(o);
+	pw_clock_init(getenv(PW_ENV_CLOCK));
+	s->d.start_pair = pw_clock_pair_now();
+	if (make_output_dirs(s) || start_listening(s))
+		return 1;
+	map_live_status(s);
+	hold_alive_lock(s);
+	say_ready(o);
+	serve_loop(s);
+	close_connections(s);
+	int rc = render_reports(s);
+	clean_up(s);
 	return rc;
 }

@@ -20,13 +20,11 @@
 
 #include "../lib/json.h"
 #include "../lib/json_read.h"
+#include "../report/rank_summary.h"
 #include "../report/report_format.h"
 
 #define JSON_DEPTH 64     /* the reports nest at most PW_JSON_MAX_DEPTH (32) */
 #define KEY_MAX 64
-#define HOST_MAX 256
-#define COMMAND_MAX 4096
-#define TOP_MAX 256
 #define PHASE_NAME_MAX 128
 #define DOMAIN_NAME_MAX 32
 #define LINE_WIDTH 119    /* summary.txt stays under 120 columns */
@@ -34,24 +32,11 @@
 #define FRESH_MARGIN_S 1  /* see merge_locked() */
 #define NBSP '\x01'       /* a space that does not break a line (print_paragraph) */
 
-/* The numeric figures of a summary, by their key in both the rank's summary and summary.json. */
-enum col { C_WALL, C_GPU, C_KERNEL, C_COLL, C_IO, C_WAIT, C_BUSY, C_DROPPED, C_PROCS, C_EVENTS, NCOLS };
-static const struct {
-	const char *key;
-	const char *label; /* in the spread lines of summary.txt */
-	int duration;
-} cols[NCOLS] = {
-	[C_WALL] = {"wall_ns", "wall", 1},
-	[C_GPU] = {"gpu_busy_ns", "GPU busy", 1},
-	[C_KERNEL] = {"kernel_ns", "kernels", 1},
-	[C_COLL] = {"collective_ns", "collectives", 1},
-	[C_IO] = {"io_ns", "I/O", 1},
-	[C_WAIT] = {"wait_ns", "waits", 1},
-	[C_BUSY] = {"busy_ns", "busy", 1},
-	[C_DROPPED] = {"dropped", "dropped", 0},
-	[C_PROCS] = {"processes", "processes", 0},
-	[C_EVENTS] = {"events", "events", 0},
-};
+/* The summary's TEXT members' buffers, end to end. */
+#define PW_X(name, key, type, merge, cap, label, row, stat) +(cap)
+enum { TEXT_BYTES = 0 PW_SUMMARY_MEMBERS(PW_X) };
+#undef PW_X
+_Static_assert(PW_SUM_COUNT <= 32, "struct summary's present has a bit per member");
 
 enum { WANT_COLLECTIVES = 1, WANT_PHASES = 2 };
 
@@ -71,14 +56,10 @@ struct file_coll {
 
 /* The summary of the file being read. */
 struct summary {
-	int64_t rank;
-	int has_rank;
-	uint64_t world_size;
-	uint64_t start_realtime;
-	uint64_t v[NCOLS];
-	char host[HOST_MAX];
-	char command[COMMAND_MAX];
-	char top[TOP_MAX];
+	union pw_summary_value v[PW_SUM_COUNT]; /* TEXT: text[member] */
+	uint32_t present;                         /* a bit per member read with a value other than null */
+	char *text[PW_SUM_COUNT];                 /* TEXT members' buffers of their cap, in texts */
+	char texts[TEXT_BYTES];
 	size_t nphases;
 	struct phase phases[PW_MERGE_MAX_PHASES];
 	size_t ncolls;
@@ -88,11 +69,11 @@ struct summary {
 
 struct row {
 	int rank;
-	uint64_t v[NCOLS];
+	uint64_t v[PW_SUM_COUNT]; /* the FIGURE members' */
 	uint64_t last_arrivals; /* collectives (all domains) this rank entered last */
 	uint64_t late_ns;       /* the spreads of those: how long the first rank in waited for it */
-	char host[HOST_MAX];
-	char top[TOP_MAX];
+	char host[PW_SUMMARY_HOST_MAX];
+	char top[PW_SUMMARY_TOP_MAX];
 };
 
 /* Per collective index k of a domain, over the ranks read so far: the earliest and latest wall-clock entry,
@@ -145,7 +126,7 @@ struct merge {
 	char *command;   /* the job's: the lowest rank's */
 	uint64_t world;  /* W */
 	size_t nmissing;
-	struct stat_col stats[NCOLS];
+	struct stat_col stats[PW_SUM_COUNT]; /* the FIGURE members' */
 	size_t compared; /* collectives compared, all domains */
 	uint64_t spread_total; /* their spreads summed: the time the first rank in waited for the last */
 	int straggler;   /* rank, or -1 */
@@ -203,6 +184,15 @@ static int read_u64(struct pw_jr *r, uint64_t *v)
 		return pw_jr_null(r);
 	}
 	return pw_jr_u64(r, v);
+}
+
+static int read_i64(struct pw_jr *r, int64_t *v)
+{
+	if (pw_jr_peek(r) == PW_JR_NULL) {
+		*v = 0;
+		return pw_jr_null(r);
+	}
+	return pw_jr_i64(r, v);
 }
 
 static int read_str(struct pw_jr *r, char *buf, size_t cap)
@@ -347,6 +337,36 @@ static int parse_collectives(struct pw_jr *r, struct summary *s)
 	return rc;
 }
 
+static int member_of(const char *key, size_t len)
+{
+	for (int m = 0; m < PW_SUM_COUNT; m++)
+		if (key_is(key, len, pw_summary_members[m].key))
+			return m;
+	return -1;
+}
+
+/* The value of member m into s, as its type says; an array only when this pass wants it. */
+static int read_member(struct pw_jr *r, struct summary *s, int m, int flags)
+{
+	const struct pw_summary_member_info *info = &pw_summary_members[m];
+	if (pw_jr_peek(r) != PW_JR_NULL)
+		s->present |= 1u << m;
+	switch (info->type) {
+	case PW_SUMMARY_INT:
+		return read_i64(r, &s->v[m].i);
+	case PW_SUMMARY_UINT:
+	case PW_SUMMARY_NS:
+		return read_u64(r, &s->v[m].u);
+	case PW_SUMMARY_TEXT:
+		return read_str(r, s->text[m], info->cap);
+	case PW_SUMMARY_ARRAY:
+		if (info->merge == PW_MERGE_PHASES)
+			return flags & WANT_PHASES ? parse_phases(r, s) : 0;
+		return flags & WANT_COLLECTIVES ? parse_collectives(r, s) : 0;
+	}
+	return 0;
+}
+
 static int parse_summary(struct pw_jr *r, struct summary *s, int flags)
 {
 	size_t at = pw_jr_offset(r);
@@ -361,38 +381,9 @@ static int parse_summary(struct pw_jr *r, struct summary *s, int flags)
 	size_t klen;
 	int rc;
 	while ((rc = pw_jr_next_key(r, key, sizeof key, &klen)) > 0) {
-		if (key_is(key, klen, "rank")) {
-			if (pw_jr_peek(r) == PW_JR_NULL) {
-				rc = pw_jr_null(r);
-			} else {
-				rc = pw_jr_i64(r, &s->rank);
-				s->has_rank = 1;
-			}
-		} else if (key_is(key, klen, "host")) {
-			rc = read_str(r, s->host, sizeof s->host);
-		} else if (key_is(key, klen, "command")) {
-			rc = read_str(r, s->command, sizeof s->command);
-		} else if (key_is(key, klen, "top_calls")) {
-			rc = read_str(r, s->top, sizeof s->top);
-		} else if (key_is(key, klen, "world_size")) {
-			rc = read_u64(r, &s->world_size);
-		} else if (key_is(key, klen, "start_realtime_ns")) {
-			rc = read_u64(r, &s->start_realtime);
-		} else if (key_is(key, klen, "phases")) {
-			if (flags & WANT_PHASES)
-				rc = parse_phases(r, s);
-		} else if (key_is(key, klen, "collectives")) {
-			if (flags & WANT_COLLECTIVES)
-				rc = parse_collectives(r, s);
-		} else {
-			for (int c = 0; c < NCOLS; c++)
-				if (key_is(key, klen, cols[c].key)) {
-					rc = read_u64(r, &s->v[c]);
-					break;
-				}
-		}
-		/* anything else (unknown keys: the schema grows) is skipped by the next pw_jr_next_key() */
-		if (rc < 0)
+		int m = member_of(key, klen);
+		/* an unknown key (the schema grows) is skipped by the next pw_jr_next_key() */
+		if (m >= 0 && read_member(r, s, m, flags) < 0)
 			return -1;
 	}
 	return rc;
@@ -414,14 +405,28 @@ static int parse_file(struct pw_jr *r, struct summary *s, int flags)
 	return -1;
 }
 
+/* The reader's summary, its TEXT members' buffers laid out in texts. NULL when out of memory. */
+static struct summary *new_summary(void)
+{
+	struct summary *s = calloc(1, sizeof *s);
+	size_t at = 0;
+	for (int m = 0; s && m < PW_SUM_COUNT; m++)
+		if (pw_summary_members[m].type == PW_SUMMARY_TEXT) {
+			s->text[m] = s->texts + at;
+			at += pw_summary_members[m].cap;
+		}
+	return s;
+}
+
 static void reset_summary(struct summary *s)
 {
-	s->rank = 0;
-	s->has_rank = 0;
-	s->world_size = 0;
-	s->start_realtime = 0;
 	memset(s->v, 0, sizeof s->v);
-	s->host[0] = s->command[0] = s->top[0] = 0;
+	s->present = 0;
+	for (int m = 0; m < PW_SUM_COUNT; m++)
+		if (pw_summary_members[m].type == PW_SUMMARY_TEXT) {
+			s->text[m][0] = 0;
+			s->v[m].s = s->text[m];
+		}
 	s->nphases = 0;
 	s->ncolls = 0;
 	s->colls_dropped = 0;
@@ -591,9 +596,9 @@ static int read_ranks(struct merge *m)
 			continue;
 		}
 		struct summary *s = m->s;
-		if (s->has_rank && s->rank != rank)
+		if ((s->present & (1u << PW_SUM_RANK)) && s->v[PW_SUM_RANK].i != rank)
 			warn("%s/%s: its summary says rank %" PRId64 "; read as rank %d, as its name says", m->dir,
-			     name, s->rank, rank);
+			     name, s->v[PW_SUM_RANK].i, rank);
 		if (s->colls_dropped)
 			warn("%s/%s: more than %d collective lists; the others are not compared", m->dir, name,
 			     PW_MERGE_MAX_DOMAINS);
@@ -608,21 +613,25 @@ static int read_ranks(struct merge *m)
 		struct row *row = &m->rows[m->nrows++];
 		memset(row, 0, sizeof *row);
 		row->rank = rank;
-		memcpy(row->v, s->v, sizeof row->v);
-		snprintf(row->host, sizeof row->host, "%s", s->host);
-		snprintf(row->top, sizeof row->top, "%s", s->top);
-		note_world(m, name, s->world_size);
-		if (!m->command && s->command[0] && !(m->command = strdup(s->command)))
+		for (int f = 0; f < PW_SUM_COUNT; f++)
+			if (pw_summary_members[f].merge == PW_MERGE_FIGURE)
+				row->v[f] = s->v[f].u;
+		snprintf(row->host, sizeof row->host, "%s", s->v[PW_SUM_HOST].s);
+		snprintf(row->top, sizeof row->top, "%s", s->v[PW_SUM_TOP_CALLS].s);
+		note_world(m, name, s->v[PW_SUM_WORLD_SIZE].u);
+		const char *command = s->v[PW_SUM_COMMAND].s;
+		if (!m->command && command[0] && !(m->command = strdup(command)))
 			return -1;
 		size_t entries = 0;
 		for (size_t c = 0; c < s->ncolls; c++)
 			entries += s->colls[c].n;
-		if (entries && !s->start_realtime) {
+		uint64_t origin = s->v[PW_SUM_START_REALTIME].u;
+		if (entries && !origin) {
 			warn("%s/%s: collective entries without start_realtime_ns; not compared", m->dir, name);
 			continue;
 		}
 		for (size_t c = 0; c < s->ncolls; c++)
-			if (add_entries(m, &s->colls[c], rank, s->start_realtime))
+			if (add_entries(m, &s->colls[c], rank, origin))
 				return -1;
 	}
 	return 0;
@@ -645,14 +654,15 @@ static int read_launchers(struct merge *m)
 		m->launchers = l;
 		l = &l[m->nlaunchers];
 		l->file = strdup(name);
-		l->host = strdup(m->s->host);
-		l->command = strdup(m->s->command);
-		l->processes = m->s->v[C_PROCS];
-		l->wall = m->s->v[C_WALL];
+		const union pw_summary_value *v = m->s->v;
+		l->host = strdup(v[PW_SUM_HOST].s);
+		l->command = strdup(v[PW_SUM_COMMAND].s);
+		l->processes = v[PW_SUM_PROCESSES].u;
+		l->wall = v[PW_SUM_WALL].u;
 		m->nlaunchers++;
 		if (!l->file || !l->host || !l->command)
 			return -1;
-		note_world(m, name, m->s->world_size);
+		note_world(m, name, v[PW_SUM_WORLD_SIZE].u);
 	}
 	return 0;
 }
@@ -690,7 +700,9 @@ static int compute_stats(struct merge *m)
 	uint64_t *v = malloc(m->nrows * sizeof *v);
 	if (!v)
 		return -1;
-	for (int c = 0; c < NCOLS; c++) {
+	for (int c = 0; c < PW_SUM_COUNT; c++) {
+		if (pw_summary_members[c].merge != PW_MERGE_FIGURE)
+			continue;
 		struct stat_col *st = &m->stats[c];
 		for (size_t i = 0; i < m->nrows; i++) {
 			uint64_t x = m->rows[i].v[c];
@@ -708,6 +720,27 @@ static int compute_stats(struct merge *m)
 	}
 	free(v);
 	return 0;
+}
+
+static int figure_position(int f, int by_row)
+{
+	return by_row ? pw_summary_members[f].row : pw_summary_members[f].stat;
+}
+
+/* The FIGURE members in the order of summary.json's ranks (by_row), or of its rank_stats and summary.txt's
+ * spreads. Returns how many. */
+static size_t figures_in_order(int order[PW_SUM_COUNT], int by_row)
+{
+	size_t n = 0;
+	for (int f = 0; f < PW_SUM_COUNT; f++) {
+		if (pw_summary_members[f].merge != PW_MERGE_FIGURE)
+			continue;
+		size_t at = n++;
+		for (; at > 0 && figure_position(order[at - 1], by_row) > figure_position(f, by_row); at--)
+			order[at] = order[at - 1];
+		order[at] = f;
+	}
+	return n;
 }
 
 /* Per domain: the collectives every rank entered, their spreads, who entered last. Returns 0, or -1 when
@@ -800,18 +833,18 @@ static void find_straggler(struct merge *m)
 		/* and long enough to matter: start-up skew alone makes some rank the latest */
 		if (m->compared >= PW_MERGE_MIN_COMPARED && m->spread_total &&
 		    (double)m->rows[best].late_ns >= last_share_needed(m->nrows) * (double)m->spread_total &&
-		    (double)m->rows[best].late_ns >= PW_MERGE_LATE_MIN_WALL * (double)m->stats[C_WALL].median) {
+		    (double)m->rows[best].late_ns >= PW_MERGE_LATE_MIN_WALL * (double)m->stats[PW_SUM_WALL].median) {
 			m->straggler = m->rows[best].rank;
 			m->reason = "collectives";
 		}
 		return;
 	}
-	uint64_t med = m->stats[C_BUSY].median;
+	uint64_t med = m->stats[PW_SUM_BUSY].median;
 	for (size_t i = 1; i < m->nrows; i++)
-		if (m->rows[i].v[C_BUSY] > m->rows[best].v[C_BUSY])
+		if (m->rows[i].v[PW_SUM_BUSY] > m->rows[best].v[PW_SUM_BUSY])
 			best = i;
 	m->best_row = best;
-	uint64_t busy = m->rows[best].v[C_BUSY];
+	uint64_t busy = m->rows[best].v[PW_SUM_BUSY];
 	m->has_candidate = busy > 0;
 	if (busy > med && (double)(busy - med) >= PW_MERGE_BUSY_EXCESS * (double)med) {
 		m->straggler = m->rows[best].rank;
@@ -933,31 +966,31 @@ static int print_table(FILE *f, const struct merge *m)
 		}
 		pw_table_set(&t, 0, "%d", r->rank);
 		pw_table_set(&t, 1, "%s", pw_cut_right(a, sizeof a, r->host, 24));
-		dur(a, sizeof a, r->v[C_WALL]);
+		dur(a, sizeof a, r->v[PW_SUM_WALL]);
 		pw_table_set(&t, 2, "%s", a);
-		if (r->v[C_GPU]) {
-			dur(a, sizeof a, r->v[C_GPU]);
-			if (r->v[C_WALL])
+		if (r->v[PW_SUM_GPU_BUSY]) {
+			dur(a, sizeof a, r->v[PW_SUM_GPU_BUSY]);
+			if (r->v[PW_SUM_WALL])
 				pw_table_set(&t, 3, "%s (%.0f %%)", a,
-					     (double)r->v[C_GPU] * 100.0 / (double)r->v[C_WALL]);
+					     (double)r->v[PW_SUM_GPU_BUSY] * 100.0 / (double)r->v[PW_SUM_WALL]);
 			else
 				pw_table_set(&t, 3, "%s", a);
 		} else {
 			pw_table_set(&t, 3, "-");
 		}
-		if (r->v[C_KERNEL]) {
-			dur(a, sizeof a, r->v[C_KERNEL]);
+		if (r->v[PW_SUM_KERNEL]) {
+			dur(a, sizeof a, r->v[PW_SUM_KERNEL]);
 			pw_table_set(&t, 4, "%s", a);
 		} else {
 			pw_table_set(&t, 4, "-");
 		}
-		dur(a, sizeof a, r->v[C_COLL]);
+		dur(a, sizeof a, r->v[PW_SUM_COLLECTIVE]);
 		pw_table_set(&t, 5, "%s", a);
-		dur(a, sizeof a, r->v[C_IO]);
+		dur(a, sizeof a, r->v[PW_SUM_IO]);
 		pw_table_set(&t, 6, "%s", a);
-		dur(b, sizeof b, r->v[C_WAIT]);
+		dur(b, sizeof b, r->v[PW_SUM_WAIT]);
 		pw_table_set(&t, 7, "%s", b);
-		pw_table_set(&t, 8, "%" PRIu64, r->v[C_DROPPED]);
+		pw_table_set(&t, 8, "%" PRIu64, r->v[PW_SUM_DROPPED]);
 	}
 	for (size_t c = 0; c + 1 < NC; c++) {
 		widths[c] = strlen(headers[c]);
@@ -972,7 +1005,7 @@ static int print_table(FILE *f, const struct merge *m)
 	if (room > PW_CELL_MAX - 1)
 		room = PW_CELL_MAX - 1;
 	for (size_t i = 0; i < t.nrows; i++) {
-		char cut[PW_CELL_MAX], text[TOP_MAX];
+		char cut[PW_CELL_MAX], text[PW_SUMMARY_TOP_MAX];
 		snprintf(text, sizeof text, "%s", m->rows[i].top[0] ? m->rows[i].top : "-");
 		pw_make_printable(text);
 		snprintf(t.cells[i * NC + 9], PW_CELL_MAX, "%s", pw_cut_right(cut, sizeof cut, text, room));
@@ -984,21 +1017,25 @@ static int print_table(FILE *f, const struct merge *m)
 
 static void print_spreads(FILE *f, const struct merge *m)
 {
-	for (int c = 0; c < NCOLS; c++) {
-		if (c == C_PROCS || c == C_EVENTS)
+	int order[PW_SUM_COUNT];
+	size_t n = figures_in_order(order, 0);
+	for (size_t i = 0; i < n; i++) {
+		int c = order[i];
+		const struct pw_summary_member_info *info = &pw_summary_members[c];
+		if (!info->label)
 			continue;
 		const struct stat_col *st = &m->stats[c];
 		char t[3][32];
 		uint64_t v[3] = {st->min, st->median, st->max};
-		for (int i = 0; i < 3; i++) {
-			if (cols[c].duration)
-				dur(t[i], sizeof t[i], v[i]);
+		for (int k = 0; k < 3; k++) {
+			if (info->type == PW_SUMMARY_NS)
+				dur(t[k], sizeof t[k], v[k]);
 			else
-				snprintf(t[i], sizeof t[i], "%" PRIu64, v[i]);
+				snprintf(t[k], sizeof t[k], "%" PRIu64, v[k]);
 		}
-		fprintf(f, "%-12s min %s (rank %d), median %s, max %s (rank %d)%s\n", cols[c].label, t[0],
+		fprintf(f, "%-12s min %s (rank %d), median %s, max %s (rank %d)%s\n", info->label, t[0],
 			st->min_rank, t[1], t[2], st->max_rank,
-			c == C_BUSY ? "  (main thread: wall minus waits and collectives)" : "");
+			c == PW_SUM_BUSY ? "  (main thread: wall minus waits and collectives)" : "");
 	}
 }
 
@@ -1074,9 +1111,9 @@ static void print_straggler(FILE *f, const struct merge *m)
 			if (m->rows[i].rank == m->straggler)
 				continue;
 			if (v)
-				v[k++] = m->rows[i].v[C_COLL];
-			if (m->rows[i].v[C_COLL] < shortest) {
-				shortest = m->rows[i].v[C_COLL];
+				v[k++] = m->rows[i].v[PW_SUM_COLLECTIVE];
+			if (m->rows[i].v[PW_SUM_COLLECTIVE] < shortest) {
+				shortest = m->rows[i].v[PW_SUM_COLLECTIVE];
 				shortest_rank = m->rows[i].rank;
 			}
 		}
@@ -1084,12 +1121,12 @@ static void print_straggler(FILE *f, const struct merge *m)
 			others = median(v, k);
 		free(v);
 		dur_nb(a, sizeof a, others);
-		dur_nb(b, sizeof b, best->v[C_COLL]);
+		dur_nb(b, sizeof b, best->v[PW_SUM_COLLECTIVE]);
 		dur_nb(c, sizeof c, best->late_ns);
 		ADD("Straggler: rank %d: the others waited %s for it to enter collectives, %s %% of all such waiting; it "
 		    "entered last in ", m->straggler, c, pct(p, sizeof p, best->late_ns, m->spread_total));
 		ADD("%s %% of %zu collectives", pct(p, sizeof p, best->last_arrivals, m->compared), m->compared);
-		if (best->v[C_COLL] <= shortest) {
+		if (best->v[PW_SUM_COLLECTIVE] <= shortest) {
 			ADD("; the others waited for it (their collective time median %s, its own %s).", a, b);
 		} else {
 			dur_nb(c, sizeof c, shortest);
@@ -1098,13 +1135,13 @@ static void print_straggler(FILE *f, const struct merge *m)
 			    b, a, shortest_rank, c);
 		}
 	} else if (m->straggler >= 0) {
-		dur_nb(a, sizeof a, best->v[C_BUSY]);
-		dur_nb(b, sizeof b, m->stats[C_BUSY].median);
-		if (m->stats[C_BUSY].median)
+		dur_nb(a, sizeof a, best->v[PW_SUM_BUSY]);
+		dur_nb(b, sizeof b, m->stats[PW_SUM_BUSY].median);
+		if (m->stats[PW_SUM_BUSY].median)
 			ADD("Straggler: rank %d: its main thread was busy %s, %s %% more than the median rank's %s (no "
 			    "collectives to compare entry times).",
 			    m->straggler, a,
-			    pct(p, sizeof p, best->v[C_BUSY] - m->stats[C_BUSY].median, m->stats[C_BUSY].median), b);
+			    pct(p, sizeof p, best->v[PW_SUM_BUSY] - m->stats[PW_SUM_BUSY].median, m->stats[PW_SUM_BUSY].median), b);
 		else
 			ADD("Straggler: rank %d: its main thread was busy %s, the median rank's %s (no collectives to "
 			    "compare entry times).",
@@ -1115,7 +1152,7 @@ static void print_straggler(FILE *f, const struct merge *m)
 	} else if (m->compared && best && m->spread_total &&
 		   (double)best->late_ns >= last_share_needed(m->nrows) * (double)m->spread_total) {
 		dur_nb(a, sizeof a, best->late_ns);
-		dur_nb(b, sizeof b, m->stats[C_WALL].median);
+		dur_nb(b, sizeof b, m->stats[PW_SUM_WALL].median);
 		ADD("No straggler: the others waited for rank %d longest, but only %s in all, under %.0f %% of the median "
 		    "wall time %s.",
 		    best->rank, a, PW_MERGE_LATE_MIN_WALL * 100.0, b);
@@ -1128,11 +1165,11 @@ static void print_straggler(FILE *f, const struct merge *m)
 		else
 			ADD("No straggler: no rank entered the %zu collectives compared last.", m->compared);
 	} else if (best) {
-		dur_nb(a, sizeof a, best->v[C_BUSY]);
-		dur_nb(b, sizeof b, m->stats[C_BUSY].median);
+		dur_nb(a, sizeof a, best->v[PW_SUM_BUSY]);
+		dur_nb(b, sizeof b, m->stats[PW_SUM_BUSY].median);
 		ADD("No straggler: no collectives to compare; the busiest main thread, rank %d's (%s), is %s %% above "
 		    "the median %s (%.0f %% needed).",
-		    best->rank, a, pct(p, sizeof p, best->v[C_BUSY] - m->stats[C_BUSY].median, m->stats[C_BUSY].median),
+		    best->rank, a, pct(p, sizeof p, best->v[PW_SUM_BUSY] - m->stats[PW_SUM_BUSY].median, m->stats[PW_SUM_BUSY].median),
 		    b, PW_MERGE_BUSY_EXCESS * 100.0);
 	} else {
 		ADD("No straggler: no collectives to compare and no main-thread busy time in the reports.");
@@ -1191,7 +1228,7 @@ static void print_launchers(FILE *f, const struct merge *m)
 	fputs("\nLaunchers (processes without a rank):\n", f);
 	for (size_t i = 0; i < m->nlaunchers; i++) {
 		const struct launcher *l = &m->launchers[i];
-		char host[64], file[64], command[COMMAND_MAX], cut1[64], cut2[128], cut3[64], w[32];
+		char host[64], file[64], command[PW_SUMMARY_COMMAND_MAX], cut1[64], cut2[128], cut3[64], w[32];
 		snprintf(host, sizeof host, "%s", pw_cut_right(cut1, sizeof cut1, l->host, 24));
 		snprintf(file, sizeof file, "%s", pw_cut_right(cut3, sizeof cut3, l->file, 40));
 		snprintf(command, sizeof command, "%s", l->command);
@@ -1212,7 +1249,7 @@ static void print_launchers(FILE *f, const struct merge *m)
 
 static int write_text(FILE *f, const struct merge *m)
 {
-	char command[COMMAND_MAX], cut[128], line[1024];
+	char command[PW_SUMMARY_COMMAND_MAX], cut[128], line[1024];
 	snprintf(command, sizeof command, "%s", pw_report_str(m->command));
 	pw_make_printable(command);
 	fprintf(f, "profwrap summary: %zu rank%s of world size %" PRIu64, m->nrows, m->nrows == 1 ? "" : "s", m->world);
@@ -1244,6 +1281,135 @@ static int write_text(FILE *f, const struct merge *m)
 
 /* ---- summary.json ------------------------------------------------------------------------------------- */
 
+/* "ranks": a row per rank read. */
+static void json_rank_rows(struct pw_json *j, const struct merge *m)
+{
+	int order[PW_SUM_COUNT];
+	size_t nfig = figures_in_order(order, 1);
+	pw_json_key(j, "ranks");
+	pw_json_begin_array(j);
+	for (size_t i = 0; i < m->nrows; i++) {
+		const struct row *r = &m->rows[i];
+		pw_json_begin_object(j);
+		pw_json_kv_int(j, "rank", r->rank);
+		pw_json_kv_string(j, "host", r->host);
+		for (size_t k = 0; k < nfig; k++)
+			pw_json_kv_uint(j, pw_summary_members[order[k]].key, r->v[order[k]]);
+		pw_json_kv_uint(j, "last_arrivals", r->last_arrivals);
+		pw_json_kv_uint(j, "late_ns", r->late_ns);
+		pw_json_kv_string(j, "top_calls", r->top);
+		pw_json_end_object(j);
+	}
+	pw_json_end_array(j);
+}
+
+/* "rank_stats": min, median, max of each figure over the ranks. */
+static void json_rank_stats(struct pw_json *j, const struct merge *m)
+{
+	int order[PW_SUM_COUNT];
+	size_t nfig = figures_in_order(order, 0);
+	pw_json_key(j, "rank_stats");
+	pw_json_begin_object(j);
+	for (size_t k = 0; k < nfig; k++) {
+		const struct stat_col *st = &m->stats[order[k]];
+		pw_json_key(j, pw_summary_members[order[k]].key);
+		pw_json_begin_object(j);
+		pw_json_kv_uint(j, "min", st->min);
+		pw_json_kv_uint(j, "median", st->median);
+		pw_json_kv_uint(j, "max", st->max);
+		pw_json_kv_int(j, "min_rank", st->min_rank);
+		pw_json_kv_int(j, "max_rank", st->max_rank);
+		pw_json_end_object(j);
+	}
+	pw_json_end_object(j);
+}
+
+/* "missing_ranks" and "unreadable". */
+static void json_absent(struct pw_json *j, const struct merge *m)
+{
+	pw_json_key(j, "missing_ranks");
+	pw_json_begin_array(j);
+	for (uint64_t r = 0; m->nmissing && r < m->world; r++)
+		if (!has_file(m, r))
+			pw_json_uint(j, r);
+	pw_json_end_array(j);
+	pw_json_key(j, "unreadable");
+	pw_json_begin_array(j);
+	for (size_t i = 0; i < m->nbad; i++) {
+		pw_json_begin_object(j);
+		pw_json_kv_string(j, "file", m->bad[i].file);
+		pw_json_kv_string(j, "error", m->bad[i].why);
+		pw_json_end_object(j);
+	}
+	pw_json_end_array(j);
+}
+
+static void json_straggler(struct pw_json *j, const struct merge *m)
+{
+	pw_json_key(j, "straggler");
+	if (m->straggler >= 0)
+		pw_json_int(j, m->straggler);
+	else
+		pw_json_null(j);
+	pw_json_kv_string(j, "straggler_reason", m->reason);
+	pw_json_kv_string(j, "straggler_phase", m->has_phase ? m->phase.name : NULL);
+	pw_json_key(j, "straggler_phase_excess_ns");
+	if (m->has_phase)
+		pw_json_uint(j, m->phase.ns);
+	else
+		pw_json_null(j);
+}
+
+/* "collective_skew": per domain. */
+static void json_skew(struct pw_json *j, const struct merge *m)
+{
+	pw_json_key(j, "collective_skew");
+	pw_json_begin_array(j);
+	for (size_t i = 0; i < m->ndomains; i++) {
+		const struct domain *d = &m->domains[i];
+		pw_json_begin_object(j);
+		pw_json_kv_string(j, "domain", d->name);
+		pw_json_kv_uint(j, "compared", d->compared);
+		pw_json_kv_uint(j, "median_spread_ns", d->median_spread);
+		pw_json_kv_uint(j, "max_spread_ns", d->max_spread);
+		pw_json_key(j, "max_spread_index");
+		if (d->compared)
+			pw_json_uint(j, d->max_index);
+		else
+			pw_json_null(j);
+		pw_json_key(j, "last_arrivals");
+		pw_json_begin_array(j);
+		for (size_t k = 0; k < d->ntop; k++) {
+			pw_json_begin_object(j);
+			pw_json_kv_int(j, "rank", d->top_rank[k]);
+			pw_json_kv_uint(j, "count", d->top_count[k]);
+			pw_json_end_object(j);
+		}
+		pw_json_end_array(j);
+		pw_json_key(j, "truncated");
+		pw_json_bool(j, d->truncated);
+		pw_json_end_object(j);
+	}
+	pw_json_end_array(j);
+}
+
+static void json_launchers(struct pw_json *j, const struct merge *m)
+{
+	pw_json_key(j, "launchers");
+	pw_json_begin_array(j);
+	for (size_t i = 0; i < m->nlaunchers; i++) {
+		const struct launcher *l = &m->launchers[i];
+		pw_json_begin_object(j);
+		pw_json_kv_string(j, "host", l->host);
+		pw_json_kv_string(j, "file", l->file);
+		pw_json_kv_string(j, "command", l->command);
+		pw_json_kv_uint(j, "processes", l->processes);
+		pw_json_kv_uint(j, "wall_ns", l->wall);
+		pw_json_end_object(j);
+	}
+	pw_json_end_array(j);
+}
+
 static void write_json(FILE *f, const struct merge *m)
 {
 	struct pw_json j;
@@ -1253,112 +1419,13 @@ static void write_json(FILE *f, const struct merge *m)
 	pw_json_kv_int(&j, "version", 2);
 	pw_json_kv_string(&j, "command", m->command);
 	pw_json_kv_uint(&j, "world_size", m->world);
-	pw_json_key(&j, "ranks");
-	pw_json_begin_array(&j);
-	for (size_t i = 0; i < m->nrows; i++) {
-		const struct row *r = &m->rows[i];
-		pw_json_begin_object(&j);
-		pw_json_kv_int(&j, "rank", r->rank);
-		pw_json_kv_string(&j, "host", r->host);
-		pw_json_kv_uint(&j, "wall_ns", r->v[C_WALL]);
-		pw_json_kv_uint(&j, "gpu_busy_ns", r->v[C_GPU]);
-		pw_json_kv_uint(&j, "kernel_ns", r->v[C_KERNEL]);
-		pw_json_kv_uint(&j, "collective_ns", r->v[C_COLL]);
-		pw_json_kv_uint(&j, "io_ns", r->v[C_IO]);
-		pw_json_kv_uint(&j, "wait_ns", r->v[C_WAIT]);
-		pw_json_kv_uint(&j, "dropped", r->v[C_DROPPED]);
-		pw_json_kv_uint(&j, "busy_ns", r->v[C_BUSY]);
-		pw_json_kv_uint(&j, "processes", r->v[C_PROCS]);
-		pw_json_kv_uint(&j, "events", r->v[C_EVENTS]);
-		pw_json_kv_uint(&j, "last_arrivals", r->last_arrivals);
-		pw_json_kv_uint(&j, "late_ns", r->late_ns);
-		pw_json_kv_string(&j, "top_calls", r->top);
-		pw_json_end_object(&j);
-	}
-	pw_json_end_array(&j);
-	/* min, median, max of each figure over the ranks */
-	pw_json_key(&j, "rank_stats");
-	pw_json_begin_object(&j);
-	for (int c = 0; c < NCOLS; c++) {
-		pw_json_key(&j, cols[c].key);
-		pw_json_begin_object(&j);
-		pw_json_kv_uint(&j, "min", m->stats[c].min);
-		pw_json_kv_uint(&j, "median", m->stats[c].median);
-		pw_json_kv_uint(&j, "max", m->stats[c].max);
-		pw_json_kv_int(&j, "min_rank", m->stats[c].min_rank);
-		pw_json_kv_int(&j, "max_rank", m->stats[c].max_rank);
-		pw_json_end_object(&j);
-	}
-	pw_json_end_object(&j);
-	pw_json_key(&j, "missing_ranks");
-	pw_json_begin_array(&j);
-	for (uint64_t r = 0; m->nmissing && r < m->world; r++)
-		if (!has_file(m, r))
-			pw_json_uint(&j, r);
-	pw_json_end_array(&j);
-	pw_json_key(&j, "unreadable");
-	pw_json_begin_array(&j);
-	for (size_t i = 0; i < m->nbad; i++) {
-		pw_json_begin_object(&j);
-		pw_json_kv_string(&j, "file", m->bad[i].file);
-		pw_json_kv_string(&j, "error", m->bad[i].why);
-		pw_json_end_object(&j);
-	}
-	pw_json_end_array(&j);
-	pw_json_key(&j, "straggler");
-	if (m->straggler >= 0)
-		pw_json_int(&j, m->straggler);
-	else
-		pw_json_null(&j);
-	pw_json_kv_string(&j, "straggler_reason", m->reason);
-	pw_json_kv_string(&j, "straggler_phase", m->has_phase ? m->phase.name : NULL);
-	pw_json_key(&j, "straggler_phase_excess_ns");
-	if (m->has_phase)
-		pw_json_uint(&j, m->phase.ns);
-	else
-		pw_json_null(&j);
+	json_rank_rows(&j, m);
+	json_rank_stats(&j, m);
+	json_absent(&j, m);
+	json_straggler(&j, m);
 	pw_json_kv_uint(&j, "collectives_compared", m->compared);
-	pw_json_key(&j, "collective_skew");
-	pw_json_begin_array(&j);
-	for (size_t i = 0; i < m->ndomains; i++) {
-		const struct domain *d = &m->domains[i];
-		pw_json_begin_object(&j);
-		pw_json_kv_string(&j, "domain", d->name);
-		pw_json_kv_uint(&j, "compared", d->compared);
-		pw_json_kv_uint(&j, "median_spread_ns", d->median_spread);
-		pw_json_kv_uint(&j, "max_spread_ns", d->max_spread);
-		pw_json_key(&j, "max_spread_index");
-		if (d->compared)
-			pw_json_uint(&j, d->max_index);
-		else
-			pw_json_null(&j);
-		pw_json_key(&j, "last_arrivals");
-		pw_json_begin_array(&j);
-		for (size_t k = 0; k < d->ntop; k++) {
-			pw_json_begin_object(&j);
-			pw_json_kv_int(&j, "rank", d->top_rank[k]);
-			pw_json_kv_uint(&j, "count", d->top_count[k]);
-			pw_json_end_object(&j);
-		}
-		pw_json_end_array(&j);
-		pw_json_key(&j, "truncated");
-		pw_json_bool(&j, d->truncated);
-		pw_json_end_object(&j);
-	}
-	pw_json_end_array(&j);
-	pw_json_key(&j, "launchers");
-	pw_json_begin_array(&j);
-	for (size_t i = 0; i < m->nlaunchers; i++) {
-		const struct launcher *l = &m->launchers[i];
-		pw_json_begin_object(&j);
-		pw_json_kv_string(&j, "host", l->host);
-		pw_json_kv_string(&j, "file", l->file);
-		pw_json_kv_string(&j, "command", l->command);
-		pw_json_kv_uint(&j, "processes", l->processes);
-		pw_json_kv_uint(&j, "wall_ns", l->wall);
-		pw_json_end_object(&j);
-	}
-	pw_json_end_array(&j);
+	json_skew(&j, m);
+	json_launchers(&j, m);
 	pw_json_end_object(&j);
 	fputc('\n', f);
 }
@@ -1523,7 +1590,7 @@ static int merge_locked(struct merge *m, int only_if_complete, char *msg, size_t
 		snprintf(msg, msglen, "%s is up to date", json_path);
 		return 0;
 	}
-	if (!(m->s = calloc(1, sizeof *m->s)) || read_ranks(m) || read_launchers(m)) {
+	if (!(m->s = new_summary()) || read_ranks(m) || read_launchers(m)) {
 		snprintf(msg, msglen, "out of memory");
 		return -1;
 	}

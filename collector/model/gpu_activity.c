@@ -1290,9 +1290,14 @@ static int by_call_ns(const void *x, const void *y)
 	return (a->ev > b->ev) - (a->ev < b->ev);
 }
 
-static int by_u32(const void *x, const void *y)
+/* A kept gap: its index in the finish's gaps, and in the report's. */
+struct kept_gap {
+	uint32_t gap, slot;
+};
+
+static int by_gap_index(const void *x, const void *y)
 {
-	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+	uint32_t a = ((const struct kept_gap *)x)->gap, b = ((const struct kept_gap *)y)->gap;
 	return (a > b) - (a < b);
 }
 
@@ -1309,26 +1314,18 @@ static const char *op_label(const struct pw_act_report *a, const struct act_op *
 	return "memcpy";
 }
 
-/* The PW_ACT_TOP_GAPS largest gaps of each device, with their calls. */
-static int keep_top_gaps(struct finish *fs)
+/* Per device, the indexes of its PW_ACT_TOP_GAPS longest gaps (ties: the earliest first) into
+ * top[dev * PW_ACT_TOP_GAPS ...], longest first, and how many into ntop[dev]. */
+static void rank_top_gaps(const struct finish *fs, uint32_t *top, size_t *ntop)
 {
-	struct pw_act_report *a = fs->a;
-	const struct pw_act_work *w = a->work;
-	size_t per = PW_ACT_TOP_GAPS, nslots = a->ndevices * per;
-	uint32_t *top = malloc((nslots ? nslots : 1) * sizeof *top);
-	size_t *ntop = calloc(a->ndevices ? a->ndevices : 1, sizeof *ntop);
-	if (!top || !ntop) {
-		free(top);
-		free(ntop);
-		return -1;
-	}
+	size_t per = PW_ACT_TOP_GAPS;
 	for (size_t i = 0; i < fs->ngaps; i++) {
 		const struct gap_w *g = &fs->gaps[i];
 		uint32_t *t = top + (size_t)g->dev * per;
 		size_t *k = &ntop[g->dev];
 		uint64_t dur = g->g1 - g->g0;
 		size_t at = *k;
-		while (at > 0) { /* longest first; ties: earliest first */
+		while (at > 0) {
 			const struct gap_w *o = &fs->gaps[t[at - 1]];
 			uint64_t od = o->g1 - o->g0;
 			if (od > dur || (od == dur && o->g0 <= g->g0))
@@ -1343,23 +1340,18 @@ static int keep_top_gaps(struct finish *fs)
 		if (*k < per)
 			(*k)++;
 	}
-	size_t n = 0;
-	for (size_t d = 0; d < a->ndevices; d++)
-		n += ntop[d];
-	a->gaps = calloc(n ? n : 1, sizeof *a->gaps);
-	/* gap_of[k]: the gap index of a->gaps[k]; sorted: the same indexes in order, to test membership */
-	uint32_t *sorted = malloc((n ? n : 1) * sizeof *sorted);
-	uint32_t *gap_of = malloc((n ? n : 1) * sizeof *gap_of);
-	if (!a->gaps || !sorted || !gap_of) {
-		free(top);
-		free(ntop);
-		free(sorted);
-		free(gap_of);
-		return -1;
-	}
+}
+
+/* The ranked gaps into a->gaps (device by device), and into kept[0 .. a->ngaps) sorted by their index in
+ * fs->gaps, for slot_of(). */
+static void copy_kept_gaps(struct finish *fs, const uint32_t *top, const size_t *ntop, struct kept_gap *kept)
+{
+	struct pw_act_report *a = fs->a;
+	const struct pw_act_work *w = a->work;
 	for (size_t d = 0; d < a->ndevices; d++)
 		for (size_t k = 0; k < ntop[d]; k++) {
-			const struct gap_w *g = &fs->gaps[top[d * per + k]];
+			uint32_t gi = top[d * PW_ACT_TOP_GAPS + k];
+			const struct gap_w *g = &fs->gaps[gi];
 			struct pw_act_gap *o = &a->gaps[a->ngaps];
 			o->device = a->devices[d].id;
 			o->start_ns = g->g0;
@@ -1370,28 +1362,60 @@ static int keep_top_gaps(struct finish *fs)
 			o->sync_ev = g->cls == PW_GAP_SYNC ? g->sync_ev : 0;
 			o->running_ns = o->duration_ns;
 			o->next = op_label(a, &w->ops[g->op]);
-			sorted[a->ngaps] = top[d * per + k];
+			kept[a->ngaps] = (struct kept_gap){gi, (uint32_t)a->ngaps};
 			a->ngaps++;
 		}
-	memcpy(gap_of, sorted, n * sizeof *gap_of);
-	sort(sorted, n, sizeof *sorted, by_u32);
-	struct top_call *calls = NULL;
-	size_t ncalls = 0, calls_cap = 0;
-	int rc = 0;
-	for (size_t i = 0; i < fs->npairs && n; i++) {
-		uint32_t gi = fs->pairs[i].gap;
-		const uint32_t *hit = bsearch(&gi, sorted, n, sizeof *sorted, by_u32);
-		if (!hit)
+	sort(kept, a->ngaps, sizeof *kept, by_gap_index);
+}
+
+/* The index in a->gaps of gap gi of fs->gaps, or -1 when it is not kept. */
+static long slot_of(const struct kept_gap *kept, size_t n, uint32_t gi)
+{
+	const struct kept_gap key = {gi, 0};
+	const struct kept_gap *hit = n ? bsearch(&key, kept, n, sizeof *kept, by_gap_index) : NULL;
+	return hit ? (long)hit->slot : -1;
+}
+
+/* The call pairs of the kept gaps, by slot. Returns 0, or -1 when out of memory (with those gathered so far). */
+static int gather_gap_calls(const struct finish *fs, const struct kept_gap *kept, struct top_call **calls,
+			    size_t *ncalls)
+{
+	size_t cap = 0;
+	for (size_t i = 0; i < fs->npairs; i++) {
+		long slot = slot_of(kept, fs->a->ngaps, fs->pairs[i].gap);
+		if (slot < 0)
 			continue;
-		uint32_t slot = 0;
-		while (slot < n && gap_of[slot] != gi)
-			slot++;
-		if (pw_reserve(&calls, &calls_cap, ncalls + 1, sizeof *calls)) {
-			rc = -1;
-			break;
-		}
-		calls[ncalls++] = (struct top_call){slot, fs->pairs[i].ev, fs->pairs[i].ns, fs->pairs[i].count};
+		if (pw_reserve(calls, &cap, *ncalls + 1, sizeof **calls))
+			return -1;
+		(*calls)[(*ncalls)++] = (struct top_call){(uint32_t)slot, fs->pairs[i].ev, fs->pairs[i].ns,
+							   fs->pairs[i].count};
 	}
+	return 0;
+}
+
+/* One call of gap o, which keeps its PW_ACT_GAP_CALLS longest; the others' time goes to other_calls_ns. */
+static void add_gap_call(struct pw_act_gap *o, struct pw_act_gap_call c)
+{
+	o->running_ns = o->running_ns > c.ns ? o->running_ns - c.ns : 0;
+	if (o->ncalls < PW_ACT_GAP_CALLS) {
+		o->calls[o->ncalls++] = c;
+		return;
+	}
+	size_t min = 0;
+	for (size_t k = 1; k < PW_ACT_GAP_CALLS; k++)
+		if (o->calls[k].ns < o->calls[min].ns)
+			min = k;
+	if (c.ns > o->calls[min].ns) {
+		o->other_calls_ns = pw_sat_add(o->other_calls_ns, o->calls[min].ns);
+		o->calls[min] = c;
+	} else {
+		o->other_calls_ns = pw_sat_add(o->other_calls_ns, c.ns);
+	}
+}
+
+/* The gathered calls, summed per (gap, event), into their gaps, each gap's by time. */
+static void attach_gap_calls(struct pw_act_report *a, struct top_call *calls, size_t ncalls)
+{
 	sort(calls, ncalls, sizeof *calls, by_slot_ev);
 	for (size_t i = 0; i < ncalls;) {
 		size_t j = i;
@@ -1401,32 +1425,42 @@ static int keep_top_gaps(struct finish *fs)
 			c.count += calls[j].count;
 			j++;
 		}
-		struct pw_act_gap *o = &a->gaps[calls[i].slot];
-		o->running_ns = o->running_ns > c.ns ? o->running_ns - c.ns : 0;
-		/* keep the longest PW_ACT_GAP_CALLS */
-		if (o->ncalls < PW_ACT_GAP_CALLS) {
-			o->calls[o->ncalls++] = c;
-		} else {
-			size_t min = 0;
-			for (size_t k = 1; k < PW_ACT_GAP_CALLS; k++)
-				if (o->calls[k].ns < o->calls[min].ns)
-					min = k;
-			if (c.ns > o->calls[min].ns) {
-				o->other_calls_ns = pw_sat_add(o->other_calls_ns, o->calls[min].ns);
-				o->calls[min] = c;
-			} else {
-				o->other_calls_ns = pw_sat_add(o->other_calls_ns, c.ns);
-			}
-		}
+		add_gap_call(&a->gaps[calls[i].slot], c);
 		i = j;
 	}
 	for (size_t k = 0; k < a->ngaps; k++)
 		sort(a->gaps[k].calls, a->gaps[k].ncalls, sizeof a->gaps[k].calls[0], by_call_ns);
+}
+
+/* The PW_ACT_TOP_GAPS largest gaps of each device, with their calls. */
+static int keep_top_gaps(struct finish *fs)
+{
+	struct pw_act_report *a = fs->a;
+	size_t nslots = a->ndevices * PW_ACT_TOP_GAPS;
+	uint32_t *top = malloc((nslots ? nslots : 1) * sizeof *top);
+	size_t *ntop = calloc(a->ndevices ? a->ndevices : 1, sizeof *ntop);
+	struct kept_gap *kept = NULL;
+	struct top_call *calls = NULL;
+	size_t ncalls = 0;
+	int rc = -1;
+	if (!top || !ntop)
+		goto out;
+	rank_top_gaps(fs, top, ntop);
+	size_t n = 0;
+	for (size_t d = 0; d < a->ndevices; d++)
+		n += ntop[d];
+	a->gaps = calloc(n ? n : 1, sizeof *a->gaps);
+	kept = malloc((n ? n : 1) * sizeof *kept);
+	if (!a->gaps || !kept)
+		goto out;
+	copy_kept_gaps(fs, top, ntop, kept);
+	rc = gather_gap_calls(fs, kept, &calls, &ncalls);
+	attach_gap_calls(a, calls, ncalls);
+out:
 	free(calls);
 	free(top);
 	free(ntop);
-	free(sorted);
-	free(gap_of);
+	free(kept);
 	return rc;
 }
 

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../lib/json.h"
+#include "../model/analysis.h"
 #include "../model/gpu_activity.h"
 #include "../model/gpu_analysis.h"
 #include "../model/ranges.h"
@@ -15,6 +17,13 @@
 
 #define TOP_CALLS 3
 #define MAX_PHASES 64
+
+const struct pw_summary_member_info pw_summary_members[PW_SUM_COUNT] = {
+#define PW_X(name, key, type, merge, cap, label, row, stat) \
+	[PW_SUM_##name] = {key, PW_SUMMARY_##type, PW_MERGE_##merge, cap, label, row, stat},
+	PW_SUMMARY_MEMBERS(PW_X)
+#undef PW_X
+};
 
 void pw_rank_figures(const struct pw_rank_report *r, struct pw_rank_figures *f)
 {
@@ -97,7 +106,6 @@ static int by_ns_desc(const void *a, const void *b)
 /* NVTX range time per name (a name's rows at every depth and domain add up), the MAX_PHASES longest. */
 static void write_phases(struct pw_json *j, const struct pw_range_report *rr)
 {
-	pw_json_key(j, "phases");
 	pw_json_begin_array(j);
 	struct phase *ph = rr && rr->nrows ? calloc(rr->nrows, sizeof *ph) : NULL;
 	size_t n = 0;
@@ -124,32 +132,10 @@ static void write_phases(struct pw_json *j, const struct pw_range_report *rr)
 	pw_json_end_array(j);
 }
 
-void pw_write_rank_summary_json(struct pw_json *j, const struct pw_analysis *a, const struct pw_rank_report *r)
+/* The entry times of the world collectives, per family, as offsets from the rank's start. */
+static void write_collectives(struct pw_json *j, const struct pw_rank_report *r)
 {
 	static const char *const family[PW_COLL_FAMILIES] = {"mpi", "nccl"};
-	struct pw_rank_figures f;
-	char top[PW_CELL_MAX];
-	pw_rank_figures(r, &f);
-	pw_rank_top_calls(top, sizeof top, r);
-	pw_json_begin_object(j);
-	pw_json_kv_int(j, "rank", r->rank);
-	pw_json_kv_string(j, "host", r->host);
-	pw_json_kv_int(j, "world_size", r->world_size);
-	pw_json_kv_string(j, "command", r->command ? r->command : a->command);
-	pw_json_kv_uint(j, "start_realtime_ns", r->start_realtime_ns);
-	pw_json_kv_uint(j, "wall_ns", f.wall_ns);
-	pw_json_kv_uint(j, "processes", r->nprocs);
-	pw_json_kv_uint(j, "events", r->events);
-	pw_json_kv_uint(j, "dropped", r->dropped);
-	pw_json_kv_uint(j, "gpu_busy_ns", f.gpu_busy_ns);
-	pw_json_kv_uint(j, "kernel_ns", f.kernel_ns);
-	pw_json_kv_uint(j, "collective_ns", f.collective_ns);
-	pw_json_kv_uint(j, "io_ns", f.io_ns);
-	pw_json_kv_uint(j, "wait_ns", f.wait_ns);
-	pw_json_kv_uint(j, "busy_ns", f.busy_ns);
-	pw_json_kv_string(j, "top_calls", top);
-	write_phases(j, r->ranges);
-	pw_json_key(j, "collectives");
 	pw_json_begin_array(j);
 	for (int c = 0; c < PW_COLL_FAMILIES; c++) {
 		const struct pw_coll_entries *ce = &r->coll[c];
@@ -167,5 +153,60 @@ void pw_write_rank_summary_json(struct pw_json *j, const struct pw_analysis *a, 
 		pw_json_end_object(j);
 	}
 	pw_json_end_array(j);
+}
+
+/* The value of each member but the arrays; top holds the top calls' text. */
+static void summary_values(const struct pw_analysis *a, const struct pw_rank_report *r, char *top, size_t toplen,
+			   union pw_summary_value *v)
+{
+	struct pw_rank_figures f;
+	pw_rank_figures(r, &f);
+	pw_rank_top_calls(top, toplen, r);
+	v[PW_SUM_RANK].i = r->rank;
+	v[PW_SUM_HOST].s = r->host;
+	v[PW_SUM_WORLD_SIZE].u = (uint64_t)r->world_size; /* at least 1 (analysis.c) */
+	v[PW_SUM_COMMAND].s = r->command ? r->command : a->command;
+	v[PW_SUM_START_REALTIME].u = r->start_realtime_ns;
+	v[PW_SUM_WALL].u = f.wall_ns;
+	v[PW_SUM_PROCESSES].u = r->nprocs;
+	v[PW_SUM_EVENTS].u = r->events;
+	v[PW_SUM_DROPPED].u = r->dropped;
+	v[PW_SUM_GPU_BUSY].u = f.gpu_busy_ns;
+	v[PW_SUM_KERNEL].u = f.kernel_ns;
+	v[PW_SUM_COLLECTIVE].u = f.collective_ns;
+	v[PW_SUM_IO].u = f.io_ns;
+	v[PW_SUM_WAIT].u = f.wait_ns;
+	v[PW_SUM_BUSY].u = f.busy_ns;
+	v[PW_SUM_TOP_CALLS].s = top;
+}
+
+void pw_write_rank_summary_json(struct pw_json *j, const struct pw_analysis *a, const struct pw_rank_report *r)
+{
+	union pw_summary_value v[PW_SUM_COUNT] = {{0}};
+	char top[PW_CELL_MAX];
+	summary_values(a, r, top, sizeof top, v);
+	pw_json_begin_object(j);
+	for (int m = 0; m < PW_SUM_COUNT; m++) {
+		const struct pw_summary_member_info *info = &pw_summary_members[m];
+		pw_json_key(j, info->key);
+		switch (info->type) {
+		case PW_SUMMARY_INT:
+			pw_json_int(j, v[m].i);
+			break;
+		case PW_SUMMARY_UINT:
+		case PW_SUMMARY_NS:
+			pw_json_uint(j, v[m].u);
+			break;
+		case PW_SUMMARY_TEXT:
+			pw_json_string(j, v[m].s);
+			break;
+		case PW_SUMMARY_ARRAY:
+			if (m == PW_SUM_PHASES)
+				write_phases(j, r->ranges);
+			else
+				write_collectives(j, r);
+			break;
+		}
+	}
 	pw_json_end_object(j);
 }

@@ -1132,19 +1132,23 @@ static void json_call_time(struct pw_json *j, const char *name, const struct pw_
 	pw_json_end_object(j);
 }
 
-void pw_act_write_json(struct pw_json *j, const struct pw_rank_report *r)
+/* key: v, or null when not known */
+static void json_null_or_uint(struct pw_json *j, const char *key, int known, uint64_t v)
 {
-	static const struct pw_act_report none;
-	const struct pw_act_report *a = r->act ? r->act : &none;
+	pw_json_key(j, key);
+	if (known)
+		pw_json_uint(j, v);
+	else
+		pw_json_null(j);
+}
 
+/* "gpu_activity": how the activity was recorded (CUPTI, clock, losses) and its totals. */
+static void json_activity(struct pw_json *j, const struct pw_act_report *a)
+{
 	pw_json_key(j, "gpu_activity");
 	pw_json_begin_object(j);
 	pw_json_kv_string(j, "status", pw_act_state_name(a->state));
-	pw_json_key(j, "cupti_version");
-	if (a->cupti_version)
-		pw_json_uint(j, a->cupti_version);
-	else
-		pw_json_null(j);
+	json_null_or_uint(j, "cupti_version", a->cupti_version != 0, a->cupti_version);
 	pw_json_kv_string(j, "clock", a->clock == PW_ACT_CLOCK_CALLBACK ? "callback"
 				      : a->clock == PW_ACT_CLOCK_OFFSET ? "offset"
 									 : NULL);
@@ -1152,11 +1156,7 @@ void pw_act_write_json(struct pw_json *j, const struct pw_rank_report *r)
 	pw_json_kv_int(j, "error_code", a->error_code);
 	pw_json_kv_uint(j, "driver_version", a->driver_version);
 	pw_json_kv_uint(j, "fork_children_without_cuda", a->fork_children);
-	pw_json_key(j, "other_client_since_ns");
-	if (a->other_client_ns)
-		pw_json_uint(j, a->other_client_ns);
-	else
-		pw_json_null(j);
+	json_null_or_uint(j, "other_client_since_ns", a->other_client_ns != 0, a->other_client_ns);
 	pw_json_key(j, "recorded");
 	pw_json_bool(j, pw_act_recorded(a));
 	char why[160] = "";
@@ -1178,46 +1178,56 @@ void pw_act_write_json(struct pw_json *j, const struct pw_rank_report *r)
 	pw_json_kv_uint(j, "kernel_median_ns", a->kernel_median_ns);
 	pw_json_kv_uint(j, "devices_other", a->devices_other);
 	pw_json_end_object(j);
+}
 
+/* One entry of "gpus". */
+static void json_device(struct pw_json *j, const struct pw_act_device *d)
+{
+	pw_json_begin_object(j);
+	pw_json_kv_int(j, "device", d->id);
+	pw_json_kv_string(j, "name", d->name);
+	pw_json_kv_uint(j, "sms", d->sms);
+	pw_json_kv_uint(j, "memory_bytes", d->memory_bytes);
+	pw_json_kv_uint(j, "bandwidth_kbps", d->bandwidth_kbps);
+	pw_json_kv_uint(j, "span_ns", d->span_ns);
+	pw_json_kv_uint(j, "busy_ns", d->busy_ns);
+	pw_json_kv_uint(j, "idle_ns", d->idle_ns);
+	pw_json_kv_uint(j, "kernel_ns", d->kernel_ns);
+	pw_json_kv_uint(j, "memcpy_ns", d->memcpy_ns);
+	pw_json_kv_uint(j, "memset_ns", d->memset_ns);
+	pw_json_kv_uint(j, "kernels", d->kernels);
+	pw_json_kv_uint(j, "memcpys", d->memcpys);
+	pw_json_kv_uint(j, "memsets", d->memsets);
+	pw_json_kv_uint(j, "idle_gaps", d->gaps);
+	pw_json_kv_uint(j, "longest_idle_ns", d->longest_gap_ns);
+	pw_json_kv_uint(j, "first_ns", d->first_ns);
+	pw_json_kv_uint(j, "last_ns", d->last_ns);
+	pw_json_kv_uint(j, "launches", d->launches);
+	pw_json_kv_uint(j, "launch_latency_mean_ns", d->latency_mean_ns);
+	pw_json_kv_uint(j, "launch_latency_p50_ns", d->latency_p50_ns);
+	pw_json_kv_uint(j, "launch_latency_p95_ns", d->latency_p95_ns);
+	pw_json_kv_uint(j, "launch_latency_max_ns", d->latency_max_ns);
+	pw_json_kv_double(j, "queue_depth_mean", d->queue_mean, 3);
+	pw_json_kv_uint(j, "queue_depth_max", d->queue_max);
+	pw_json_key(j, "idle_by_cause");
+	pw_json_begin_object(j);
+	for (int c = 0; c < PW_GAP_CLASSES; c++)
+		pw_json_kv_uint(j, pw_gap_class_name((enum pw_gap_class)c), d->idle_by_class[c]);
+	pw_json_end_object(j);
+	pw_json_end_object(j);
+}
+
+static void json_devices(struct pw_json *j, const struct pw_act_report *a)
+{
 	pw_json_key(j, "gpus");
 	pw_json_begin_array(j);
-	for (size_t i = 0; i < a->ndevices; i++) {
-		const struct pw_act_device *d = &a->devices[i];
-		pw_json_begin_object(j);
-		pw_json_kv_int(j, "device", d->id);
-		pw_json_kv_string(j, "name", d->name);
-		pw_json_kv_uint(j, "sms", d->sms);
-		pw_json_kv_uint(j, "memory_bytes", d->memory_bytes);
-		pw_json_kv_uint(j, "bandwidth_kbps", d->bandwidth_kbps);
-		pw_json_kv_uint(j, "span_ns", d->span_ns);
-		pw_json_kv_uint(j, "busy_ns", d->busy_ns);
-		pw_json_kv_uint(j, "idle_ns", d->idle_ns);
-		pw_json_kv_uint(j, "kernel_ns", d->kernel_ns);
-		pw_json_kv_uint(j, "memcpy_ns", d->memcpy_ns);
-		pw_json_kv_uint(j, "memset_ns", d->memset_ns);
-		pw_json_kv_uint(j, "kernels", d->kernels);
-		pw_json_kv_uint(j, "memcpys", d->memcpys);
-		pw_json_kv_uint(j, "memsets", d->memsets);
-		pw_json_kv_uint(j, "idle_gaps", d->gaps);
-		pw_json_kv_uint(j, "longest_idle_ns", d->longest_gap_ns);
-		pw_json_kv_uint(j, "first_ns", d->first_ns);
-		pw_json_kv_uint(j, "last_ns", d->last_ns);
-		pw_json_kv_uint(j, "launches", d->launches);
-		pw_json_kv_uint(j, "launch_latency_mean_ns", d->latency_mean_ns);
-		pw_json_kv_uint(j, "launch_latency_p50_ns", d->latency_p50_ns);
-		pw_json_kv_uint(j, "launch_latency_p95_ns", d->latency_p95_ns);
-		pw_json_kv_uint(j, "launch_latency_max_ns", d->latency_max_ns);
-		pw_json_kv_double(j, "queue_depth_mean", d->queue_mean, 3);
-		pw_json_kv_uint(j, "queue_depth_max", d->queue_max);
-		pw_json_key(j, "idle_by_cause");
-		pw_json_begin_object(j);
-		for (int c = 0; c < PW_GAP_CLASSES; c++)
-			pw_json_kv_uint(j, pw_gap_class_name((enum pw_gap_class)c), d->idle_by_class[c]);
-		pw_json_end_object(j);
-		pw_json_end_object(j);
-	}
+	for (size_t i = 0; i < a->ndevices; i++)
+		json_device(j, &a->devices[i]);
 	pw_json_end_array(j);
+}
 
+static void json_kernel_rows(struct pw_json *j, const struct pw_act_report *a)
+{
 	pw_json_key(j, "kernels");
 	pw_json_begin_array(j);
 	for (size_t i = 0; i < a->nkernel_rows; i++) {
@@ -1234,26 +1244,32 @@ void pw_act_write_json(struct pw_json *j, const struct pw_rank_report *r)
 		pw_json_end_object(j);
 	}
 	pw_json_end_array(j);
-	/* kernels past the row bound, per device (existing key kernels_other is the launches' bound) */
+}
+
+/* "cuda_graphs": a row per graph, then one for the graphs past the row bound (graph_id null) if any. */
+static void json_graph_rows(struct pw_json *j, const struct pw_act_report *a)
+{
 	pw_json_key(j, "cuda_graphs");
 	pw_json_begin_array(j);
 	for (size_t i = 0; i <= a->ngraph_rows; i++) {
-		const struct pw_act_graph_row *g = i < a->ngraph_rows ? &a->graph_rows[i] : &a->graphs_other;
-		if (i == a->ngraph_rows && !g->kernels)
+		int past = i == a->ngraph_rows;
+		const struct pw_act_graph_row *g = past ? &a->graphs_other : &a->graph_rows[i];
+		if (past && !g->kernels)
 			break;
 		pw_json_begin_object(j);
-		pw_json_key(j, "graph_id");
-		if (i < a->ngraph_rows)
-			pw_json_uint(j, g->graph_id);
-		else
-			pw_json_null(j); /* the graphs past the row bound */
-		pw_json_kv_int(j, "device", i < a->ngraph_rows ? g->device : -1);
+		json_null_or_uint(j, "graph_id", !past, g->graph_id);
+		pw_json_kv_int(j, "device", past ? -1 : g->device);
 		pw_json_kv_uint(j, "launches", g->launches);
 		pw_json_kv_uint(j, "kernels", g->kernels);
 		pw_json_kv_uint(j, "total_ns", g->total_ns);
 		pw_json_end_object(j);
 	}
 	pw_json_end_array(j);
+}
+
+/* kernels past the row bound, per device (existing key kernels_other is the launches' bound) */
+static void json_kernels_other(struct pw_json *j, const struct pw_act_report *a)
+{
 	pw_json_key(j, "gpu_kernels_other");
 	pw_json_begin_array(j);
 	for (size_t i = 0; i < a->ndevices; i++) {
@@ -1269,69 +1285,102 @@ void pw_act_write_json(struct pw_json *j, const struct pw_rank_report *r)
 		pw_json_end_object(j);
 	}
 	pw_json_end_array(j);
+}
 
-	for (int memset = 0; memset <= 1; memset++) {
-		pw_json_key(j, memset ? "gpu_memset" : "gpu_memcpy");
-		pw_json_begin_array(j);
-		for (size_t i = 0; i < a->ncopy_rows; i++) {
-			const struct pw_act_copy_row *c = &a->copy_rows[i];
-			if (c->memset != memset)
-				continue;
-			pw_json_begin_object(j);
-			pw_json_kv_int(j, "device", c->device);
-			if (!memset) {
-				pw_json_kv_string(j, "dir", pw_copy_dir_name(c->dir));
-				pw_json_kv_string(j, "src", pw_act_mem_name(c->src));
-			}
-			pw_json_kv_string(j, "dst", pw_act_mem_name(c->dst));
-			pw_json_kv_uint(j, "count", c->count);
-			pw_json_kv_uint(j, "bytes", c->bytes);
-			pw_json_kv_uint(j, "total_ns", c->total_ns);
-			pw_json_kv_double(j, "gbps", gbps((double)c->bytes, c->total_ns), 3);
-			pw_json_end_object(j);
+/* "gpu_memcpy" or "gpu_memset": the copy rows of that kind. */
+static void json_copy_rows(struct pw_json *j, const struct pw_act_report *a, int memset)
+{
+	pw_json_key(j, memset ? "gpu_memset" : "gpu_memcpy");
+	pw_json_begin_array(j);
+	for (size_t i = 0; i < a->ncopy_rows; i++) {
+		const struct pw_act_copy_row *c = &a->copy_rows[i];
+		if (c->memset != memset)
+			continue;
+		pw_json_begin_object(j);
+		pw_json_kv_int(j, "device", c->device);
+		if (!memset) {
+			pw_json_kv_string(j, "dir", pw_copy_dir_name(c->dir));
+			pw_json_kv_string(j, "src", pw_act_mem_name(c->src));
 		}
-		pw_json_end_array(j);
+		pw_json_kv_string(j, "dst", pw_act_mem_name(c->dst));
+		pw_json_kv_uint(j, "count", c->count);
+		pw_json_kv_uint(j, "bytes", c->bytes);
+		pw_json_kv_uint(j, "total_ns", c->total_ns);
+		pw_json_kv_double(j, "gbps", gbps((double)c->bytes, c->total_ns), 3);
+		pw_json_end_object(j);
 	}
+	pw_json_end_array(j);
+}
+
+static void json_copies(struct pw_json *j, const struct pw_act_report *a)
+{
+	json_copy_rows(j, a, 0);
+	json_copy_rows(j, a, 1);
 	pw_json_key(j, "gpu_copies_other");
 	pw_json_begin_object(j);
 	pw_json_kv_uint(j, "count", a->copy_other.count);
 	pw_json_kv_uint(j, "bytes", a->copy_other_bytes);
 	pw_json_kv_uint(j, "total_ns", a->copy_other.total_ns);
 	pw_json_end_object(j);
+}
 
-	pw_json_key(j, "gpu_gaps");
+/* One kept idle gap, with its launching thread's calls inside it. */
+static void json_gap(struct pw_json *j, const struct pw_act_gap *g)
+{
+	pw_json_begin_object(j);
+	pw_json_kv_int(j, "device", g->device);
+	pw_json_kv_uint(j, "start_ns", g->start_ns);
+	pw_json_kv_uint(j, "duration_ns", g->duration_ns);
+	pw_json_kv_int(j, "pid", g->pid);
+	json_null_or_uint(j, "thread", g->tid != 0, g->tid);
+	pw_json_kv_string(j, "class", pw_gap_class_name(g->cls));
+	pw_json_kv_string(j, "sync_call", g->sync_ev ? pw_events[g->sync_ev].name : NULL);
+	pw_json_kv_string(j, "ended_by", g->next);
+	pw_json_key(j, "cpu");
 	pw_json_begin_array(j);
-	for (size_t i = 0; i < a->ngaps; i++) {
-		const struct pw_act_gap *g = &a->gaps[i];
+	for (size_t k = 0; k < g->ncalls; k++) {
 		pw_json_begin_object(j);
-		pw_json_kv_int(j, "device", g->device);
-		pw_json_kv_uint(j, "start_ns", g->start_ns);
-		pw_json_kv_uint(j, "duration_ns", g->duration_ns);
-		pw_json_kv_int(j, "pid", g->pid);
-		pw_json_key(j, "thread");
-		if (g->tid)
-			pw_json_uint(j, g->tid);
-		else
-			pw_json_null(j);
-		pw_json_kv_string(j, "class", pw_gap_class_name(g->cls));
-		pw_json_kv_string(j, "sync_call", g->sync_ev ? pw_events[g->sync_ev].name : NULL);
-		pw_json_kv_string(j, "ended_by", g->next);
-		pw_json_key(j, "cpu");
-		pw_json_begin_array(j);
-		for (size_t k = 0; k < g->ncalls; k++) {
-			pw_json_begin_object(j);
-			pw_json_kv_string(j, "call", pw_events[g->calls[k].ev].name);
-			pw_json_kv_uint(j, "ns", g->calls[k].ns);
-			pw_json_kv_uint(j, "count", g->calls[k].count);
-			pw_json_end_object(j);
-		}
-		pw_json_end_array(j);
-		pw_json_kv_uint(j, "other_calls_ns", g->other_calls_ns);
-		pw_json_kv_uint(j, "running_ns", g->running_ns);
+		pw_json_kv_string(j, "call", pw_events[g->calls[k].ev].name);
+		pw_json_kv_uint(j, "ns", g->calls[k].ns);
+		pw_json_kv_uint(j, "count", g->calls[k].count);
 		pw_json_end_object(j);
 	}
 	pw_json_end_array(j);
+	pw_json_kv_uint(j, "other_calls_ns", g->other_calls_ns);
+	pw_json_kv_uint(j, "running_ns", g->running_ns);
+	pw_json_end_object(j);
+}
 
+static void json_gaps(struct pw_json *j, const struct pw_act_report *a)
+{
+	pw_json_key(j, "gpu_gaps");
+	pw_json_begin_array(j);
+	for (size_t i = 0; i < a->ngaps; i++)
+		json_gap(j, &a->gaps[i]);
+	pw_json_end_array(j);
+}
+
+/* key: [{"call": ..., k1: v1[ev], k2: v2[ev]}, ...] for the events with a v1. */
+static void json_per_event(struct pw_json *j, const char *key, const char *k1, const uint64_t *v1, const char *k2,
+			   const uint64_t *v2)
+{
+	pw_json_key(j, key);
+	pw_json_begin_array(j);
+	for (int ev = 0; ev < PW_EV_COUNT; ev++) {
+		if (!v1[ev])
+			continue;
+		pw_json_begin_object(j);
+		pw_json_kv_string(j, "call", pw_events[ev].name);
+		pw_json_kv_uint(j, k1, v1[ev]);
+		pw_json_kv_uint(j, k2, v2[ev]);
+		pw_json_end_object(j);
+	}
+	pw_json_end_array(j);
+}
+
+/* "gpu_idle_causes": every class once any gap was classified, none otherwise. */
+static void json_idle_causes(struct pw_json *j, const struct pw_act_report *a, uint64_t wall_ns)
+{
 	pw_json_key(j, "gpu_idle_causes");
 	pw_json_begin_array(j);
 	for (int c = 0; c < PW_GAP_CLASSES && a->gaps_total; c++) {
@@ -1340,37 +1389,17 @@ void pw_act_write_json(struct pw_json *j, const struct pw_rank_report *r)
 		pw_json_kv_string(j, "class", pw_gap_class_name((enum pw_gap_class)c));
 		pw_json_kv_uint(j, "gaps", k->gaps);
 		pw_json_kv_uint(j, "idle_ns", k->idle_ns);
-		pw_json_kv_double(j, "share", r->wall_ns ? (double)k->idle_ns / (double)r->wall_ns : NAN, 4);
-		pw_json_key(j, "calls");
-		pw_json_begin_array(j);
-		for (int ev = 0; ev < PW_EV_COUNT; ev++) {
-			if (!k->call_ns[ev])
-				continue;
-			pw_json_begin_object(j);
-			pw_json_kv_string(j, "call", pw_events[ev].name);
-			pw_json_kv_uint(j, "ns", k->call_ns[ev]);
-			pw_json_kv_uint(j, "count", k->call_count[ev]);
-			pw_json_end_object(j);
-		}
-		pw_json_end_array(j);
-		if (c == PW_GAP_SYNC) {
-			pw_json_key(j, "after");
-			pw_json_begin_array(j);
-			for (int ev = 0; ev < PW_EV_COUNT; ev++) {
-				if (!k->sync_gaps[ev])
-					continue;
-				pw_json_begin_object(j);
-				pw_json_kv_string(j, "call", pw_events[ev].name);
-				pw_json_kv_uint(j, "gaps", k->sync_gaps[ev]);
-				pw_json_kv_uint(j, "idle_ns", k->sync_ns[ev]);
-				pw_json_end_object(j);
-			}
-			pw_json_end_array(j);
-		}
+		pw_json_kv_double(j, "share", wall_ns ? (double)k->idle_ns / (double)wall_ns : NAN, 4);
+		json_per_event(j, "calls", "ns", k->call_ns, "count", k->call_count);
+		if (c == PW_GAP_SYNC) /* the synchronising calls its gaps began in */
+			json_per_event(j, "after", "gaps", k->sync_gaps, "idle_ns", k->sync_ns);
 		pw_json_end_object(j);
 	}
 	pw_json_end_array(j);
+}
 
+static void json_time_by_call(struct pw_json *j, const struct pw_act_report *a)
+{
 	pw_json_key(j, "gpu_time_by_call");
 	pw_json_begin_array(j);
 	for (int ev = 0; ev < PW_EV_COUNT; ev++)
@@ -1381,4 +1410,20 @@ void pw_act_write_json(struct pw_json *j, const struct pw_rank_report *r)
 	if (a->unlinked.kernels || a->unlinked.copies)
 		json_call_time(j, "(unlinked)", &a->unlinked);
 	pw_json_end_array(j);
+}
+
+void pw_act_write_json(struct pw_json *j, const struct pw_rank_report *r)
+{
+	static const struct pw_act_report none;
+	const struct pw_act_report *a = r->act ? r->act : &none;
+
+	json_activity(j, a);
+	json_devices(j, a);
+	json_kernel_rows(j, a);
+	json_graph_rows(j, a);
+	json_kernels_other(j, a);
+	json_copies(j, a);
+	json_gaps(j, a);
+	json_idle_causes(j, a, r->wall_ns);
+	json_time_by_call(j, a);
 }

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "../../collector/merge/merge.h"
+#include "../../collector/report/rank_summary.h"
 #include "json_reader.h"
 
 #define START 1795000000123456789ull /* above 2^53 */
@@ -349,6 +350,44 @@ static void test_median_odd_values(void **state)
 	assert_int_equal(top(fx, "missing_ranks")->n, 0);
 	assert_int_equal(top(fx, "launchers")->n, 0);
 	assert_int_equal(top(fx, "collective_skew")->n, 0);
+}
+
+/* Every FIGURE member of the summary's table (rank_summary.h) is merged: in each row at its row position
+ * (after rank and host), in rank_stats at its stat position, in summary.txt's spreads when it has a label. */
+static void test_every_figure_merged(void **state)
+{
+	struct mfx *fx = *state;
+	char in[2048];
+	for (int r = 0; r < 3; r++) {
+		size_t n = 0;
+		for (int m = 0; m < PW_SUM_COUNT; m++)
+			if (pw_summary_members[m].merge == PW_MERGE_FIGURE)
+				n += (size_t)snprintf(in + n, sizeof in - n, "\"%s\":%llu,", pw_summary_members[m].key,
+						      (unsigned long long)((uint64_t)(m + 1) * S + (uint64_t)r));
+		assert_true(n < sizeof in);
+		struct rk k = {.rank = r, .world = 3, .in_summary = in};
+		write_rank(fx, &k);
+	}
+	assert_int_equal(merge(fx, 0), 0);
+	size_t nfig = 0;
+	for (int m = 0; m < PW_SUM_COUNT; m++) {
+		const struct pw_summary_member_info *info = &pw_summary_members[m];
+		if (info->merge != PW_MERGE_FIGURE)
+			continue;
+		nfig++;
+		for (size_t r = 0; r < 3; r++) {
+			assert_string_equal(row(fx, r)->keys[2 + info->row], info->key);
+			assert_int_equal(jr_u64(jr_get(row(fx, r), info->key)), (uint64_t)(m + 1) * S + r);
+		}
+		assert_string_equal(top(fx, "rank_stats")->keys[info->stat], info->key);
+		assert_int_equal(stat_of(fx, info->key, "median"), (uint64_t)(m + 1) * S + 1);
+		if (info->label) {
+			char line[64];
+			snprintf(line, sizeof line, "\n%-12s min ", info->label);
+			expect_text(fx, line);
+		}
+	}
+	assert_int_equal(top(fx, "rank_stats")->n, nfig);
 }
 
 static void test_median_even(void **state)
@@ -1046,6 +1085,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_median_odd_values, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_median_even, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_every_figure_merged, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_straggler_by_collectives, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_straggler_by_waiting_time, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_straggler_when_waiting_is_short, setup, teardown),
