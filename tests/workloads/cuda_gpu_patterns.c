@@ -421,7 +421,7 @@ static void input_expectations(int steps, const char *call)
 
 static void mode_input(int steps)
 {
-	int fds[2];
+	int fds[2], acks[2];
 	pid_t pid;
 	int status;
 	float *x, *y;
@@ -429,15 +429,22 @@ static void mode_input(int steps)
 	void *fwd_args[] = { &x, &y, &n }, *bwd_args[] = { &y, &x, &n };
 	static char batch[BATCH_BYTES];
 
-	/* The loader is forked before the program touches CUDA, and never does. */
-	if (pipe(fds) != 0)
+	/* The loader is forked before the program touches CUDA, and never does. It prepares a batch only once the
+	 * previous one is launched (a prefetch depth of one, as a loader with back-pressure): a main thread that a
+	 * busy machine delays then never finds two batches waiting, so every batch leaves the GPU idle. */
+	if (pipe(fds) != 0 || pipe(acks) != 0)
 		die("pipe");
 	pid = fork();
 	if (pid < 0)
 		die("fork");
 	if (pid == 0) {
+		char ack;
+
 		close(fds[0]);
+		close(acks[1]);
 		for (int i = 0; i < steps; i++) {
+			if (i > 0 && read(acks[0], &ack, 1) != 1)
+				_exit(1);
 			sleep_ns(LOADER_NS);
 			memset(batch, i & 0xff, sizeof(batch));
 			if (write(fds[1], batch, sizeof(batch)) != (ssize_t)sizeof(batch))
@@ -446,6 +453,7 @@ static void mode_input(int steps)
 		_exit(0);
 	}
 	close(fds[1]);
+	close(acks[0]);
 
 	CUDA(cudaMalloc((void **)&x, (size_t)n * sizeof(float)));
 	CUDA(cudaMalloc((void **)&y, (size_t)n * sizeof(float)));
@@ -453,9 +461,12 @@ static void mode_input(int steps)
 		read_full(fds[0], batch, sizeof(batch));
 		launch(&g_input_kernels[0], fwd_args, NULL);
 		launch(&g_input_kernels[1], bwd_args, NULL);
+		if (i + 1 < steps && write(acks[1], "", 1) != 1)
+			die("write");
 	}
 	CUDA(cudaDeviceSynchronize());
 	close(fds[0]);
+	close(acks[1]);
 	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
 		fprintf(stderr, "cuda_gpu_patterns: the loader failed\n");
 		exit(1);
@@ -468,13 +479,19 @@ static void mode_input(int steps)
 static struct {
 	pthread_mutex_t lock;
 	pthread_cond_t ready;
-	int produced, steps;
-} g_queue = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0 };
+	pthread_cond_t launched;
+	int produced, consumed, steps;
+} g_queue = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0 };
 
 static void *loader_thread(void *arg)
 {
 	(void)arg;
 	for (int i = 0; i < g_queue.steps; i++) {
+		/* A prefetch depth of one, as mode_input's loader. */
+		pthread_mutex_lock(&g_queue.lock);
+		while (g_queue.consumed < i)
+			pthread_cond_wait(&g_queue.launched, &g_queue.lock);
+		pthread_mutex_unlock(&g_queue.lock);
 		sleep_ns(LOADER_NS);
 		pthread_mutex_lock(&g_queue.lock);
 		g_queue.produced++;
@@ -503,6 +520,10 @@ static void mode_input_thread(int steps)
 		pthread_mutex_unlock(&g_queue.lock);
 		launch(&g_input_kernels[0], fwd_args, NULL);
 		launch(&g_input_kernels[1], bwd_args, NULL);
+		pthread_mutex_lock(&g_queue.lock);
+		g_queue.consumed = i + 1;
+		pthread_cond_signal(&g_queue.launched);
+		pthread_mutex_unlock(&g_queue.lock);
 	}
 	CUDA(cudaDeviceSynchronize());
 	pthread_join(loader, NULL);
