@@ -549,6 +549,192 @@ struct pw_rec_gpu {
 	uint64_t a[3];        /* per kind */
 };
 
+/* ---- Per-kind payloads: how the fields of pw_rec_api and pw_rec_gpu that depend on the kind are packed.
+ * Written here once: the preload packs with pw_put_*, the collector unpacks with pw_get_*, and neither
+ * shifts a field by hand. The getters take the fields themselves, so that a copy of them (the model's
+ * timeline keeps a[] and sub) reads the same way. ---- */
+
+/* Launch geometry: a[0..2] of a launch call (PW_K_GPU_LAUNCH) and of a kernel (PW_EV_GPU_KERNEL). */
+struct pw_dims {
+	uint32_t grid[3], block[3];
+};
+
+static inline void pw_put_dims(uint64_t a[3], struct pw_dims d)
+{
+	a[0] = (uint64_t)d.grid[0] | (uint64_t)d.grid[1] << 32;
+	a[1] = (uint64_t)d.grid[2] | (uint64_t)d.block[0] << 32;
+	a[2] = (uint64_t)d.block[1] | (uint64_t)d.block[2] << 32;
+}
+
+static inline struct pw_dims pw_get_dims(const uint64_t a[3])
+{
+	return (struct pw_dims){
+		.grid = {(uint32_t)a[0], (uint32_t)(a[0] >> 32), (uint32_t)a[1]},
+		.block = {(uint32_t)(a[1] >> 32), (uint32_t)a[2], (uint32_t)(a[2] >> 32)},
+	};
+}
+
+/* A matrix product (PW_K_GEMM): D is m x n, op(A) m x k, batch of them; a[0..3]. dtype (cudaDataType) and
+ * the transposes (cublasOperation_t) are in sub; arg0 is the compute type. */
+struct pw_gemm {
+	uint64_t m, n, k, batch;
+	uint8_t dtype, transa, transb;
+};
+
+static inline void pw_put_gemm(struct pw_rec_api *r, struct pw_gemm g)
+{
+	r->a[0] = g.m, r->a[1] = g.n, r->a[2] = g.k, r->a[3] = g.batch;
+	r->sub = (uint32_t)g.dtype | (uint32_t)g.transa << 8 | (uint32_t)g.transb << 16;
+}
+
+static inline struct pw_gemm pw_get_gemm(const uint64_t a[4], uint32_t sub)
+{
+	return (struct pw_gemm){.m = a[0], .n = a[1], .k = a[2], .batch = a[3], .dtype = (uint8_t)sub,
+				.transa = (uint8_t)(sub >> 8), .transb = (uint8_t)(sub >> 16)};
+}
+
+/* An NCCL call (PW_K_COLL, PW_K_COMM): a[0] the communicator, a[1] a send's or receive's peer or a rooted
+ * collective's root (-1: none), a[2] the communicator's size and this rank in it (0 and 0: unknown); a
+ * collective's sub is its ncclDataType_t and ncclRedOp_t, its arg0 the count of elements. */
+struct pw_nccl {
+	uint64_t comm;
+	int64_t peer;
+	uint32_t nranks, rank;
+	uint8_t dtype, op;
+};
+
+static inline void pw_put_nccl(struct pw_rec_api *r, struct pw_nccl n)
+{
+	r->a[0] = n.comm;
+	r->a[1] = (uint64_t)n.peer;
+	r->a[2] = (uint64_t)n.nranks | (uint64_t)n.rank << 32;
+	r->sub = (uint32_t)n.dtype | (uint32_t)n.op << 8;
+}
+
+static inline struct pw_nccl pw_get_nccl(const uint64_t a[4], uint32_t sub)
+{
+	return (struct pw_nccl){.comm = a[0], .peer = (int64_t)a[1], .nranks = (uint32_t)a[2],
+				.rank = (uint32_t)(a[2] >> 32), .dtype = (uint8_t)sub, .op = (uint8_t)(sub >> 8)};
+}
+
+/* A copy call (PW_K_GPU_MEMCPY): a[0] the destination, a[1] the source; a peer copy's devices in a[2]. The
+ * direction and PW_API_ASYNC are in sub, the bytes in arg0. */
+struct pw_copy_call {
+	uint64_t dst, src;
+	int32_t dst_device, src_device; /* a peer copy's */
+};
+
+static inline void pw_put_copy_call(struct pw_rec_api *r, struct pw_copy_call c)
+{
+	r->a[0] = c.dst;
+	r->a[1] = c.src;
+	r->a[2] = (uint64_t)(uint32_t)c.dst_device | (uint64_t)(uint32_t)c.src_device << 32;
+}
+
+static inline struct pw_copy_call pw_get_copy_call(const uint64_t a[3])
+{
+	return (struct pw_copy_call){.dst = a[0], .src = a[1], .dst_device = (int32_t)(uint32_t)a[2],
+				     .src_device = (int32_t)(uint32_t)(a[2] >> 32)};
+}
+
+/* A kernel's resources (PW_EV_GPU_KERNEL arg0) and the graph it ran in (ret: graph id, node id's low 32
+ * bits; 0: none). */
+struct pw_kernel_use {
+	uint32_t registers, shared_bytes;
+	uint32_t graph, graph_node;
+};
+
+static inline void pw_put_kernel_use(struct pw_rec_gpu *g, struct pw_kernel_use u)
+{
+	g->c.arg0 = (uint64_t)u.registers | (uint64_t)u.shared_bytes << 32;
+	g->c.ret = (int64_t)((uint64_t)u.graph | (uint64_t)u.graph_node << 32);
+}
+
+static inline struct pw_kernel_use pw_get_kernel_use(uint64_t arg0, int64_t ret)
+{
+	return (struct pw_kernel_use){.registers = (uint32_t)arg0, .shared_bytes = (uint32_t)(arg0 >> 32),
+				      .graph = (uint32_t)ret, .graph_node = (uint32_t)((uint64_t)ret >> 32)};
+}
+
+/* Where a GPU copy's or memset's memory was (enum pw_act_mem) and a copy's direction: arg1 of
+ * PW_EV_GPU_MEMCPY (dir, src << 8, dst << 16) and PW_EV_GPU_MEMSET (the value, dst << 32). */
+struct pw_act_copy {
+	uint8_t dir; /* enum pw_copy_dir; a memset's is 0 */
+	uint8_t src, dst;
+	uint32_t value; /* a memset's */
+};
+
+static inline uint64_t pw_put_act_memcpy(struct pw_act_copy c)
+{
+	return (uint64_t)c.dir | (uint64_t)c.src << 8 | (uint64_t)c.dst << 16;
+}
+
+static inline uint64_t pw_put_act_memset(struct pw_act_copy c)
+{
+	return (uint64_t)c.value | (uint64_t)c.dst << 32;
+}
+
+static inline struct pw_act_copy pw_get_act_memcpy(uint64_t arg1)
+{
+	return (struct pw_act_copy){.dir = (uint8_t)arg1, .src = (uint8_t)(arg1 >> 8), .dst = (uint8_t)(arg1 >> 16)};
+}
+
+static inline struct pw_act_copy pw_get_act_memset(uint64_t arg1)
+{
+	return (struct pw_act_copy){.dst = (uint8_t)(arg1 >> 32), .value = (uint32_t)arg1};
+}
+
+/* A peer copy's devices (PW_EV_GPU_MEMCPY with PW_COPY_PEER): a[0]. */
+static inline uint64_t pw_put_act_peer(uint32_t src_device, uint32_t dst_device)
+{
+	return (uint64_t)src_device | (uint64_t)dst_device << 32;
+}
+
+static inline void pw_get_act_peer(uint64_t a0, uint32_t *src_device, uint32_t *dst_device)
+{
+	*src_device = (uint32_t)a0;
+	*dst_device = (uint32_t)(a0 >> 32);
+}
+
+/* A device (PW_EV_GPU_DEVICE): a[0] its memory, a[1] SMs and compute capability; arg0 its bandwidth. */
+struct pw_device_info {
+	uint64_t memory_bytes;
+	uint32_t sms;
+	uint16_t cc_major, cc_minor;
+};
+
+static inline void pw_put_device_info(struct pw_rec_gpu *g, struct pw_device_info d)
+{
+	g->a[0] = d.memory_bytes;
+	g->a[1] = (uint64_t)d.sms | (uint64_t)d.cc_major << 32 | (uint64_t)d.cc_minor << 48;
+}
+
+static inline struct pw_device_info pw_get_device_info(const uint64_t a[2])
+{
+	return (struct pw_device_info){.memory_bytes = a[0], .sms = (uint32_t)a[1],
+				       .cc_major = (uint16_t)(a[1] >> 32), .cc_minor = (uint16_t)(a[1] >> 48)};
+}
+
+/* The state of GPU activity recording (PW_EV_GPU_STATUS; arg0 the state, ret a failure's code): a[0] CUPTI's
+ * version, or the driver's for PW_ACT_DRIVER_UNUSABLE; a[1] how CUPTI's clock was put on ours; a[2] for
+ * PW_ACT_DRIVER_UNUSABLE the runtime's major version (0: unknown). */
+struct pw_act_status_info {
+	uint32_t version;
+	uint32_t clock; /* enum pw_act_clock, 0: none */
+	uint32_t runtime_major;
+};
+
+static inline void pw_put_act_status(struct pw_rec_gpu *g, struct pw_act_status_info s)
+{
+	g->a[0] = s.version, g->a[1] = s.clock, g->a[2] = s.runtime_major;
+}
+
+static inline struct pw_act_status_info pw_get_act_status(const uint64_t a[3])
+{
+	return (struct pw_act_status_info){.version = (uint32_t)a[0], .clock = (uint32_t)a[1],
+					   .runtime_major = (uint32_t)a[2]};
+}
+
 /* An NVTX range or mark (kinds for which pw_kind_is_range()). */
 struct pw_rec_range {
 	struct pw_rec_call c;
@@ -556,6 +742,38 @@ struct pw_rec_range {
 	uint32_t payload_type; /* nvtxPayloadType_t (0: none) */
 	uint32_t color;        /* ARGB (0: none) */
 };
+
+/* An NVTX record's domain (0: the default one) and category: arg0 of ranges, marks and category names. */
+struct pw_nvtx_scope {
+	uint32_t domain, category;
+};
+
+static inline uint64_t pw_put_nvtx_scope(struct pw_nvtx_scope s)
+{
+	return (uint64_t)s.domain | (uint64_t)s.category << 32;
+}
+
+static inline struct pw_nvtx_scope pw_get_nvtx_scope(uint64_t arg0)
+{
+	return (struct pw_nvtx_scope){.domain = (uint32_t)arg0, .category = (uint32_t)(arg0 >> 32)};
+}
+
+/* An MPI collective's communicator (PW_K_MPI_COLL arg1; arg0 the bytes this rank contributes): its size
+ * and the root (-1: none). */
+struct pw_mpi_comm {
+	uint32_t size;
+	int32_t root;
+};
+
+static inline uint64_t pw_put_mpi_comm(struct pw_mpi_comm c)
+{
+	return (uint64_t)c.size | (uint64_t)(uint32_t)(c.root + 1) << 32;
+}
+
+static inline struct pw_mpi_comm pw_get_mpi_comm(uint64_t arg1)
+{
+	return (struct pw_mpi_comm){.size = (uint32_t)arg1, .root = (int32_t)(uint32_t)(arg1 >> 32) - 1};
+}
 
 /* A loaded object (PW_K_MODULE). */
 struct pw_rec_module {

@@ -19,12 +19,9 @@ static void gemm_fields(struct pw_rec_api *r, cublasHandle_t handle, cublasOpera
 	cudaStream_t stream = NULL;
 	if (real_cublasGetStream_v2 && real_cublasGetStream_v2(handle, &stream) == CUBLAS_STATUS_SUCCESS)
 		r->stream = (uint64_t)(uintptr_t)stream;
-	r->a[0] = (uint64_t)(int64_t)m;
-	r->a[1] = (uint64_t)(int64_t)n;
-	r->a[2] = (uint64_t)(int64_t)k;
-	r->a[3] = (uint64_t)(int64_t)batch;
+	pw_put_gemm(r, (struct pw_gemm){(uint64_t)(int64_t)m, (uint64_t)(int64_t)n, (uint64_t)(int64_t)k,
+					(uint64_t)(int64_t)batch, (uint8_t)dtype, (uint8_t)ta, (uint8_t)tb});
 	r->c.arg0 = (uint64_t)compute;
-	r->sub = ((uint32_t)dtype & 0xff) | ((uint32_t)ta & 0xff) << 8 | ((uint32_t)tb & 0xff) << 16;
 }
 
 PW_CUBLAS(CUBLAS_CREATE, cublasCreate_v2, (cublasHandle_t * handle), (handle),
@@ -137,15 +134,18 @@ static void matmul_fields(struct pw_rec_api *r, cublasLtMatmulDesc_t desc, cubla
 {
 	int32_t ta = desc_attr(desc, CUBLASLT_MATMUL_DESC_TRANSA, CUBLAS_OP_N);
 	int32_t tb = desc_attr(desc, CUBLASLT_MATMUL_DESC_TRANSB, CUBLAS_OP_N);
-	r->a[0] = layout_attr(d_layout, CUBLASLT_MATRIX_LAYOUT_ROWS, sizeof(uint64_t));
-	r->a[1] = layout_attr(d_layout, CUBLASLT_MATRIX_LAYOUT_COLS, sizeof(uint64_t));
-	r->a[2] = layout_attr(a_layout, ta == CUBLAS_OP_N ? CUBLASLT_MATRIX_LAYOUT_COLS : CUBLASLT_MATRIX_LAYOUT_ROWS,
-			      sizeof(uint64_t));
 	int32_t batch = (int32_t)layout_attr(d_layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, sizeof(int32_t));
-	r->a[3] = (uint64_t)(int64_t)(batch > 0 ? batch : 1);
-	uint32_t dtype = (uint32_t)layout_attr(a_layout, CUBLASLT_MATRIX_LAYOUT_TYPE, sizeof(uint32_t));
+	pw_put_gemm(r, (struct pw_gemm){
+		.m = layout_attr(d_layout, CUBLASLT_MATRIX_LAYOUT_ROWS, sizeof(uint64_t)),
+		.n = layout_attr(d_layout, CUBLASLT_MATRIX_LAYOUT_COLS, sizeof(uint64_t)),
+		.k = layout_attr(a_layout, ta == CUBLAS_OP_N ? CUBLASLT_MATRIX_LAYOUT_COLS : CUBLASLT_MATRIX_LAYOUT_ROWS,
+				 sizeof(uint64_t)),
+		.batch = (uint64_t)(int64_t)(batch > 0 ? batch : 1),
+		.dtype = (uint8_t)layout_attr(a_layout, CUBLASLT_MATRIX_LAYOUT_TYPE, sizeof(uint32_t)),
+		.transa = (uint8_t)ta,
+		.transb = (uint8_t)tb,
+	});
 	r->c.arg0 = (uint64_t)(int64_t)desc_attr(desc, CUBLASLT_MATMUL_DESC_COMPUTE_TYPE, -1);
-	r->sub = (dtype & 0xff) | ((uint32_t)ta & 0xff) << 8 | ((uint32_t)tb & 0xff) << 16;
 	r->stream = (uint64_t)(uintptr_t)stream;
 }
 

@@ -34,7 +34,7 @@ static void launch_fields(struct pw_rec_api *r, const void *func, dim3 grid, dim
 {
 	r->c.arg0 = ADDR(func);
 	r->c.arg1 = pw_gpu_kernel_name(func, ret == cudaSuccess);
-	PW_PACK_DIMS(*r, grid, block);
+	pw_put_dims(r->a, (struct pw_dims){{grid.x, grid.y, grid.z}, {block.x, block.y, block.z}});
 	r->sub = shmem > UINT32_MAX ? UINT32_MAX : (uint32_t)shmem; /* launches carry no flags */
 }
 
@@ -116,8 +116,7 @@ PW_GPU_WATCH(CUDART, cudaError_t, cudaErrorUnknown, cudaGetKernel, (cudaKernel_t
 static void copy_fields(struct pw_rec_api *r, size_t bytes, const void *dst, const void *src, unsigned dir)
 {
 	r->c.arg0 = bytes;
-	r->a[0] = ADDR(dst);
-	r->a[1] = ADDR(src);
+	pw_put_copy_call(r, (struct pw_copy_call){.dst = ADDR(dst), .src = ADDR(src)});
 	r->sub |= dir;
 }
 
@@ -191,8 +190,9 @@ PW_CUDART_PTSZ(CUDA_MEMCPY_FROM_SYMBOL_ASYNC, cudaMemcpyFromSymbolAsync,
 
 static void peer_fields(struct pw_rec_api *r, void *dst, int dst_dev, const void *src, int src_dev, size_t count)
 {
-	copy_fields(r, count, dst, src, PW_COPY_PEER);
-	r->a[2] = (uint64_t)(uint32_t)dst_dev | (uint64_t)(uint32_t)src_dev << 32;
+	r->c.arg0 = count;
+	pw_put_copy_call(r, (struct pw_copy_call){ADDR(dst), ADDR(src), dst_dev, src_dev});
+	r->sub |= PW_COPY_PEER;
 }
 
 PW_CUDART(CUDA_MEMCPY_PEER, cudaMemcpyPeer, (void *dst, int dst_dev, const void *src, int src_dev, size_t count),

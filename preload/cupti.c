@@ -168,8 +168,7 @@ static void status_record(struct pw_rec_gpu *r, enum pw_act_state state, int64_t
 	r->c.arg0 = state;
 	r->c.arg1 = cu.path_ref;
 	r->device = -1;
-	r->a[0] = version;
-	r->a[1] = clock;
+	pw_put_act_status(r, (struct pw_act_status_info){.version = version, .clock = clock});
 }
 
 static void emit_status(enum pw_act_state state, int64_t code, uint32_t version, enum pw_act_clock clock)
@@ -553,8 +552,9 @@ static int driver_usable(void *driver, const char *cuda_path)
 		return 1;
 	say(msg);
 	struct pw_rec_gpu r;
-	status_record(&r, PW_ACT_DRIVER_UNUSABLE, rc, (uint32_t)(version > 0 ? version : 0), 0);
-	r.a[2] = (uint64_t)runtime_major;
+	status_record(&r, PW_ACT_DRIVER_UNUSABLE, rc, 0, 0);
+	pw_put_act_status(&r, (struct pw_act_status_info){.version = (uint32_t)(version > 0 ? version : 0),
+							  .runtime_major = (uint32_t)(runtime_major > 0 ? runtime_major : 0)});
 	emit_gpu(&r);
 	return 0;
 }

@@ -120,11 +120,6 @@ static unsigned copy_dir(uint8_t kind)
 	}
 }
 
-static uint64_t pack2(uint32_t lo, uint32_t hi)
-{
-	return (uint64_t)lo | (uint64_t)hi << 32;
-}
-
 int pw_cupti_convert(const CUpti_Activity *rec, struct pw_rec_gpu *out, int64_t ns_offset,
 		     pw_cupti_intern_fn intern, void *ctx)
 {
@@ -135,12 +130,14 @@ int pw_cupti_convert(const CUpti_Activity *rec, struct pw_rec_gpu *out, int64_t 
 		init(out, PW_EV_GPU_KERNEL, (int32_t)k->deviceId, k->contextId, k->streamId, k->correlationId);
 		set_times(out, k->start, k->end, ns_offset);
 		out->c.arg1 = k->name ? intern(k->name, ctx) : 0;
-		uint32_t shmem = (uint32_t)k->staticSharedMemory + (uint32_t)k->dynamicSharedMemory;
-		out->c.arg0 = pack2(k->registersPerThread, shmem);
-		out->a[0] = pack2((uint32_t)k->gridX, (uint32_t)k->gridY);
-		out->a[1] = pack2((uint32_t)k->gridZ, (uint32_t)k->blockX);
-		out->a[2] = pack2((uint32_t)k->blockY, (uint32_t)k->blockZ);
-		out->c.ret = (int64_t)pack2(k->graphId, (uint32_t)k->graphNodeId);
+		pw_put_kernel_use(out, (struct pw_kernel_use){
+			.registers = k->registersPerThread,
+			.shared_bytes = (uint32_t)k->staticSharedMemory + (uint32_t)k->dynamicSharedMemory,
+			.graph = k->graphId,
+			.graph_node = (uint32_t)k->graphNodeId,
+		});
+		pw_put_dims(out->a, (struct pw_dims){{(uint32_t)k->gridX, (uint32_t)k->gridY, (uint32_t)k->gridZ},
+						     {(uint32_t)k->blockX, (uint32_t)k->blockY, (uint32_t)k->blockZ}});
 		return 1;
 	}
 	case CUPTI_ACTIVITY_KIND_MEMCPY: {
@@ -148,7 +145,7 @@ int pw_cupti_convert(const CUpti_Activity *rec, struct pw_rec_gpu *out, int64_t 
 		init(out, PW_EV_GPU_MEMCPY, (int32_t)m->deviceId, m->contextId, m->streamId, m->correlationId);
 		set_times(out, m->start, m->end, ns_offset);
 		out->c.arg0 = m->bytes;
-		out->c.arg1 = copy_dir(m->copyKind) | (uint64_t)m->srcKind << 8 | (uint64_t)m->dstKind << 16;
+		out->c.arg1 = pw_put_act_memcpy((struct pw_act_copy){(uint8_t)copy_dir(m->copyKind), m->srcKind, m->dstKind, 0});
 		return 1;
 	}
 	case CUPTI_ACTIVITY_KIND_MEMCPY2: {
@@ -156,8 +153,8 @@ int pw_cupti_convert(const CUpti_Activity *rec, struct pw_rec_gpu *out, int64_t 
 		init(out, PW_EV_GPU_MEMCPY, (int32_t)m->deviceId, m->contextId, m->streamId, m->correlationId);
 		set_times(out, m->start, m->end, ns_offset);
 		out->c.arg0 = m->bytes;
-		out->c.arg1 = PW_COPY_PEER | (uint64_t)m->srcKind << 8 | (uint64_t)m->dstKind << 16;
-		out->a[0] = pack2(m->srcDeviceId, m->dstDeviceId);
+		out->c.arg1 = pw_put_act_memcpy((struct pw_act_copy){PW_COPY_PEER, m->srcKind, m->dstKind, 0});
+		out->a[0] = pw_put_act_peer(m->srcDeviceId, m->dstDeviceId);
 		return 1;
 	}
 	case CUPTI_ACTIVITY_KIND_MEMSET: {
@@ -165,7 +162,7 @@ int pw_cupti_convert(const CUpti_Activity *rec, struct pw_rec_gpu *out, int64_t 
 		init(out, PW_EV_GPU_MEMSET, (int32_t)m->deviceId, m->contextId, m->streamId, m->correlationId);
 		set_times(out, m->start, m->end, ns_offset);
 		out->c.arg0 = m->bytes;
-		out->c.arg1 = (uint64_t)m->value | (uint64_t)m->memoryKind << 32;
+		out->c.arg1 = pw_put_act_memset((struct pw_act_copy){.dst = (uint8_t)m->memoryKind, .value = m->value});
 		return 1;
 	}
 	case CUPTI_ACTIVITY_KIND_RUNTIME:
@@ -205,9 +202,9 @@ int pw_cupti_convert(const CUpti_Activity *rec, struct pw_rec_gpu *out, int64_t 
 		init(out, PW_EV_GPU_DEVICE, (int32_t)d->id, 0, 0, 0);
 		out->c.arg1 = d->name ? intern(d->name, ctx) : 0;
 		out->c.arg0 = d->globalMemoryBandwidth;
-		out->a[0] = d->globalMemorySize;
-		out->a[1] = (uint64_t)d->numMultiprocessors | (uint64_t)(d->computeCapabilityMajor & 0xffff) << 32 |
-			    (uint64_t)(d->computeCapabilityMinor & 0xffff) << 48;
+		pw_put_device_info(out, (struct pw_device_info){d->globalMemorySize, d->numMultiprocessors,
+								(uint16_t)d->computeCapabilityMajor,
+								(uint16_t)d->computeCapabilityMinor});
 		return 1;
 	}
 	default:

@@ -184,7 +184,7 @@ static void coll(struct pw_rec_call *r, int ret, uint64_t bytes, int size, int r
 	if (ret != 0)
 		bytes = 0;
 	r->arg0 = bytes;
-	r->arg1 = (uint64_t)(uint32_t)size | (uint64_t)(uint32_t)(root + 1) << 32;
+	r->arg1 = pw_put_mpi_comm((struct pw_mpi_comm){.size = (uint32_t)size, .root = root});
 }
 
 /* ---- the wrapper ---- */

@@ -15,23 +15,28 @@
 PW_GPU_HELPER(NCCL, ncclResult_t, ncclCommCount, (const ncclComm_t, int *));
 PW_GPU_HELPER(NCCL, ncclResult_t, ncclCommUserRank, (const ncclComm_t, int *));
 
-static uint64_t comm_shape(ncclComm_t comm)
+/* A communicator with its size and this rank in it, as far as NCCL says. */
+static struct pw_nccl comm_info(ncclComm_t comm)
 {
+	struct pw_nccl info = {.comm = (uint64_t)(uintptr_t)comm, .peer = -1};
 	int n = 0, rank = 0;
 	if (!comm || !real_ncclCommCount || !real_ncclCommUserRank || real_ncclCommCount(comm, &n) != ncclSuccess ||
 	    real_ncclCommUserRank(comm, &rank) != ncclSuccess || n <= 0 || rank < 0)
-		return 0;
-	return (uint64_t)(uint32_t)n | (uint64_t)(uint32_t)rank << 32;
+		return info;
+	info.nranks = (uint32_t)n;
+	info.rank = (uint32_t)rank;
+	return info;
 }
 
 static void coll_fields(struct pw_rec_api *r, size_t count, ncclDataType_t type, ncclRedOp_t op, int64_t peer,
 			ncclComm_t comm, cudaStream_t stream)
 {
+	struct pw_nccl info = comm_info(comm);
+	info.peer = peer;
+	info.dtype = (uint8_t)type;
+	info.op = (uint8_t)op;
+	pw_put_nccl(r, info);
 	r->c.arg0 = count;
-	r->a[0] = (uint64_t)(uintptr_t)comm;
-	r->a[1] = (uint64_t)peer;
-	r->a[2] = comm_shape(comm);
-	r->sub = ((uint32_t)type & 0xff) | ((uint32_t)op & 0xff) << 8;
 	r->stream = (uint64_t)(uintptr_t)stream;
 	if (pw_self.nccl_group_ext)
 		r->corr = pw_self.nccl_group_ext; /* its work is launched by the group's end */
@@ -133,8 +138,7 @@ static void comm_made(struct pw_rec_api *r, ncclResult_t ret, const ncclComm_t *
 {
 	if ((ret != ncclSuccess && ret != ncclInProgress) || !comm)
 		return;
-	r->a[0] = (uint64_t)(uintptr_t)*comm;
-	r->a[2] = comm_shape(*comm);
+	pw_put_nccl(r, comm_info(*comm));
 }
 
 PW_NCCL(NCCL_COMM_INIT_RANK, ncclCommInitRank, (ncclComm_t * comm, int nranks, ncclUniqueId id, int rank),
@@ -150,5 +154,7 @@ PW_NCCL(NCCL_COMM_INIT_ALL, ncclCommInitAll, (ncclComm_t * comms, int ndev, cons
 PW_NCCL(NCCL_COMM_SPLIT, ncclCommSplit, (ncclComm_t comm, int color, int key, ncclComm_t *made, ncclConfig_t *config),
 	(comm, color, key, made, config), comm_made(&r, ret, made))
 
-PW_NCCL(NCCL_COMM_DESTROY, ncclCommDestroy, (ncclComm_t comm), (comm), r.a[0] = (uint64_t)(uintptr_t)comm)
-PW_NCCL(NCCL_COMM_ABORT, ncclCommAbort, (ncclComm_t comm), (comm), r.a[0] = (uint64_t)(uintptr_t)comm)
+PW_NCCL(NCCL_COMM_DESTROY, ncclCommDestroy, (ncclComm_t comm), (comm),
+	pw_put_nccl(&r, (struct pw_nccl){.comm = (uint64_t)(uintptr_t)comm, .peer = -1}))
+PW_NCCL(NCCL_COMM_ABORT, ncclCommAbort, (ncclComm_t comm), (comm),
+	pw_put_nccl(&r, (struct pw_nccl){.comm = (uint64_t)(uintptr_t)comm, .peer = -1}))

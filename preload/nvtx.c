@@ -199,7 +199,7 @@ static void emit_range(uint16_t ev, uint32_t domain, const nvtxEventAttributes_t
 	r.c.arg0 = domain;
 	r.c.arg1 = msg;
 	if (a && a->size >= offsetof(nvtxEventAttributes_t, messageType)) {
-		r.c.arg0 |= (uint64_t)a->category << 32;
+		r.c.arg0 = pw_put_nvtx_scope((struct pw_nvtx_scope){.domain = (uint32_t)domain, .category = a->category});
 		r.color = a->colorType == NVTX_COLOR_ARGB ? a->color : 0;
 		r.payload_type = a->payloadType > 0 ? (uint32_t)a->payloadType : 0;
 		if (r.payload_type)
@@ -358,11 +358,11 @@ static int NVTX_API cb_push_w(const wchar_t *s) { return push(0, NULL, NULL, s);
 static int NVTX_API cb_pop(void) { return pop(0); }
 static void NVTX_API cb_name_category_a(uint32_t c, const char *s)
 {
-	name(PW_EV_NVTX_NAME_CATEGORY, (uint64_t)c << 32, s, NULL);
+	name(PW_EV_NVTX_NAME_CATEGORY, pw_put_nvtx_scope((struct pw_nvtx_scope){.category = c}), s, NULL);
 }
 static void NVTX_API cb_name_category_w(uint32_t c, const wchar_t *s)
 {
-	name(PW_EV_NVTX_NAME_CATEGORY, (uint64_t)c << 32, NULL, s);
+	name(PW_EV_NVTX_NAME_CATEGORY, pw_put_nvtx_scope((struct pw_nvtx_scope){.category = c}), NULL, s);
 }
 static void NVTX_API cb_name_thread_a(uint32_t tid, const char *s) { name(PW_EV_NVTX_NAME_THREAD, tid, s, NULL); }
 static void NVTX_API cb_name_thread_w(uint32_t tid, const wchar_t *s) { name(PW_EV_NVTX_NAME_THREAD, tid, NULL, s); }
@@ -383,11 +383,11 @@ static int NVTX_API cb_domain_push_ex(nvtxDomainHandle_t d, const nvtxEventAttri
 static int NVTX_API cb_domain_pop(nvtxDomainHandle_t d) { return pop(domain_id(d)); }
 static void NVTX_API cb_domain_name_category_a(nvtxDomainHandle_t d, uint32_t c, const char *s)
 {
-	name(PW_EV_NVTX_NAME_CATEGORY, domain_id(d) | (uint64_t)c << 32, s, NULL);
+	name(PW_EV_NVTX_NAME_CATEGORY, pw_put_nvtx_scope((struct pw_nvtx_scope){(uint32_t)domain_id(d), c}), s, NULL);
 }
 static void NVTX_API cb_domain_name_category_w(nvtxDomainHandle_t d, uint32_t c, const wchar_t *s)
 {
-	name(PW_EV_NVTX_NAME_CATEGORY, domain_id(d) | (uint64_t)c << 32, NULL, s);
+	name(PW_EV_NVTX_NAME_CATEGORY, pw_put_nvtx_scope((struct pw_nvtx_scope){(uint32_t)domain_id(d), c}), NULL, s);
 }
 
 static nvtxStringHandle_t register_string(const char *s, size_t len)

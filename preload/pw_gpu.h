@@ -256,12 +256,4 @@ static inline __attribute__((always_inline)) void pw_api_init(struct pw_rec_api 
 		return ret;                                                                               \
 	}
 
-/* Grid and block dimensions packed as PW_K_GPU_LAUNCH records carry them. */
-#define PW_PACK_DIMS(r, grid, block)                                                                      \
-	do {                                                                                              \
-		(r).a[0] = (uint64_t)(grid).x | (uint64_t)(grid).y << 32;                                 \
-		(r).a[1] = (uint64_t)(grid).z | (uint64_t)(block).x << 32;                                \
-		(r).a[2] = (uint64_t)(block).y | (uint64_t)(block).z << 32;                               \
-	} while (0)
-
 #endif

@@ -471,9 +471,9 @@ static int is_world_collective(const struct file_ctx *c, const struct pw_raw_eve
 	enum pw_event_kind kind = pw_events[ev].kind;
 	uint32_t comm_size;
 	if (kind == PW_K_MPI_COLL)
-		comm_size = (uint32_t)e->rec->arg1;
+		comm_size = pw_get_mpi_comm(e->rec->arg1).size;
 	else if (kind == PW_K_COLL && ev != PW_EV_NCCL_SEND && ev != PW_EV_NCCL_RECV)
-		comm_size = (uint32_t)((const struct pw_rec_api *)e->rec)->a[2];
+		comm_size = pw_get_nccl(((const struct pw_rec_api *)e->rec)->a, 0).nranks;
 	else
 		return 0;
 	int world = c->rs->r.world_size;

@@ -477,7 +477,7 @@ static int note_op(struct pw_act_report *a, struct pw_act_file *f, const struct 
 		}
 		if (pw_is_nccl_kernel(e->str, e->str_len))
 			op.flags |= OP_NCCL_NAME;
-		uint32_t graph_id = (uint32_t)g->c.ret;
+		uint32_t graph_id = pw_get_kernel_use(g->c.arg0, g->c.ret).graph;
 		if (graph_id) {
 			op.flags |= OP_GRAPH;
 			note_graph_kernel(a, f, graph_id, g->device, g->correlation, dur);
@@ -488,9 +488,10 @@ static int note_op(struct pw_act_report *a, struct pw_act_file *f, const struct 
 		if (kind == PW_ACT_OP_MEMCPY) {
 			a->memcpys++;
 			d->memcpys++;
-			proto.dir = (uint8_t)(g->c.arg1 & 0xff);
-			proto.src = (uint8_t)(g->c.arg1 >> 8);
-			proto.dst = (uint8_t)(g->c.arg1 >> 16);
+			struct pw_act_copy where = pw_get_act_memcpy(g->c.arg1);
+			proto.dir = where.dir;
+			proto.src = where.src;
+			proto.dst = where.dst;
 			int pageable = proto.src == PW_ACT_MEM_PAGEABLE || proto.dst == PW_ACT_MEM_PAGEABLE;
 			int pinned = proto.src == PW_ACT_MEM_PINNED || proto.dst == PW_ACT_MEM_PINNED;
 			if (pageable) {
@@ -506,7 +507,7 @@ static int note_op(struct pw_act_report *a, struct pw_act_file *f, const struct 
 			a->memsets++;
 			d->memsets++;
 			proto.memset = 1;
-			proto.dst = (uint8_t)(g->c.arg1 >> 32);
+			proto.dst = pw_get_act_memset(g->c.arg1).dst;
 		}
 		op.row = copy_row(a, proto);
 		if (op.row == NO_ROW) {
@@ -558,10 +559,11 @@ static int note_status(struct pw_act_report *a, const struct pw_raw_event *e, co
 	a->state = state;
 	a->error_code = g->c.ret;
 	/* CUPTI was never asked when the driver could not serve it: a[0] is the driver's version then */
-	a->cupti_version = state == PW_ACT_DRIVER_UNUSABLE ? 0 : g->a[0];
-	a->driver_version = state == PW_ACT_DRIVER_UNUSABLE ? g->a[0] : 0;
-	a->runtime_major = state == PW_ACT_DRIVER_UNUSABLE ? g->a[2] : 0;
-	a->clock = g->a[1] == PW_ACT_CLOCK_CALLBACK || g->a[1] == PW_ACT_CLOCK_OFFSET ? (int)g->a[1] : 0;
+	struct pw_act_status_info info = pw_get_act_status(g->a);
+	a->cupti_version = state == PW_ACT_DRIVER_UNUSABLE ? 0 : info.version;
+	a->driver_version = state == PW_ACT_DRIVER_UNUSABLE ? info.version : 0;
+	a->runtime_major = state == PW_ACT_DRIVER_UNUSABLE ? info.runtime_major : 0;
+	a->clock = info.clock == PW_ACT_CLOCK_CALLBACK || info.clock == PW_ACT_CLOCK_OFFSET ? (int)info.clock : 0;
 	free(a->cupti_path);
 	a->cupti_path = NULL;
 	if (e->str && e->str_len && !(a->cupti_path = strndup(e->str, e->str_len < 4096 ? e->str_len : 4096)))
@@ -588,10 +590,11 @@ static int note_device_info(struct pw_act_report *a, const struct pw_raw_event *
 	d->id = g->device;
 	d->has_info = 1;
 	d->bandwidth_kbps = g->c.arg0;
-	d->memory_bytes = g->a[0];
-	d->sms = (uint32_t)g->a[1];
-	d->cc_major = (uint32_t)(g->a[1] >> 32) & 0xffff;
-	d->cc_minor = (uint32_t)(g->a[1] >> 48) & 0xffff;
+	struct pw_device_info info = pw_get_device_info(g->a);
+	d->memory_bytes = info.memory_bytes;
+	d->sms = info.sms;
+	d->cc_major = info.cc_major;
+	d->cc_minor = info.cc_minor;
 	if (e->str && e->str_len && !(d->name = strndup(e->str, e->str_len < 256 ? e->str_len : 256)))
 		return -1;
 	return 0;

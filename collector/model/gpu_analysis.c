@@ -415,15 +415,16 @@ static uint64_t gemm_flops(const struct pw_gemm_stat *s)
 static int note_gemm(struct pw_gpu_report *g, const struct pw_rec_api *a, uint64_t dur, int failed)
 {
 	struct pw_gpu_work *w = g->work;
+	struct pw_gemm shape = pw_get_gemm(a->a, a->sub);
 	struct pw_gemm_stat k = {
 		.ev = a->c.h.type,
-		.dtype = (uint8_t)(a->sub & 0xff),
-		.transa = (uint8_t)(a->sub >> 8 & 0xff),
-		.transb = (uint8_t)(a->sub >> 16 & 0xff),
-		.m = a->a[0],
-		.n = a->a[1],
-		.k = a->a[2],
-		.batch = a->a[3],
+		.dtype = shape.dtype,
+		.transa = shape.transa,
+		.transb = shape.transb,
+		.m = shape.m,
+		.n = shape.n,
+		.k = shape.k,
+		.batch = shape.batch,
 	};
 	uint64_t flops = failed ? 0 : gemm_flops(&k);
 	g->gemm_calls++;
@@ -534,9 +535,8 @@ static int note_launch(struct pw_gpu_report *g, const struct pw_raw_event *e, co
 		k->launches++;
 	k->total_ns = pw_sat_add(k->total_ns, dur);
 	if (kind == PW_K_GPU_LAUNCH) {
-		uint32_t grid[3] = {(uint32_t)a->a[0], (uint32_t)(a->a[0] >> 32), (uint32_t)a->a[1]};
-		uint32_t block[3] = {(uint32_t)(a->a[1] >> 32), (uint32_t)a->a[2], (uint32_t)(a->a[2] >> 32)};
-		note_config(w->configs[pos], grid, block);
+		struct pw_dims dims = pw_get_dims(a->a);
+		note_config(w->configs[pos], dims.grid, dims.block);
 	}
 	return rc;
 }
@@ -637,10 +637,9 @@ double pw_coll_bus_factor(int ev, uint64_t nranks)
 uint64_t pw_coll_bytes(const struct pw_rec_api *a, uint64_t *nranks)
 {
 	uint16_t ev = a->c.h.type;
-	*nranks = (uint32_t)a->a[2];
-	if (!*nranks)
-		*nranks = 1;
-	uint64_t bytes = pw_sat_mul(a->c.arg0, pw_nccl_dtype_size(a->sub & 0xff));
+	struct pw_nccl coll = pw_get_nccl(a->a, a->sub);
+	*nranks = coll.nranks ? coll.nranks : 1;
+	uint64_t bytes = pw_sat_mul(a->c.arg0, pw_nccl_dtype_size(coll.dtype));
 	/* count is per rank for these: the whole exchange is nranks times it */
 	if (ev == PW_EV_NCCL_ALL_GATHER || ev == PW_EV_NCCL_REDUCE_SCATTER || ev == PW_EV_NCCL_ALL_TO_ALL ||
 	    ev == PW_EV_NCCL_GATHER || ev == PW_EV_NCCL_SCATTER)
@@ -666,7 +665,8 @@ static void note_coll(struct pw_gpu_report *g, const struct pw_rec_api *a, uint6
 static void note_memcpy(struct pw_gpu_proc *gp, struct pw_gpu_report *g, const struct pw_rec_api *a, uint64_t dur,
 			int failed)
 {
-	uint64_t dst = a->a[0], src = a->a[1], host = 0;
+	struct pw_copy_call copy = pw_get_copy_call(a->a);
+	uint64_t dst = copy.dst, src = copy.src, host = 0;
 	enum pw_gpu_dir d;
 	switch (a->sub & PW_COPY_DIR_MASK) {
 	case PW_COPY_HTOH:

@@ -348,7 +348,7 @@ int pw_ranges_event(struct pw_range_report **rp, struct pw_ranges_file *f, const
 		return -1;
 	const struct pw_rec_call *rec = e->rec;
 	enum pw_event_kind kind = pw_events[rec->h.type].kind;
-	uint32_t domain = (uint32_t)rec->arg0;
+	uint32_t domain = pw_get_nvtx_scope(rec->arg0).domain;
 	uint32_t tid = rec->h.tid;
 	char name[PW_RANGE_MAX_NAME], dbuf[32];
 	switch (kind) {
@@ -414,7 +414,7 @@ int pw_ranges_event(struct pw_range_report **rp, struct pw_ranges_file *f, const
 			char *n = strndup(e->str, e->str_len);
 			if (!n)
 				return -1;
-			f->domains[f->ndomains++] = (struct domain_name){(uint32_t)rec->arg0, n};
+			f->domains[f->ndomains++] = (struct domain_name){pw_get_nvtx_scope(rec->arg0).domain, n};
 		}
 		return 0;
 	case PW_K_CAPTURE: {

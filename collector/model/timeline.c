@@ -528,7 +528,8 @@ static void open_push(struct pw_timeline *tl, const struct pw_raw_event *e, uint
 		return;
 	}
 	tl->pushes[tl->npushes++] = (struct pw_tl_open_push){
-		.tid = rr->c.h.tid, .domain = (uint32_t)rr->c.arg0, .t0_ns = e->t0_ns, .category = rr->c.arg0 >> 32,
+		.tid = rr->c.h.tid, .domain = pw_get_nvtx_scope(rr->c.arg0).domain, .t0_ns = e->t0_ns,
+		.category = pw_get_nvtx_scope(rr->c.arg0).category,
 		.payload = rr->payload, .payload_type = rr->payload_type, .name = name};
 }
 
@@ -538,7 +539,7 @@ static void close_push(struct pw_timeline *tl, const struct pw_raw_event *e)
 {
 	const struct pw_rec_call *rec = e->rec;
 	size_t i = tl->npushes;
-	while (i-- > 0 && !(tl->pushes[i].tid == rec->h.tid && tl->pushes[i].domain == (uint32_t)rec->arg0))
+	while (i-- > 0 && !(tl->pushes[i].tid == rec->h.tid && tl->pushes[i].domain == pw_get_nvtx_scope(rec->arg0).domain))
 		;
 	if (i == (size_t)-1)
 		return;
@@ -589,8 +590,8 @@ void pw_tl_range(struct pw_timeline *tl, const struct pw_raw_event *e)
 	}
 	struct pw_tl_range *r = add_range(tl);
 	if (r)
-		*r = (struct pw_tl_range){.t0 = e->t0_ns, .id = id, .category = rr->c.arg0 >> 32, .payload = rr->payload,
-					  .image = tl->image, .tid = rr->c.h.tid, .domain = (uint32_t)rr->c.arg0,
+		*r = (struct pw_tl_range){.t0 = e->t0_ns, .id = id, .category = pw_get_nvtx_scope(rr->c.arg0).category, .payload = rr->payload,
+					  .image = tl->image, .tid = rr->c.h.tid, .domain = pw_get_nvtx_scope(rr->c.arg0).domain,
 					  .payload_type = rr->payload_type, .name = name,
 					  .ph = kind == PW_K_MARK ? 'i' : kind == PW_K_RANGE_START ? 'b' : 'e'};
 }

@@ -120,11 +120,15 @@ static void kv_true(struct pw_json *j, const char *key)
 	pw_json_bool(j, 1);
 }
 
-static void kv_dims(struct pw_json *j, const char *key, uint32_t x, uint32_t y, uint32_t z)
+/* A launch's grid and block, as "XxYxZ" each. */
+static void kv_dims(struct pw_json *j, const uint64_t a[3])
 {
+	struct pw_dims d = pw_get_dims(a);
 	char buf[48];
-	snprintf(buf, sizeof buf, "%" PRIu32 "x%" PRIu32 "x%" PRIu32, x, y, z);
-	pw_json_kv_string(j, key, buf);
+	snprintf(buf, sizeof buf, "%" PRIu32 "x%" PRIu32 "x%" PRIu32, d.grid[0], d.grid[1], d.grid[2]);
+	pw_json_kv_string(j, "grid", buf);
+	snprintf(buf, sizeof buf, "%" PRIu32 "x%" PRIu32 "x%" PRIu32, d.block[0], d.block[1], d.block[2]);
+	pw_json_kv_string(j, "block", buf);
 }
 
 /* The viewer's pid for the GPU work of process pid on a device slot: pid and device read in decimal. */
@@ -173,8 +177,7 @@ static void write_api_args(struct pw_json *j, const struct pw_tl_call *c, const 
 	char buf[160];
 	switch (info->kind) {
 	case PW_K_GPU_LAUNCH:
-		kv_dims(j, "grid", (uint32_t)a->a[0], (uint32_t)(a->a[0] >> 32), (uint32_t)a->a[1]);
-		kv_dims(j, "block", (uint32_t)(a->a[1] >> 32), (uint32_t)a->a[2], (uint32_t)(a->a[2] >> 32));
+		kv_dims(j, a->a);
 		if (a->sub)
 			pw_json_kv_uint(j, "shared_bytes", a->sub);
 		break;
@@ -185,8 +188,9 @@ static void write_api_args(struct pw_json *j, const struct pw_tl_call *c, const 
 		if (a->sub & PW_API_ASYNC)
 			kv_true(j, "async");
 		if (dir == PW_COPY_PEER) {
-			pw_json_kv_int(j, "dst_device", (int32_t)(uint32_t)a->a[2]);
-			pw_json_kv_int(j, "src_device", (int32_t)(uint32_t)(a->a[2] >> 32));
+			struct pw_copy_call copy = pw_get_copy_call(a->a);
+			pw_json_kv_int(j, "dst_device", copy.dst_device);
+			pw_json_kv_int(j, "src_device", copy.src_device);
 		}
 		break;
 	}
@@ -204,17 +208,18 @@ static void write_api_args(struct pw_json *j, const struct pw_tl_call *c, const 
 		kv_hex(j, "address", c->arg1);
 		pw_json_kv_string(j, "memory", pw_gpu_mem_name(a->sub));
 		break;
-	case PW_K_GEMM:
-		pw_json_kv_uint(j, "m", a->a[0]);
-		pw_json_kv_uint(j, "n", a->a[1]);
-		pw_json_kv_uint(j, "k", a->a[2]);
-		pw_json_kv_uint(j, "batch", a->a[3]);
-		pw_cuda_format_dtype(buf, sizeof buf, a->sub & 0xff);
+	case PW_K_GEMM: {
+		struct pw_gemm gemm = pw_get_gemm(a->a, a->sub);
+		pw_json_kv_uint(j, "m", gemm.m);
+		pw_json_kv_uint(j, "n", gemm.n);
+		pw_json_kv_uint(j, "k", gemm.k);
+		pw_json_kv_uint(j, "batch", gemm.batch);
+		pw_cuda_format_dtype(buf, sizeof buf, gemm.dtype);
 		pw_json_kv_string(j, "dtype", buf);
-		snprintf(buf, sizeof buf, "%s%s", pw_cublas_op_name(a->sub >> 8 & 0xff),
-			 pw_cublas_op_name(a->sub >> 16 & 0xff));
+		snprintf(buf, sizeof buf, "%s%s", pw_cublas_op_name(gemm.transa), pw_cublas_op_name(gemm.transb));
 		pw_json_kv_string(j, "trans", buf);
 		break;
+	}
 	case PW_K_DNN:
 		if (c->type == PW_EV_CUDNN_BACKEND_EXECUTE) {
 			pw_cudnn_format_ops(buf, sizeof buf, c->arg0);
@@ -222,25 +227,28 @@ static void write_api_args(struct pw_json *j, const struct pw_tl_call *c, const 
 		}
 		break;
 	case PW_K_COLL: {
-		const char *dtype = pw_nccl_dtype_name(a->sub & 0xff);
+		struct pw_nccl coll = pw_get_nccl(a->a, a->sub);
+		const char *dtype = pw_nccl_dtype_name(coll.dtype);
 		pw_json_kv_uint(j, "count", c->arg0);
 		pw_json_kv_uint(j, "bytes", a->coll_bytes);
 		pw_json_kv_string(j, "dtype", dtype ? dtype : "unknown");
 		if (c->type == PW_EV_NCCL_ALL_REDUCE || c->type == PW_EV_NCCL_REDUCE || c->type == PW_EV_NCCL_REDUCE_SCATTER)
-			pw_json_kv_string(j, "op", pw_nccl_redop_name(a->sub >> 8 & 0xff));
-		if ((uint32_t)a->a[2])
-			pw_json_kv_uint(j, "nranks", (uint32_t)a->a[2]);
-		if ((int64_t)a->a[1] >= 0)
+			pw_json_kv_string(j, "op", pw_nccl_redop_name(coll.op));
+		if (coll.nranks)
+			pw_json_kv_uint(j, "nranks", coll.nranks);
+		if (coll.peer >= 0)
 			pw_json_kv_int(j, c->type == PW_EV_NCCL_SEND || c->type == PW_EV_NCCL_RECV ? "peer" : "root",
-				       (int64_t)a->a[1]);
+				       coll.peer);
 		break;
 	}
-	case PW_K_COMM:
-		if ((uint32_t)a->a[2]) {
-			pw_json_kv_uint(j, "nranks", (uint32_t)a->a[2]);
-			pw_json_kv_uint(j, "rank", (uint32_t)(a->a[2] >> 32));
+	case PW_K_COMM: {
+		struct pw_nccl comm = pw_get_nccl(a->a, a->sub);
+		if (comm.nranks) {
+			pw_json_kv_uint(j, "nranks", comm.nranks);
+			pw_json_kv_uint(j, "rank", comm.rank);
 		}
 		break;
+	}
 	default:
 		break;
 	}
@@ -380,23 +388,28 @@ static void write_gpu_event(struct trace *t, const struct pw_tl_gpu *g, const st
 	pw_json_key(j, "args");
 	pw_json_begin_object(j);
 	switch (g->kind) {
-	case PW_K_ACT_KERNEL:
-		kv_dims(j, "grid", (uint32_t)g->a[0], (uint32_t)(g->a[0] >> 32), (uint32_t)g->a[1]);
-		kv_dims(j, "block", (uint32_t)(g->a[1] >> 32), (uint32_t)g->a[2], (uint32_t)(g->a[2] >> 32));
-		pw_json_kv_uint(j, "registers", (uint32_t)g->arg0);
-		pw_json_kv_uint(j, "shared_bytes", (uint32_t)(g->arg0 >> 32));
+	case PW_K_ACT_KERNEL: {
+		struct pw_kernel_use use = pw_get_kernel_use(g->arg0, 0);
+		kv_dims(j, g->a);
+		pw_json_kv_uint(j, "registers", use.registers);
+		pw_json_kv_uint(j, "shared_bytes", use.shared_bytes);
 		break;
-	case PW_K_ACT_MEMCPY:
+	}
+	case PW_K_ACT_MEMCPY: {
+		struct pw_act_copy where = pw_get_act_memcpy(g->arg1);
 		pw_json_kv_uint(j, "bytes", g->arg0);
-		pw_json_kv_string(j, "kind", copy_dir_name(g->arg1 & PW_COPY_DIR_MASK));
-		pw_json_kv_string(j, "src_memory", act_mem_name(g->arg1 >> 8 & 0xff));
-		pw_json_kv_string(j, "dst_memory", act_mem_name(g->arg1 >> 16 & 0xff));
+		pw_json_kv_string(j, "kind", copy_dir_name(where.dir));
+		pw_json_kv_string(j, "src_memory", act_mem_name(where.src));
+		pw_json_kv_string(j, "dst_memory", act_mem_name(where.dst));
 		break;
-	default:
+	}
+	default: {
+		struct pw_act_copy where = pw_get_act_memset(g->arg1);
 		pw_json_kv_uint(j, "bytes", g->arg0);
-		pw_json_kv_string(j, "memory", act_mem_name(g->arg1 >> 32 & 0xff));
-		pw_json_kv_uint(j, "value", (uint32_t)g->arg1);
+		pw_json_kv_string(j, "memory", act_mem_name(where.dst));
+		pw_json_kv_uint(j, "value", where.value);
 		break;
+	}
 	}
 	if (g->kind != PW_K_ACT_KERNEL && duration)
 		pw_json_kv_double(j, "GB/s", (double)g->arg0 / (double)duration, 2); /* bytes per ns */
