@@ -53,15 +53,14 @@ static int window_open_for(uint32_t st)
 
 static void emit_capture(int open, enum pw_capture_reason why, pw_strref name, int64_t occurrence)
 {
-	uint8_t guard = pw_self.guard;
-	if (guard == PW_GUARD_RECORDING) { /* a signal interrupted a record of this thread */
+	if (pw_self.guard == PW_GUARD_RECORDING) { /* a signal interrupted a record of this thread */
 		pw_note_guard_skip();
 		return;
 	}
-	pw_guard_set(PW_GUARD_RECORDING);
+	struct pw_guarded guard = pw_guard_enter(PW_GUARD_RECORDING);
 	uint64_t now = pw_clock_ticks();
 	pw_emit_call(open ? PW_EV_CAPTURE_START : PW_EV_CAPTURE_STOP, now, now, occurrence, why, name, 0);
-	pw_guard_set(guard);
+	pw_guard_leave(guard);
 }
 
 /* Sets and clears state bits; records the change when the window opened or closed. Async-signal-safe. */
@@ -340,10 +339,9 @@ void pw_capture_start(int in_fork_child)
 		uint32_t w = pw_window_now();
 		uint64_t now = pw_clock_ticks();
 		pw_strref settings = pw_intern_path(pw_cfg.capture_text);
-		uint8_t guard = pw_self.guard;
-		pw_guard_set(PW_GUARD_RECORDING);
+		struct pw_guarded guard = pw_guard_enter(PW_GUARD_RECORDING);
 		pw_emit_call((w & PW_WINDOW_OPEN) ? PW_EV_CAPTURE_START : PW_EV_CAPTURE_STOP, now, now, -1,
 			     PW_CAPTURE_INITIAL, settings, 0);
-		pw_guard_set(guard);
+		pw_guard_leave(guard);
 	}
 }

@@ -150,10 +150,9 @@ static void emit_gpu_patient(const struct pw_rec_gpu *r, uint64_t *budget_ns)
 
 static void emit_gpu(const struct pw_rec_gpu *r)
 {
-	uint8_t guard = pw_self.guard;
-	pw_guard_set(PW_GUARD_RECORDING);
+	struct pw_guarded guard = pw_guard_enter(PW_GUARD_RECORDING);
 	pw_emit_record(r, sizeof *r);
-	pw_guard_set(guard);
+	pw_guard_leave(guard);
 }
 
 /* A PW_K_ACT_STATUS record (common/pw_record.h), for emit_status or a caller that adds fields. */
@@ -322,12 +321,11 @@ static void follow_window(void)
 	uint32_t open = (pw_window_now() >> PW_DOM_GPU) & 1;
 	if (open != __atomic_load_n(&pw_cupti_window_seen, __ATOMIC_RELAXED) &&
 	    atomic_load_explicit(&cu.active, memory_order_acquire)) {
-		uint8_t guard = pw_self.guard;
-		pw_guard_set(PW_GUARD_INTERNAL);
+		struct pw_guarded guard = pw_guard_enter(PW_GUARD_INTERNAL);
 		toggle_kinds(open);
 		if (!open)
 			cu.cuptiActivityFlushAll(0);
-		pw_guard_set(guard);
+		pw_guard_leave(guard);
 	}
 	__atomic_store_n(&pw_cupti_window_seen, open, __ATOMIC_RELAXED);
 	atomic_flag_clear_explicit(&control, memory_order_release);
@@ -391,8 +389,7 @@ static void emit_dropped(CUcontext ctx, uint32_t stream)
 static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size, size_t valid)
 {
 	(void)size;
-	uint8_t guard = pw_self.guard;
-	pw_guard_set(PW_GUARD_INTERNAL);
+	struct pw_guarded guard = pw_guard_enter(PW_GUARD_INTERNAL);
 	if (atomic_load_explicit(&cu.active, memory_order_acquire) && ((pw_recording_now() >> PW_DOM_GPU) & 1) && valid) {
 		CUpti_Activity *rec = NULL;
 		struct pw_rec_gpu out;
@@ -407,7 +404,7 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 		emit_dropped(ctx, stream);
 	}
 	give_back(buffer, valid);
-	pw_guard_set(guard);
+	pw_guard_leave(guard);
 }
 
 /* ---- finding libcupti ---- */
@@ -692,9 +689,8 @@ static void start(const char *cuda_path)
  * never makes a wrapped call still has its report say why there is no GPU activity. */
 static int driver_ok(const char *cuda_path)
 {
-	uint8_t guard = pw_self.guard;
-	pw_guard_set(PW_GUARD_INTERNAL);
-	int saved = errno, ok = 0;
+	struct pw_guarded guard = pw_guard_enter(PW_GUARD_INTERNAL);
+	int ok = 0;
 	void *driver = driver_handle(cuda_path);
 	if (!driver) {
 		say("no CUDA driver (libcuda.so.1) could be loaded");
@@ -702,20 +698,16 @@ static int driver_ok(const char *cuda_path)
 	} else {
 		ok = driver_usable(driver, cuda_path);
 	}
-	errno = saved;
-	pw_guard_set(guard);
+	pw_guard_leave(guard);
 	return ok;
 }
 
 /* Runs start() with the program's errno and without recording what it calls. */
 static void start_guarded(const char *cuda_path)
 {
-	uint8_t guard = pw_self.guard;
-	pw_guard_set(PW_GUARD_INTERNAL);
-	int saved = errno;
+	struct pw_guarded guard = pw_guard_enter(PW_GUARD_INTERNAL);
 	start(cuda_path);
-	errno = saved;
-	pw_guard_set(guard);
+	pw_guard_leave(guard);
 }
 
 void pw_cupti_check(const char *cuda_path)
@@ -755,13 +747,10 @@ static void start_pending(void)
 		start_guarded(cu.runtime_path);
 		atomic_store_explicit(&cu.start, START_DONE, memory_order_release);
 	} else if (state == START_FORKED && atomic_compare_exchange_strong(&cu.start, &state, START_DONE)) {
-		uint8_t guard = pw_self.guard;
-		pw_guard_set(PW_GUARD_INTERNAL);
-		int saved = errno;
+		struct pw_guarded guard = pw_guard_enter(PW_GUARD_INTERNAL);
 		say("this process is a fork child of one in which CUDA was in use: CUDA cannot be used here");
 		emit_status(PW_ACT_FORKED, 0, 0, 0);
-		errno = saved;
-		pw_guard_set(guard);
+		pw_guard_leave(guard);
 	}
 	starting_here = 0;
 	wait_started();
@@ -785,9 +774,7 @@ void pw_cupti_other_client(const char *call)
 			nap();
 		return;
 	}
-	uint8_t guard = pw_self.guard;
-	pw_guard_set(PW_GUARD_INTERNAL);
-	int saved = errno;
+	struct pw_guarded guard = pw_guard_enter(PW_GUARD_INTERNAL);
 	/* a start not made yet is never made; one in progress is finished first, then undone below */
 	int state = START_PENDING;
 	atomic_compare_exchange_strong(&cu.start, &state, START_DONE);
@@ -832,8 +819,7 @@ void pw_cupti_other_client(const char *call)
 		emit_status(PW_ACT_OTHER_CLIENT, 0, version, cu.clock);
 	}
 	atomic_store(&cu.stepped_back, 2);
-	errno = saved;
-	pw_guard_set(guard);
+	pw_guard_leave(guard);
 }
 
 /* ---- correlation and flushes ---- */
@@ -841,32 +827,27 @@ void pw_cupti_other_client(const char *call)
 uint64_t pw_cupti_push(void)
 {
 	uint64_t id = atomic_fetch_add_explicit(&cu.next_ext_id, 1, memory_order_relaxed) + 1;
-	uint8_t guard = pw_self.guard;
-	pw_guard_set(PW_GUARD_INTERNAL);
+	struct pw_guarded guard = pw_guard_enter(PW_GUARD_INTERNAL);
 	CUptiResult rc = cu.cuptiActivityPushExternalCorrelationId(PW_CUPTI_EXT_KIND, id);
-	pw_guard_set(guard);
+	pw_guard_leave(guard);
 	return rc == CUPTI_SUCCESS ? id : 0;
 }
 
 void pw_cupti_pop(void)
 {
 	uint64_t last;
-	uint8_t guard = pw_self.guard;
-	pw_guard_set(PW_GUARD_INTERNAL);
+	struct pw_guarded guard = pw_guard_enter(PW_GUARD_INTERNAL);
 	cu.cuptiActivityPopExternalCorrelationId(PW_CUPTI_EXT_KIND, &last);
-	pw_guard_set(guard);
+	pw_guard_leave(guard);
 }
 
 void pw_cupti_flush(int forced)
 {
 	if (!atomic_load_explicit(&cu.active, memory_order_acquire))
 		return;
-	uint8_t guard = pw_self.guard;
-	pw_guard_set(PW_GUARD_INTERNAL);
-	int saved = errno;
+	struct pw_guarded guard = pw_guard_enter(PW_GUARD_INTERNAL);
 	cu.cuptiActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
-	errno = saved;
-	pw_guard_set(guard);
+	pw_guard_leave(guard);
 }
 
 void pw_cupti_at_exit(void)

@@ -165,12 +165,9 @@ void pw_gpu_scan(void)
 {
 	if (!have_slots())
 		return;
-	uint8_t guard = pw_self.guard;
-	pw_guard_set(PW_GUARD_INTERNAL);
-	int saved = errno;
+	struct pw_guarded guard = pw_guard_enter(PW_GUARD_INTERNAL);
 	scan_libs();
-	errno = saved;
-	pw_guard_set(guard);
+	pw_guard_leave(guard);
 }
 
 void pw_gpu_after_dlclose(void)
@@ -197,9 +194,7 @@ int pw_gpu_resolve(struct pw_gpu_slot *slot)
 {
 	if (slot_get(slot))
 		return 0;
-	uint8_t guard = pw_self.guard;
-	pw_guard_set(PW_GUARD_INTERNAL);
-	int saved = errno;
+	struct pw_guarded guard = pw_guard_enter(PW_GUARD_INTERNAL);
 	scan_libs();
 	if (!slot_get(slot) && pw_real_dlsym) {
 		/* The program bound the name to this library while a library defining it is loaded
@@ -217,8 +212,7 @@ int pw_gpu_resolve(struct pw_gpu_slot *slot)
 			dprintf(2, "profwrap: %s was called but no loaded library defines it; returning an error\n",
 				slot->name);
 	}
-	errno = saved;
-	pw_guard_set(guard);
+	pw_guard_leave(guard);
 	return rc;
 }
 

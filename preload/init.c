@@ -789,8 +789,7 @@ void pw_start_thread(const char *name, void *(*fn)(void *), size_t stack_size)
  * child's only thread, so resetting its state is enough. */
 void pw_after_fork_child(void)
 {
-	uint8_t guard = pw_self.guard;
-	pw_guard_set(PW_GUARD_INTERNAL);
+	struct pw_guarded guard = pw_guard_enter(PW_GUARD_INTERNAL);
 	atomic_store_explicit(&pw_recording, 0, memory_order_relaxed);
 	forked_by = pw_seg ? pw_seg->pid : 0;
 	if (pw_seg)
@@ -803,7 +802,7 @@ void pw_after_fork_child(void)
 	pw_gpu_after_fork();
 	if (pw_cfg.follow_fork && !spawning_collector)
 		session_start(1);
-	pw_guard_set(guard);
+	pw_guard_leave(guard);
 }
 
 /* NVTX3 calls the library NVTX_INJECTION64_PATH names (nvtx.c): this one, unless the user chose another
@@ -820,7 +819,7 @@ static void be_nvtx_tool(void)
 
 __attribute__((constructor)) static void pw_init(int argc, char **argv)
 {
-	pw_guard_set(PW_GUARD_INTERNAL);
+	struct pw_guarded guard = pw_guard_enter(PW_GUARD_INTERNAL);
 	pw_resolve_all();
 	pw_gpu_scan();
 	start_argc = argc;
@@ -833,5 +832,5 @@ __attribute__((constructor)) static void pw_init(int argc, char **argv)
 		pw_gpu_scan(); /* again, now that records can be written: starts CUPTI if CUDA is loaded */
 		be_nvtx_tool();
 	}
-	pw_guard_set(0);
+	pw_guard_leave(guard);
 }

@@ -113,20 +113,18 @@ static const char *registered_name(const void *key)
 
 void pw_kernel_registered(const void *host_stub, const char *device_name)
 {
-	uint8_t guard = pw_self.guard;
-	pw_guard_set(PW_GUARD_INTERNAL);
+	struct pw_guarded guard = pw_guard_enter(PW_GUARD_INTERNAL);
 	remember(host_stub, device_name);
-	pw_guard_set(guard);
+	pw_guard_leave(guard);
 }
 
 void pw_kernel_handle_made(const void *handle, const void *host_stub)
 {
 	if (!handle || handle == host_stub)
 		return;
-	uint8_t guard = pw_self.guard;
-	pw_guard_set(PW_GUARD_INTERNAL);
+	struct pw_guarded guard = pw_guard_enter(PW_GUARD_INTERNAL);
 	remember(handle, registered_name(host_stub));
-	pw_guard_set(guard);
+	pw_guard_leave(guard);
 }
 
 /* ---- interning names ---- */

@@ -211,8 +211,7 @@ static void coll(struct pw_rec_call *r, int ret, uint64_t bytes, int size, int r
 		r.t0 = pw_clock_ticks();                                                                  \
 		int ret = fn_ args;                                                                       \
 		r.t1 = pw_clock_ticks();                                                                  \
-		int errno_ = errno;                                                                       \
-		pw_guard_set(PW_GUARD_INTERNAL);                                                        \
+		struct pw_guarded was_ = pw_guard_enter(PW_GUARD_INTERNAL);                               \
 		r.h.type = PW_EV_##ev;                                                                    \
 		r.h.size8 = sizeof r / 8;                                                                 \
 		r.h.err = ret ? PW_ERR_NO_ERRNO : 0;                                                      \
@@ -224,13 +223,7 @@ static void coll(struct pw_rec_call *r, int ret, uint64_t bytes, int size, int r
 		if (mpi->known || (int)PW_EVKIND_##ev == (int)PW_K_MPI_INIT) {                            \
 			__VA_ARGS__;                                                                      \
 		}                                                                                         \
-		pw_guard_set(PW_GUARD_RECORDING);                                                       \
-		if (PW_UNLIKELY(pw_stacks_on) && (int64_t)(r.t1 - r.t0) >= pw_stack_min_ticks)            \
-			pw_emit_with_stack(&r, sizeof r);                                                 \
-		else                                                                                      \
-			pw_emit_record(&r, sizeof r);                                                     \
-		pw_guard_set(0);                                                                        \
-		errno = errno_;                                                                           \
+		pw_record_done(&r, sizeof r, pw_call_wants_stack(r.t0, r.t1), was_);                      \
 		return ret;                                                                               \
 	}
 
@@ -259,12 +252,10 @@ static void init_unrecorded(int ret, void *fn)
 {
 	if (ret != 0 || !pw_seg || pw_self.guard)
 		return;
-	int saved = errno;
-	pw_guard_set(PW_GUARD_INTERNAL);
+	struct pw_guarded guard = pw_guard_enter(PW_GUARD_INTERNAL);
 	struct pw_rec_call r;
 	init_fields(&r, ret, fn);
-	pw_guard_set(0);
-	errno = saved;
+	pw_guard_leave(guard);
 }
 
 PW_MPI_WRAP_UNRECORDED(init_unrecorded(ret, (void *)fn_), MPI_INIT, Init, (int *argc, char ***argv), (argc, argv),

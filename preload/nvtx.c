@@ -210,12 +210,10 @@ static void emit_range(uint16_t ev, uint32_t domain, const nvtxEventAttributes_t
 
 /* Runs body with the internal guard held (nothing the profiler calls is recorded), when this thread may
  * record; NVTX calls made by the profiler itself or from a signal handler mid-record only keep their levels. */
-#define PW_NVTX_BEGIN()                                        \
-	uint8_t guard_ = pw_self.guard;                        \
-	int record_ = pw_should_record(PW_DOM_NVTX);           \
-	if (guard_ == 0)                                       \
-		pw_guard_set(PW_GUARD_INTERNAL)
-#define PW_NVTX_END() pw_guard_set(guard_)
+#define PW_NVTX_BEGIN()                                                                          \
+	int record_ = pw_should_record(PW_DOM_NVTX);                                             \
+	struct pw_guarded guard_ = pw_guard_enter(pw_self.guard ? pw_self.guard : PW_GUARD_INTERNAL)
+#define PW_NVTX_END() pw_guard_leave(guard_)
 
 /* The message of a push, start or mark from its three forms; the text is kept for capture control. */
 static void message_from(const nvtxEventAttributes_t *a, const char *ascii, const wchar_t *wide, int record,
@@ -258,7 +256,7 @@ static int push(uint32_t domain, const nvtxEventAttributes_t *a, const char *asc
 	int32_t *lv = level_of(domain);
 	int32_t level = (*lv)++;
 	PW_NVTX_BEGIN();
-	if (guard_ == 0) {
+	if (guard_.guard == 0) {
 		struct message m;
 		message_from(a, ascii, wide, record_, &m);
 		if (begin_watched(domain, &m, level, 0, record_)) {
@@ -275,7 +273,7 @@ static int pop(uint32_t domain)
 	int32_t *lv = level_of(domain);
 	int32_t level = *lv > 0 ? --*lv : -1;
 	PW_NVTX_BEGIN();
-	if (guard_ == 0) {
+	if (guard_.guard == 0) {
 		if (record_) {
 			pw_guard_set(PW_GUARD_RECORDING);
 			emit_range(PW_EV_NVTX_POP, domain, NULL, 0, level);
@@ -292,7 +290,7 @@ static nvtxRangeId_t start(uint32_t domain, const nvtxEventAttributes_t *a, cons
 {
 	uint64_t id = atomic_fetch_add_explicit(&next_range_id, 1, memory_order_relaxed);
 	PW_NVTX_BEGIN();
-	if (guard_ == 0) {
+	if (guard_.guard == 0) {
 		struct message m;
 		message_from(a, ascii, wide, record_, &m);
 		if (begin_watched(domain, &m, 0, id, record_)) {
@@ -307,7 +305,7 @@ static nvtxRangeId_t start(uint32_t domain, const nvtxEventAttributes_t *a, cons
 static void end(uint32_t domain, nvtxRangeId_t id)
 {
 	PW_NVTX_BEGIN();
-	if (guard_ == 0) {
+	if (guard_.guard == 0) {
 		if (record_) {
 			pw_guard_set(PW_GUARD_RECORDING);
 			emit_range(PW_EV_NVTX_END, domain, NULL, 0, (int64_t)id);
@@ -392,8 +390,7 @@ static void NVTX_API cb_domain_name_category_w(nvtxDomainHandle_t d, uint32_t c,
 
 static nvtxStringHandle_t register_string(const char *s, size_t len)
 {
-	uint8_t guard = pw_self.guard;
-	pw_guard_set(PW_GUARD_INTERNAL);
+	struct pw_guarded guard = pw_guard_enter(PW_GUARD_INTERNAL);
 	pw_strref ref = pw_recording_now() ? intern_text(s, len, 0) : 0;
 	if (ref && !registered_text(ref)) {
 		uint32_t i = atomic_fetch_add_explicit(&nregistered, 1, memory_order_acq_rel);
@@ -404,7 +401,7 @@ static nvtxStringHandle_t register_string(const char *s, size_t len)
 			atomic_store_explicit(&registered[i].ref, ref, memory_order_release);
 		}
 	}
-	pw_guard_set(guard);
+	pw_guard_leave(guard);
 	/* NVTX takes a NULL handle for a failure: a handle must exist even when nothing is recorded */
 	return (nvtxStringHandle_t)(uintptr_t)(ref ? ref : (pw_strref)-1);
 }

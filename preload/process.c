@@ -46,7 +46,7 @@ PW_FORK_WRAP(FORK, fork)
 static __thread struct {
 	uint64_t t0;
 	pw_strref exec_ref; /* written by the child: the path it execs, 0 when it did not */
-	uint8_t guard;      /* the guard before the call */
+	struct pw_guarded was; /* the guard (and errno) before the call */
 	uint8_t record;
 	uint8_t active;     /* between the call and its return in the parent: read by the child's exec */
 } vfork_call;
@@ -54,8 +54,7 @@ static __thread struct {
 __attribute__((visibility("hidden"), used)) void pw_vfork_enter(void)
 {
 	vfork_call.record = (uint8_t)PW_SHOULD_RECORD(PROCESS, VFORK);
-	vfork_call.guard = pw_self.guard;
-	pw_guard_set(PW_GUARD_INTERNAL);
+	vfork_call.was = pw_guard_enter(PW_GUARD_INTERNAL);
 	vfork_call.exec_ref = 0;
 	vfork_call.active = 1;
 	vfork_call.t0 = pw_clock_ticks();
@@ -89,7 +88,7 @@ __attribute__((visibility("hidden"), used)) long pw_vfork_leave(long ret)
 		pw_emit_call(PW_EV_VFORK | pw_outside_flag(), vfork_call.t0, t1, ret < 0 ? -1 : ret,
 			     (uint64_t)(ret < 0 ? -1 : ret), ret < 0 ? 0 : vfork_call.exec_ref, err);
 	}
-	pw_guard_set(vfork_call.guard);
+	pw_guard_leave(vfork_call.was);
 	if (ret < 0) {
 		errno = err;
 		return -1;
@@ -131,10 +130,9 @@ static void daemon_fork_parent(void)
 {
 	if (!daemon_forking || !pw_seg)
 		return;
-	uint8_t guard = pw_self.guard;
-	pw_guard_set(PW_GUARD_INTERNAL);
+	struct pw_guarded guard = pw_guard_enter(PW_GUARD_INTERNAL);
 	pw_note_exit(0, 1);
-	pw_guard_set(guard);
+	pw_guard_leave(guard);
 }
 
 __attribute__((constructor)) static void process_init(void)
@@ -204,9 +202,9 @@ static int clone_child(void *p)
 	makecontext(&call, clone_call, 0);
 	swapcontext(&clone_back, &call);
 	if (pw_seg) {
-		pw_guard_set(PW_GUARD_INTERNAL);
+		struct pw_guarded guard = pw_guard_enter(PW_GUARD_INTERNAL);
 		pw_note_exit(clone_ret, 1);
-		pw_guard_set(0);
+		pw_guard_leave(guard);
 	}
 	return clone_ret;
 }
@@ -282,14 +280,12 @@ PW_EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
 		uint64_t t0 = pw_clock_ticks();                                                         \
 		int rc = real_##name(&child, path, fa, attr, argv, envp);                               \
 		uint64_t t1 = pw_clock_ticks();                                                         \
-		int saved = errno;                                                                      \
+		struct pw_guarded guard = pw_guard_enter(PW_GUARD_RECORDING);                           \
 		if (pid && rc == 0)                                                                     \
 			*pid = child;                                                                   \
-		pw_guard_set(PW_GUARD_RECORDING);                                                     \
 		pw_emit_call(PW_EV_##ev | pw_outside_flag(), t0, t1, rc, (uint64_t)(rc == 0 ? child : -1), \
 			     rc == EFAULT ? 0 : pw_intern_path(path), rc);                              \
-		pw_guard_set(0);                                                                      \
-		errno = saved;                                                                          \
+		pw_guard_leave(guard);                                                                  \
 		return rc;                                                                              \
 	}
 PW_SPAWN_WRAP(POSIX_SPAWN, posix_spawn)
@@ -310,23 +306,21 @@ static void exec_begin(const char *path)
 {
 	if (!pw_seg)
 		return;
-	pw_guard_set(PW_GUARD_RECORDING);
+	struct pw_guarded guard = pw_guard_enter(PW_GUARD_RECORDING);
 	pw_seg->exec_ref = exec_path_ref(path);
 	pw_seg->end_ticks = pw_clock_ticks();
 	atomic_store_explicit(&pw_seg->state, PW_STATE_EXECING, memory_order_release);
-	pw_guard_set(0);
+	pw_guard_leave(guard);
 }
 
 static void exec_failed(uint64_t t0, const char *path)
 {
-	int saved = errno;
-	pw_guard_set(PW_GUARD_RECORDING);
+	struct pw_guarded guard = pw_guard_enter(PW_GUARD_RECORDING);
 	if (pw_seg)
 		atomic_store_explicit(&pw_seg->state, PW_STATE_RUNNING, memory_order_release);
 	pw_emit_call(PW_EV_EXECVE | pw_outside_flag(), t0, pw_clock_ticks(), -1, 0,
-		     saved == EFAULT ? 0 : pw_intern_path(path), saved);
-	pw_guard_set(0);
-	errno = saved;
+		     guard.saved_errno == EFAULT ? 0 : pw_intern_path(path), guard.saved_errno);
+	pw_guard_leave(guard);
 }
 
 #define PW_EXEC_WRAP(name, params, args, path)                  \
@@ -400,15 +394,16 @@ PW_EXPORT int execle(const char *path, const char *arg, ...)
 	PW_EXPORT __attribute__((noreturn)) void name(int status)                \
 	{                                                                        \
 		PW_RESOLVE(name);                                                \
-		if (pw_seg && pw_thread_allows(pw_recording_now())) {                  \
-			if (PW_SHOULD_RECORD(PROCESS, ev)) {                     \
-				pw_guard_set(PW_GUARD_RECORDING);              \
+		if (pw_seg && pw_thread_allows(pw_recording_now())) {           \
+			int record = PW_SHOULD_RECORD(PROCESS, ev);              \
+			struct pw_guarded guard = pw_guard_enter(PW_GUARD_RECORDING); \
+			if (record) {                                            \
 				uint64_t now = pw_clock_ticks();                 \
 				pw_emit_call(PW_EV_##ev | pw_outside_flag(), now, now, 0, (uint64_t)status, 0, 0); \
 			}                                                        \
-			pw_guard_set(PW_GUARD_INTERNAL);                       \
+			pw_guard_set(PW_GUARD_INTERNAL);                         \
 			pw_note_exit(status, finished);                          \
-			pw_guard_set(0); /* atexit handlers are recorded */    \
+			pw_guard_leave(guard); /* atexit handlers are recorded */ \
 		}                                                                \
 		real_##name(status);                                             \
 		__builtin_unreachable();                                         \
@@ -476,10 +471,9 @@ static int pw_main(int argc, char **argv, char **envp)
 {
 	int status = real_main(argc, argv, envp);
 	if (pw_seg) {
-		uint8_t guard = pw_self.guard;
-		pw_guard_set(PW_GUARD_INTERNAL);
+		struct pw_guarded guard = pw_guard_enter(PW_GUARD_INTERNAL);
 		pw_note_exit(status, 0);
-		pw_guard_set(guard);
+		pw_guard_leave(guard);
 	}
 	return status;
 }

@@ -92,12 +92,6 @@ void pw_kernel_names_after_fork(void);
 void pw_kernel_module_unloading(void);
 void pw_cupti_module_unloading(void);
 
-/* Writes a finished GPU call record into the thread's lane. */
-static inline __attribute__((always_inline)) void pw_emit_api(const struct pw_rec_api *rec)
-{
-	pw_emit_record(rec, sizeof *rec);
-}
-
 /* Calls after which the user needs to know who made them (nsys's --cudabacktrace set): they make the thread
  * wait for the device, allocate or free, or copy synchronously (through pageable memory, mostly). */
 static inline int pw_kind_always_stacked(int kind, uint32_t sub)
@@ -217,24 +211,19 @@ static inline __attribute__((always_inline)) void pw_api_init(struct pw_rec_api 
 		r.c.t0 = pw_clock_ticks();                                                                \
 		ret_t ret = real_##name args;                                                             \
 		r.c.t1 = pw_clock_ticks();                                                                \
-		int errno_ = errno;                                                                       \
+		struct pw_guarded was_ = pw_guard_enter(PW_GUARD_INTERNAL);                               \
 		pw_self.gpu_depth = nested_;                                                              \
 		if (corr_)                                                                                \
 			pw_cupti_pop();                                                                   \
-		pw_guard_set(PW_GUARD_INTERNAL);                                                        \
 		pw_api_init(&r, PW_EV_##ev, (int64_t)ret, sub0);                                          \
 		if (nested_)                                                                              \
 			r.c.h.type |= PW_REC_NESTED;                                                      \
 		r.corr = corr_;                                                                           \
 		__VA_ARGS__;                                                                              \
-		pw_guard_set(PW_GUARD_RECORDING);                                                       \
-		if (PW_UNLIKELY(pw_stacks_on) && ((int64_t)(r.c.t1 - r.c.t0) >= pw_stack_min_ticks ||     \
-						  pw_kind_always_stacked(PW_EVKIND_##ev, r.sub)))         \
-			pw_emit_with_stack(&r, sizeof r);                                                 \
-		else                                                                                      \
-			pw_emit_api(&r);                                                                  \
-		pw_guard_set(0);                                                                        \
-		errno = errno_;                                                                           \
+		pw_record_done(&r, sizeof r,                                                              \
+			       pw_call_wants_stack(r.c.t0, r.c.t1) ||                                     \
+				       (PW_UNLIKELY(pw_stacks_on) && pw_kind_always_stacked(PW_EVKIND_##ev, r.sub)), \
+			       was_);                                                                     \
 		return ret;                                                                               \
 	}
 

@@ -245,6 +245,48 @@ void pw_emit_call_stack(uint16_t type, uint64_t t0, uint64_t t1, int64_t ret, ui
 /* Counts a call a signal handler made while its thread was writing a record (not recorded). */
 void pw_note_guard_skip(void);
 
+/* The guard held around the profiler's own work on a thread, and errno kept for the program:
+ * pw_guard_enter(level) holds it at level and returns what it replaced; pw_guard_leave gives back both the
+ * level found (0 in a wrapper; a helper may run with the guard held or not) and errno as it was. */
+struct pw_guarded {
+	uint8_t guard;
+	int saved_errno;
+};
+
+static inline __attribute__((always_inline)) struct pw_guarded pw_guard_enter(uint8_t level)
+{
+	struct pw_guarded was = {pw_self.guard, errno};
+	pw_guard_set(level);
+	return was;
+}
+
+static inline __attribute__((always_inline)) void pw_guard_leave(struct pw_guarded was)
+{
+	pw_guard_set(was.guard);
+	errno = was.saved_errno;
+}
+
+/* Whether a call that took t0..t1 (ticks) gets a call stack. */
+static inline __attribute__((always_inline)) int pw_call_wants_stack(uint64_t t0, uint64_t t1)
+{
+	return PW_UNLIKELY(pw_stacks_on) && (int64_t)(t1 - t0) >= pw_stack_min_ticks;
+}
+
+/* The record epilogue of every wrapper: the record of the call just made, filled with the guard at
+ * INTERNAL, is written with the guard at RECORDING (with the thread's stack when stacked), then the guard
+ * and errno are given back (pw_guard_leave). PW_RECORD below does the same for a plain timed call, written
+ * in place in the lane (the libc wrappers' fast path). */
+static inline __attribute__((always_inline)) void pw_record_done(const void *rec, size_t size, int stacked,
+								  struct pw_guarded was)
+{
+	pw_guard_set(PW_GUARD_RECORDING);
+	if (PW_UNLIKELY(stacked))
+		pw_emit_with_stack(rec, size);
+	else
+		pw_emit_record(rec, size);
+	pw_guard_leave(was);
+}
+
 /* The capture window (capture.c): a word shared with the children this process forks, which record in the
  * same windows. Its low bits (PW_WINDOW_OPEN) are all set while the window is open and clear while it is
  * closed; capture.c keeps its own state in the high bits. Without capture control it stays open. */
@@ -402,13 +444,14 @@ void pw_resolve_all(void);
 	} while (0)
 
 /* Writes the record of a call that started at t0_, with the guard held for the writing only. Only tracked kinds
- * can be written outside the capture window (a call that began inside and ended after it closed still counts). */
+ * can be written outside the capture window (a call that began inside and ended after it closed still counts).
+ * The stack test is on the duration alone: pw_stack_min_ticks is INT64_MAX while stacks are off. */
 #define PW_RECORD(ev, ret, a0, a1, failed)                                                                \
 	do {                                                                                              \
 		uint64_t t1_ = pw_clock_ticks();                                                          \
-		int errno_ = errno;                                                                       \
-		pw_guard_set(PW_GUARD_RECORDING);                                                       \
-		uint16_t type_ = PW_EV_##ev | (pw_kind_tracked(PW_EVKIND_##ev) ? pw_outside_flag() : 0);       \
+		struct pw_guarded was_ = pw_guard_enter(PW_GUARD_RECORDING);                              \
+		int errno_ = was_.saved_errno;                                                            \
+		uint16_t type_ = PW_EV_##ev | (pw_kind_tracked(PW_EVKIND_##ev) ? pw_outside_flag() : 0);  \
 		int err_ = (failed) ? (errno_ ? errno_ : PW_ERR_NO_ERRNO) : 0;                            \
 		if (PW_UNLIKELY((int64_t)(t1_ - t0_) >= pw_stack_min_ticks))                              \
 			pw_emit_call_stack(type_, t0_, t1_, (int64_t)(intptr_t)(ret), (uint64_t)(uintptr_t)(a0), \
@@ -416,8 +459,7 @@ void pw_resolve_all(void);
 		else                                                                                      \
 			pw_emit_call(type_, t0_, t1_, (int64_t)(intptr_t)(ret), (uint64_t)(uintptr_t)(a0),   \
 				     (uint64_t)(uintptr_t)(a1), err_);                                    \
-		pw_guard_set(0);                                                                        \
-		errno = errno_;                                                                           \
+		pw_guard_leave(was_);                                                                     \
 	} while (0)
 
 /* The generic wrapper: resolve, time, call, time, record, return. a0/a1 are expressions of the parameters

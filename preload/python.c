@@ -637,8 +637,8 @@ static int profile_hook(void *obj, void *frame, int what, void *arg)
 			t->py_call_gen = 0;
 		return 0;
 	}
-	pw_guard_set(PW_GUARD_INTERNAL);
-	int saved_errno = errno; /* inside the program's C code, between its calls */
+	/* inside the program's C code, between its calls: its errno is kept */
+	struct pw_guarded guard = pw_guard_enter(PW_GUARD_INTERNAL);
 	int exact = t->py_pending && returned && t->py_pending_gen && t->py_pending_gen == t->py_call_gen;
 	if (exact || !t->py_pending) {
 		/* the frame that is running: at a CALL event, the new frame's caller */
@@ -654,8 +654,7 @@ static int profile_hook(void *obj, void *frame, int what, void *arg)
 		t->py_call_gen = ++t->py_gen_next ? t->py_gen_next : ++t->py_gen_next;
 	else if (returned)
 		t->py_call_gen = 0;
-	errno = saved_errno;
-	pw_guard_set(0);
+	pw_guard_leave(guard);
 	return 0;
 }
 
@@ -739,9 +738,7 @@ static void hook_threading(void **hook_fn)
 static int install_hooks(void *unused)
 {
 	(void)unused;
-	uint8_t guard = pw_self.guard;
-	pw_guard_set(PW_GUARD_INTERNAL);
-	int saved_errno = errno;
+	struct pw_guarded guard = pw_guard_enter(PW_GUARD_INTERNAL);
 	learn_layout_once(); /* frames read directly need no hook */
 	void *et, *ev, *tb;
 	py.Err_Fetch(&et, &ev, &tb);
@@ -763,8 +760,7 @@ static int install_hooks(void *unused)
 		hook_new_threads();
 	py.Err_Restore(et, ev, tb);
 	atomic_store(&install_requested, 0);
-	errno = saved_errno;
-	pw_guard_set(guard);
+	pw_guard_leave(guard);
 	return 0;
 }
 
@@ -814,13 +810,11 @@ PW_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void
 	PW_RESOLVE(pthread_create);
 	if (PW_UNLIKELY(!new_threads_hooked) && atomic_load_explicit(&py_ready, memory_order_acquire) &&
 	    pw_stacks_on == PW_STACKS_ALL && !pw_self.guard && pw_py_thread_state() == 1) {
-		int saved_errno = errno;
-		pw_guard_set(PW_GUARD_INTERNAL);
+		struct pw_guarded guard = pw_guard_enter(PW_GUARD_INTERNAL);
 		learn_layout_once(); /* the new thread's calls will not need the hook then */
 		if (hook_needed())
 			hook_new_threads();
-		pw_guard_set(0);
-		errno = saved_errno;
+		pw_guard_leave(guard);
 	}
 	return real_pthread_create(thread, attr, start, arg);
 }

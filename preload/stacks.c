@@ -354,10 +354,9 @@ static int unwinder_load(void)
 static uint16_t native_frames(uint64_t *ips, uintptr_t interrupted_ip, int *truncated, int *interrupted)
 {
 	void *raw[PW_STACK_MAX_NATIVE + 16];
-	uint8_t guard = pw_self.guard;
-	pw_guard_set(PW_GUARD_UNWIND);
+	struct pw_guarded guard = pw_guard_enter(PW_GUARD_UNWIND);
 	int n = unwinder.backtrace ? unwinder.backtrace(raw, (int)(sizeof raw / sizeof raw[0])) : 0;
-	pw_guard_set(guard);
+	pw_guard_leave(guard);
 	int from = 0;
 	while (from < n && (uintptr_t)raw[from] >= self_lo && (uintptr_t)raw[from] < self_hi)
 		from++;
@@ -538,7 +537,7 @@ static void on_sample(int sig, siginfo_t *si, void *ucontext)
 		errno = saved_errno;
 		return;
 	}
-	pw_guard_set(PW_GUARD_INTERNAL);
+	struct pw_guarded was = pw_guard_enter(PW_GUARD_INTERNAL);
 	uintptr_t ip = 0;
 #if defined(__x86_64__)
 	ip = (uintptr_t)((ucontext_t *)ucontext)->uc_mcontext.gregs[REG_RIP];
@@ -557,10 +556,7 @@ static void on_sample(int sig, siginfo_t *si, void *ucontext)
 	r.c.h.size8 = sizeof r / 8;
 	r.c.t0 = r.c.t1 = now;
 	r.c.arg0 = sample_period_ns;
-	pw_guard_set(PW_GUARD_RECORDING);
-	pw_emit_record(&r, sizeof r);
-	pw_guard_set(0);
-	errno = saved_errno;
+	pw_record_done(&r, sizeof r, 0, was);
 }
 
 void pw_sample_thread_start(struct pw_thread *t)
@@ -570,10 +566,9 @@ void pw_sample_thread_start(struct pw_thread *t)
 	/* libunwind makes a thread's cache (malloc, a thread key) at its first walk: never in the handler */
 	uint64_t ips[PW_STACK_MAX_NATIVE];
 	int truncated, interrupted;
-	uint8_t guard = t->guard;
-	pw_guard_set(PW_GUARD_INTERNAL);
+	struct pw_guarded guard = pw_guard_enter(PW_GUARD_INTERNAL); /* t is the calling thread's */
 	native_frames(ips, 0, &truncated, &interrupted);
-	pw_guard_set(guard);
+	pw_guard_leave(guard);
 	struct sigevent sev;
 	memset(&sev, 0, sizeof sev);
 	sev.sigev_notify = SIGEV_THREAD_ID;
@@ -666,16 +661,16 @@ void pw_stacks_start(void)
 	}
 	pw_stack_min_ticks = (int64_t)((double)pw_cfg.stack_threshold_ns * rate);
 	/* per-thread caches: no lock in the unwinder, so a sample may interrupt an unwind on another thread */
-	uint8_t guard = pw_self.guard;
-	pw_guard_set(PW_GUARD_UNWIND); /* libunwind's set-up would make its pipe (PW_UNWIND_ANSWER) */
+	/* libunwind's set-up would make its pipe (PW_UNWIND_ANSWER) */
+	struct pw_guarded guard = pw_guard_enter(PW_GUARD_UNWIND);
 	if (unwinder_load() < 0) {
-		pw_guard_set(guard);
+		pw_guard_leave(guard);
 		if (!pw_cfg.quiet)
 			dprintf(2, "profwrap: libunwind.so.8 cannot be loaded; calls are recorded without call stacks\n");
 		return;
 	}
 	unwinder.set_caching_policy(*unwinder.local_addr_space, UNW_CACHE_PER_THREAD);
-	pw_guard_set(guard);
+	pw_guard_leave(guard);
 	pw_stacks_on = pw_cfg.stacks;
 	/* A fork child lists its objects at its first capture: dl_iterate_phdr's lock may have been held by
 	 * another thread of the parent at the fork, and glibc does not reset that one in the child. */
@@ -693,12 +688,11 @@ void pw_stacks_after_dlopen(void *handle, const char *path)
 {
 	if (!pw_stacks_on)
 		return;
-	uint8_t guard = pw_self.guard;
-	pw_guard_set(PW_GUARD_INTERNAL);
+	struct pw_guarded guard = pw_guard_enter(PW_GUARD_INTERNAL);
 	list_modules();
 	const char *base = path ? strrchr(path, '/') : NULL;
 	base = base ? base + 1 : path;
 	if (pw_stacks_on == PW_STACKS_ALL && base && strncmp(base, "libpython", 9) == 0)
 		pw_py_detect(handle);
-	pw_guard_set(guard);
+	pw_guard_leave(guard);
 }
