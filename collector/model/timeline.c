@@ -132,23 +132,30 @@ static uint64_t rule_kept(const struct pw_tl_rule *k, uint64_t *bytes)
 	return n;
 }
 
-/* Makes the rule stricter until what it keeps fits max_n events and max_bytes: the floor's bucket halved,
- * or, once it would keep one event at most, dropped whole and the next bucket made the floor. */
+/* Makes the rule one step stricter: the floor's bucket halved, or, once it would keep one event at most,
+ * dropped whole and the next bucket made the floor. Returns 0 when it is as strict as it can be. */
+static int rule_tighten_step(struct pw_tl_rule *k)
+{
+	if (k->stride < 63 && (k->seen[k->floor] >> k->stride) > 1) {
+		k->stride++;
+	} else if (k->floor + 1 < PW_DURATION_BUCKETS) {
+		k->floor++;
+		k->stride = 0;
+	} else if (k->stride < 63) {
+		k->stride++;
+	} else {
+		return 0;
+	}
+	return 1;
+}
+
+/* Makes the rule stricter until what it keeps fits max_n events and, by its estimate, max_bytes (the
+ * estimate takes the floor's sample to have its bucket's mean size; the caller checks the bytes kept). */
 static void rule_tighten(struct pw_tl_rule *k, uint64_t max_n, uint64_t max_bytes)
 {
 	uint64_t bytes;
-	while (rule_kept(k, &bytes) > max_n || bytes > max_bytes) {
-		if (k->stride < 63 && (k->seen[k->floor] >> k->stride) > 1) {
-			k->stride++;
-		} else if (k->floor + 1 < PW_DURATION_BUCKETS) {
-			k->floor++;
-			k->stride = 0;
-		} else if (k->stride < 63) {
-			k->stride++;
-		} else {
-			return;
-		}
-	}
+	while ((rule_kept(k, &bytes) > max_n || bytes > max_bytes) && rule_tighten_step(k))
+		;
 }
 
 /* The budget less a margin, so that one tightening makes room for many events, not one. */
@@ -405,8 +412,7 @@ static void compact_gpus(struct pw_timeline *tl)
 			tl->streams[g->stream].kept_ns -= dur;
 			continue;
 		}
-		const char *name = pw_tl_string(tl, g->name);
-		bytes += gpu_event_bytes(name ? strlen(name) : 0);
+		bytes += gpu_event_bytes(g->name_len);
 		tl->gpus[n++] = *g;
 	}
 	tl->ngpus = n;
@@ -421,6 +427,24 @@ static void note_device_name(struct pw_timeline *tl, const struct pw_raw_event *
 		if (*name == PW_TL_NONE)
 			*name = intern_head(tl, e->str, e->str_len, 128);
 	}
+}
+
+/* Room for one more event of this many bytes: the rule tightened, and the kept events it no longer keeps
+ * dropped, until the kept ones leave it. The rule's byte estimate can be low (a sample of a bucket may
+ * hold its longest names), so the bytes actually kept decide, a step at a time. Returns 0 when no rule
+ * leaves room. */
+static int gpu_room(struct pw_timeline *tl, uint64_t bytes)
+{
+	if (tl->ngpus < PW_TL_MAX_GPU_EVENTS && tl->gpu_bytes + bytes <= PW_TL_MAX_GPU_BYTES)
+		return 1;
+	rule_tighten(&tl->gpu_rule, with_margin(PW_TL_MAX_GPU_EVENTS), with_margin(PW_TL_MAX_GPU_BYTES));
+	compact_gpus(tl);
+	while (tl->ngpus >= PW_TL_MAX_GPU_EVENTS || tl->gpu_bytes + bytes > with_margin(PW_TL_MAX_GPU_BYTES)) {
+		if (!rule_tighten_step(&tl->gpu_rule))
+			return 0;
+		compact_gpus(tl);
+	}
+	return 1;
 }
 
 void pw_tl_gpu(struct pw_timeline *tl, const struct pw_raw_event *e)
@@ -453,12 +477,8 @@ void pw_tl_gpu(struct pw_timeline *tl, const struct pw_raw_event *e)
 	unsigned tz = rule_count(&tl->gpu_rule, bucket, bytes);
 	if (!rule_admits(&tl->gpu_rule, bucket, tz))
 		return;
-	if (tl->ngpus >= PW_TL_MAX_GPU_EVENTS || tl->gpu_bytes + bytes > PW_TL_MAX_GPU_BYTES) {
-		rule_tighten(&tl->gpu_rule, with_margin(PW_TL_MAX_GPU_EVENTS), with_margin(PW_TL_MAX_GPU_BYTES));
-		compact_gpus(tl);
-		if (!rule_admits(&tl->gpu_rule, bucket, tz))
-			return;
-	}
+	if (!gpu_room(tl, bytes) || !rule_admits(&tl->gpu_rule, bucket, tz))
+		return;
 	if (pw_reserve_max(&tl->gpus, &tl->gpus_cap, tl->ngpus + 1, sizeof *tl->gpus, PW_TL_MAX_GPU_EVENTS)) {
 		tl->oom = 1;
 		return;
@@ -468,8 +488,10 @@ void pw_tl_gpu(struct pw_timeline *tl, const struct pw_raw_event *e)
 			      .stream = stream, .corr = g->correlation, .name = PW_TL_NONE, .device = g->device,
 			      .kind = (uint8_t)kind, .seq_tz = (uint8_t)tz};
 	memcpy(x.a, g->a, sizeof x.a);
-	if (kernel && e->str)
+	if (kernel && e->str) {
 		x.name = intern_head(tl, e->str, e->str_len, PW_TL_KERNEL_MAX);
+		x.name_len = (uint16_t)(e->str_len < PW_TL_KERNEL_MAX ? e->str_len : PW_TL_KERNEL_MAX);
+	}
 	tl->gpus[tl->ngpus++] = x;
 	tl->gpu_bytes += bytes;
 	tl->streams[stream].kept++;
@@ -528,20 +550,23 @@ static void open_push(struct pw_timeline *tl, const struct pw_raw_event *e, uint
 		return;
 	}
 	tl->pushes[tl->npushes++] = (struct pw_tl_open_push){
-		.tid = rr->c.h.tid, .domain = pw_get_nvtx_scope(rr->c.arg0).domain, .t0_ns = e->t0_ns,
-		.category = pw_get_nvtx_scope(rr->c.arg0).category,
+		.tid = rr->c.h.tid, .domain = pw_get_nvtx_scope(rr->c.arg0).domain, .level = rr->c.ret,
+		.t0_ns = e->t0_ns, .category = pw_get_nvtx_scope(rr->c.arg0).category,
 		.payload = rr->payload, .payload_type = rr->payload_type, .name = name};
 }
 
-/* A pop: the thread's innermost push of its domain, drawn; nothing when its push was not recorded (it was
- * before the window). */
+/* A pop: the thread's innermost push of its domain, drawn; nothing when its push was not recorded (before
+ * the window) or not kept (the open pushes were full): a pop deeper than that innermost push is its own
+ * push's. (Domains past the preload's per-domain levels share one count, so a shallower pop still closes
+ * the innermost push.) */
 static void close_push(struct pw_timeline *tl, const struct pw_raw_event *e)
 {
 	const struct pw_rec_call *rec = e->rec;
+	uint32_t domain = pw_get_nvtx_scope(rec->arg0).domain;
 	size_t i = tl->npushes;
-	while (i-- > 0 && !(tl->pushes[i].tid == rec->h.tid && tl->pushes[i].domain == pw_get_nvtx_scope(rec->arg0).domain))
+	while (i-- > 0 && !(tl->pushes[i].tid == rec->h.tid && tl->pushes[i].domain == domain))
 		;
-	if (i == (size_t)-1)
+	if (i == (size_t)-1 || rec->ret > tl->pushes[i].level)
 		return;
 	const struct pw_tl_open_push o = tl->pushes[i];
 	memmove(&tl->pushes[i], &tl->pushes[i + 1], (tl->npushes - i - 1) * sizeof *tl->pushes);
@@ -575,7 +600,11 @@ void pw_tl_range(struct pw_timeline *tl, const struct pw_raw_event *e)
 		return;
 	}
 	uint64_t id = (uint64_t)rr->c.ret;
-	if (kind == PW_K_RANGE_START && tl->nstarts < PW_TL_OPEN_RANGES) {
+	if (kind == PW_K_RANGE_START) {
+		if (tl->nstarts == PW_TL_OPEN_RANGES) { /* its end could not be matched: not drawn */
+			tl->ranges_not_drawn++;
+			return;
+		}
 		tl->starts[tl->nstarts++] = (struct pw_tl_open_start){id, name};
 	} else if (kind == PW_K_RANGE_END) {
 		size_t i = 0;

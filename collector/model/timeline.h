@@ -116,6 +116,7 @@ struct pw_tl_gpu {
 	int32_t device;
 	uint32_t src_tid;
 	uint16_t src_cbid;
+	uint16_t name_len; /* the bytes its name counts in the budget (gpu_event_bytes) */
 	uint8_t kind; /* PW_K_ACT_KERNEL, _MEMCPY or _MEMSET */
 	uint8_t seq_tz;
 	uint8_t has_ext;
@@ -147,6 +148,7 @@ struct pw_tl_image {
 
 struct pw_tl_open_push {
 	uint32_t tid, domain;
+	int64_t level; /* the push's level (its record's ret), which its pop's names */
 	uint64_t t0_ns, category, payload;
 	uint32_t payload_type;
 	uint32_t name;
