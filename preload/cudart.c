@@ -73,37 +73,15 @@ PW_CUDART_PTSZ(CUDA_GRAPH_LAUNCH, cudaGraphLaunch, (cudaGraphExec_t exec, cudaSt
 
 /* Called by each module's constructor for each of its kernels (host_runtime.h declares it for C++ only).
  * The name is noted first: the call returns nothing to wait for. */
-static void (*real___cudaRegisterFunction)(void **, const char *, char *, const char *, int, uint3 *, uint3 *,
-					   dim3 *, dim3 *, int *);
-PW_EXPORT void __cudaRegisterFunction(void **fatbin, const char *host_stub, char *device_fun, const char *device_name,
-				      int thread_limit, uint3 *tid, uint3 *bid, dim3 *block, dim3 *grid, int *warp_size);
-PW_GPU_SLOT(CUDART, __cudaRegisterFunction, (void *)__cudaRegisterFunction);
-PW_EXPORT void __cudaRegisterFunction(void **fatbin, const char *host_stub, char *device_fun, const char *device_name,
-				      int thread_limit, uint3 *tid, uint3 *bid, dim3 *block, dim3 *grid, int *warp_size)
-{
-	if (PW_UNLIKELY(!real___cudaRegisterFunction) && pw_gpu_resolve(&pw_gpu_slot___cudaRegisterFunction) < 0)
-		return;
-	int saved = errno;
-	pw_kernel_registered(host_stub, device_fun ? device_fun : device_name);
-	errno = saved;
-	real___cudaRegisterFunction(fatbin, host_stub, device_fun, device_name, thread_limit, tid, bid, block, grid,
-				    warp_size);
-}
+PW_GPU_WATCH_BEFORE(CUDART, __cudaRegisterFunction,
+		    (void **fatbin, const char *host_stub, char *device_fun, const char *device_name, int thread_limit,
+		     uint3 *tid, uint3 *bid, dim3 *block, dim3 *grid, int *warp_size),
+		    (fatbin, host_stub, device_fun, device_name, thread_limit, tid, bid, block, grid, warp_size),
+		    pw_kernel_registered(host_stub, device_fun ? device_fun : device_name))
 
 /* Called by each module's destructor (a library unloaded, or the process exiting). */
-static void (*real___cudaUnregisterFatBinary)(void **);
-PW_EXPORT void __cudaUnregisterFatBinary(void **fatbin);
-PW_GPU_SLOT(CUDART, __cudaUnregisterFatBinary, (void *)__cudaUnregisterFatBinary);
-PW_EXPORT void __cudaUnregisterFatBinary(void **fatbin)
-{
-	if (PW_UNLIKELY(!real___cudaUnregisterFatBinary) && pw_gpu_resolve(&pw_gpu_slot___cudaUnregisterFatBinary) < 0)
-		return;
-	int saved = errno;
-	pw_kernel_module_unloading();
-	pw_cupti_module_unloading();
-	errno = saved;
-	real___cudaUnregisterFatBinary(fatbin);
-}
+PW_GPU_WATCH_BEFORE(CUDART, __cudaUnregisterFatBinary, (void **fatbin), (fatbin), pw_kernel_module_unloading();
+		    pw_cupti_module_unloading())
 
 /* A failed lookup (no driver) leaves the stub itself as the handle, which is registered already. */
 PW_GPU_WATCH(CUDART, cudaError_t, cudaErrorUnknown, __cudaGetKernel, (cudaKernel_t * kernel, const void *host_stub),

@@ -13,13 +13,9 @@
 #include "pw_gpu.h"
 
 #define PW_CUPTI_CLIENT_CALL(name, params, args)                                                          \
-	static CUptiResult(*real_##name) params;                                                          \
-	PW_EXPORT CUptiResult name params;                                                                \
-	PW_GPU_SLOT(CUPTI, name, (void *)name);                                                           \
-	PW_EXPORT CUptiResult name params                                                                 \
+	PW_GPU_DEFINE(CUPTI, CUptiResult, name, params)                                                   \
 	{                                                                                                 \
-		if (PW_UNLIKELY(!real_##name) && pw_gpu_resolve(&pw_gpu_slot_##name) < 0)                \
-			return CUPTI_ERROR_NOT_INITIALIZED;                                               \
+		PW_GPU_RESOLVE(name, CUPTI_ERROR_NOT_INITIALIZED);                                        \
 		if (pw_self.guard != PW_GUARD_INTERNAL && pw_cupti_other_client)                          \
 			pw_cupti_other_client(#name);                                                     \
 		return real_##name args;                                                                  \

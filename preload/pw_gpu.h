@@ -181,6 +181,19 @@ static inline __attribute__((always_inline)) void pw_api_init(struct pw_rec_api 
 	r->corr = 0;
 }
 
+/* A GPU library wrapper's head: its real_<name> pointer, its slot, and the definition's signature, whose body
+ * opens with PW_GPU_RESOLVE: missing is returned when no loaded library defines the function. */
+#define PW_GPU_DEFINE(lib, ret_t, name, params) \
+	static ret_t(*real_##name) params;      \
+	PW_EXPORT ret_t name params;            \
+	PW_GPU_SLOT(lib, name, (void *)name);   \
+	PW_EXPORT ret_t name params
+#define PW_GPU_RESOLVE(name, missing)                                                      \
+	do {                                                                               \
+		if (PW_UNLIKELY(!real_##name) && pw_gpu_resolve(&pw_gpu_slot_##name) < 0) \
+			return missing;                                                    \
+	} while (0)
+
 /* The wrapper of one GPU library function. ret_t is the library's status type, missing what to return when
  * no loaded library defines the function, sub0 flags for the record's sub field; the variadic part is the
  * statements that fill `r` (struct pw_rec_api) from the parameters and `ret`, run with the internal guard
@@ -191,13 +204,9 @@ static inline __attribute__((always_inline)) void pw_api_init(struct pw_rec_api 
 /* PW_GPU_WRAP with a statement run before anything else once the real function is known (capture control:
  * cudaProfilerStart opens the window before the call, so that the call is recorded). */
 #define PW_GPU_WRAP_HOOKED(before, lib, ret_t, missing, dom, ev, sub0, name, params, args, ...)            \
-	static ret_t(*real_##name) params;                                                                \
-	PW_EXPORT ret_t name params;                                                                      \
-	PW_GPU_SLOT(lib, name, (void *)name);                                                             \
-	PW_EXPORT ret_t name params                                                                       \
+	PW_GPU_DEFINE(lib, ret_t, name, params)                                                           \
 	{                                                                                                 \
-		if (PW_UNLIKELY(!real_##name) && pw_gpu_resolve(&pw_gpu_slot_##name) < 0)                \
-			return missing;                                                                   \
+		PW_GPU_RESOLVE(name, missing);                                                            \
 		before;                                                                                   \
 		if (PW_UNLIKELY(pw_cupti_window_stale()))                                                 \
 			pw_cupti_catch_up();                                                              \
@@ -231,18 +240,26 @@ static inline __attribute__((always_inline)) void pw_api_init(struct pw_rec_api 
  * and `ret`), with errno as the call left it. For calls whose arguments or results later records need
  * (kernel registrations, cuDNN descriptors) and which cost next to nothing. */
 #define PW_GPU_WATCH(lib, ret_t, missing, name, params, args, ...)                                       \
-	static ret_t(*real_##name) params;                                                                \
-	PW_EXPORT ret_t name params;                                                                      \
-	PW_GPU_SLOT(lib, name, (void *)name);                                                             \
-	PW_EXPORT ret_t name params                                                                       \
+	PW_GPU_DEFINE(lib, ret_t, name, params)                                                           \
 	{                                                                                                 \
-		if (PW_UNLIKELY(!real_##name) && pw_gpu_resolve(&pw_gpu_slot_##name) < 0)                \
-			return missing;                                                                   \
+		PW_GPU_RESOLVE(name, missing);                                                            \
 		ret_t ret = real_##name args;                                                             \
-		int errno_ = errno;                                                                       \
+		struct pw_guarded was_ = pw_guard_enter(PW_GUARD_INTERNAL);                               \
 		__VA_ARGS__;                                                                              \
-		errno = errno_;                                                                           \
+		pw_guard_leave(was_);                                                                     \
 		return ret;                                                                               \
+	}
+
+/* A void function watched before it runs (the statements, of the parameters), unrecorded: a registration
+ * noted before the call, an unloading acted on while what it unloads is still there. */
+#define PW_GPU_WATCH_BEFORE(lib, name, params, args, ...)                                                \
+	PW_GPU_DEFINE(lib, void, name, params)                                                            \
+	{                                                                                                 \
+		PW_GPU_RESOLVE(name, );                                                                   \
+		struct pw_guarded was_ = pw_guard_enter(PW_GUARD_INTERNAL);                               \
+		__VA_ARGS__;                                                                              \
+		pw_guard_leave(was_);                                                                     \
+		real_##name args;                                                                         \
 	}
 
 #endif

@@ -137,24 +137,38 @@ static inline int pw_lane_short(const struct pw_thread *t)
  * what is kept for the program (the record is counted as dropped, and in the segment's shm_refused). */
 int pw_lane_grow(struct pw_thread *t);
 
+/* Claims size bytes in the calling thread's lane for a record (its lane attached or grown first). Returns
+ * 0, or -1 with the record counted as dropped. */
+static inline __attribute__((always_inline)) int pw_lane_claim(struct pw_thread *t, size_t size,
+							      struct pw_reservation *r)
+{
+	if (PW_UNLIKELY(!t->lane) && pw_thread_attach(t) < 0)
+		return -1;
+	int rc = -1;
+	if (PW_LIKELY(!pw_lane_short(t)) || pw_lane_grow(t) == 0)
+		rc = t->shared ? pw_shared_lane_reserve(pw_seg, t->lane, t->data, size, r)
+			       : pw_lane_reserve(pw_seg, t->lane, t->data, size, r);
+	if (PW_UNLIKELY(rc < 0))
+		pw_note_thread_drop(t);
+	return rc;
+}
+
+static inline __attribute__((always_inline)) void pw_lane_publish(struct pw_thread *t, struct pw_reservation *r)
+{
+	if (t->shared)
+		pw_shared_lane_commit(t->lane, r);
+	else
+		pw_lane_commit(t->lane, r);
+}
+
 /* Records a timed call. Called with the guard held. Inlined: this is most of a wrapper's own cost. */
 static inline __attribute__((always_inline)) void pw_emit_call(uint16_t ev, uint64_t t0, uint64_t t1, int64_t ret, uint64_t a0, uint64_t a1,
 				int err)
 {
 	struct pw_thread *t = &pw_self;
-	if (PW_UNLIKELY(!t->lane) && pw_thread_attach(t) < 0)
-		return;
-	if (PW_UNLIKELY(pw_lane_short(t)) && pw_lane_grow(t) < 0) {
-		pw_note_thread_drop(t);
-		return;
-	}
 	struct pw_reservation r;
-	int rc = t->shared ? pw_shared_lane_reserve(pw_seg, t->lane, t->data, sizeof(struct pw_rec_call), &r)
-			   : pw_lane_reserve(pw_seg, t->lane, t->data, sizeof(struct pw_rec_call), &r);
-	if (PW_UNLIKELY(rc < 0)) {
-		pw_note_thread_drop(t);
+	if (pw_lane_claim(t, sizeof(struct pw_rec_call), &r) < 0)
 		return;
-	}
 	struct pw_rec_call *c = (struct pw_rec_call *)r.rec;
 	c->h.type = ev;
 	c->h.size8 = sizeof *c / 8;
@@ -165,35 +179,19 @@ static inline __attribute__((always_inline)) void pw_emit_call(uint16_t ev, uint
 	c->ret = ret;
 	c->arg0 = a0;
 	c->arg1 = a1;
-	if (t->shared)
-		pw_shared_lane_commit(t->lane, &r);
-	else
-		pw_lane_commit(t->lane, &r);
+	pw_lane_publish(t, &r);
 }
 
 /* Writes a finished record of size bytes (a multiple of 8) into the thread's lane. */
 static inline __attribute__((always_inline)) void pw_emit_record(const void *rec, size_t size)
 {
 	struct pw_thread *t = &pw_self;
-	if (PW_UNLIKELY(!t->lane) && pw_thread_attach(t) < 0)
-		return;
-	if (PW_UNLIKELY(pw_lane_short(t)) && pw_lane_grow(t) < 0) {
-		pw_note_thread_drop(t);
-		return;
-	}
 	struct pw_reservation r;
-	int rc = t->shared ? pw_shared_lane_reserve(pw_seg, t->lane, t->data, size, &r)
-			   : pw_lane_reserve(pw_seg, t->lane, t->data, size, &r);
-	if (PW_UNLIKELY(rc < 0)) {
-		pw_note_thread_drop(t);
+	if (pw_lane_claim(t, size, &r) < 0)
 		return;
-	}
 	memcpy(r.rec, rec, size);
 	((struct pw_rec_hdr *)r.rec)->tid = t->tid;
-	if (t->shared)
-		pw_shared_lane_commit(t->lane, &r);
-	else
-		pw_lane_commit(t->lane, &r);
+	pw_lane_publish(t, &r);
 }
 
 /* Call stacks (stacks.c). pw_stacks_on is set while stacks are captured; a call that lasted at least

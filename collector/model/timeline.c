@@ -73,20 +73,28 @@ static uint32_t intern_head(struct pw_timeline *tl, const char *s, size_t len, s
 	return id;
 }
 
-/* "..." and the last max - 3 bytes of s (not inside a UTF-8 sequence) when longer than max: a path's end
- * says most. */
-static uint32_t intern_tail(struct pw_timeline *tl, const char *s, size_t len, size_t max)
+const char *pw_tl_cut_path(const char *s, size_t len, char buf[PW_TL_PATH_MAX], size_t *cut_len)
 {
-	if (len <= max)
-		return intern(tl, s, len);
-	const char *tail = s + len - (max - 3);
+	if (len <= PW_TL_PATH_MAX) {
+		*cut_len = len;
+		return s;
+	}
+	const char *tail = s + len - (PW_TL_PATH_MAX - 3);
 	while (tail < s + len && ((unsigned char)*tail & 0xc0) == 0x80)
 		tail++;
-	char buf[PW_TL_PATH_MAX];
 	size_t tail_len = (size_t)(s + len - tail);
 	memcpy(buf, "...", 3);
 	memcpy(buf + 3, tail, tail_len);
-	return intern(tl, buf, 3 + tail_len);
+	*cut_len = 3 + tail_len;
+	return buf;
+}
+
+static uint32_t intern_path(struct pw_timeline *tl, const char *s, size_t len)
+{
+	char buf[PW_TL_PATH_MAX];
+	size_t n;
+	const char *cut = pw_tl_cut_path(s, len, buf, &n);
+	return intern(tl, cut, n);
 }
 
 /* ---- the keep rule ---- */
@@ -372,7 +380,7 @@ void pw_tl_call(struct pw_timeline *tl, const struct pw_raw_event *e, uint32_t f
 	else if (file != PW_TL_NONE)
 		c.path = PW_TL_FILE | file;
 	else if (e->str)
-		c.path = intern_tail(tl, e->str, e->str_len, PW_TL_PATH_MAX);
+		c.path = intern_path(tl, e->str, e->str_len);
 	tl->calls[tl->ncalls++] = c;
 	tl->threads[thread].kept++;
 	tl->threads[thread].kept_ns += dur;

@@ -222,6 +222,11 @@ struct pw_act_file; /* gpu_activity.h */
 /* The raw file is read: what enqueued each of its kept GPU events, from its correlation tables. */
 void pw_tl_image_end(struct pw_timeline *tl, const struct pw_act_file *act);
 
+/* A path as the timeline keeps one: whole when it fits PW_TL_PATH_MAX bytes, else "..." and its last bytes
+ * (not inside a UTF-8 sequence), since a path's end says most. Returns the bytes (s itself, or buf) and
+ * their count in *cut_len. */
+const char *pw_tl_cut_path(const char *s, size_t len, char buf[PW_TL_PATH_MAX], size_t *cut_len);
+
 /* An interned string. */
 static inline const char *pw_tl_string(const struct pw_timeline *tl, uint32_t id)
 {

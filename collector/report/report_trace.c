@@ -77,23 +77,13 @@ static int64_t image_pid(const struct trace *t)
 	return t->proc->pid;
 }
 
-/* A path of the model's file table, cut to PW_TL_PATH_MAX bytes as the timeline cuts its strings: its last
- * bytes (not inside a UTF-8 sequence) behind "...". */
+/* A path of the model's file table, cut as the timeline cuts the paths it keeps (pw_tl_cut_path). */
 static void write_file_path(struct pw_json *j, const char *path)
 {
-	size_t len = strlen(path);
-	if (len <= PW_TL_PATH_MAX) {
-		pw_json_string_n(j, path, len);
-		return;
-	}
-	const char *tail = path + len - (PW_TL_PATH_MAX - 3);
-	while (tail < path + len && ((unsigned char)*tail & 0xc0) == 0x80)
-		tail++;
 	char buf[PW_TL_PATH_MAX];
-	size_t tail_len = (size_t)(path + len - tail);
-	memcpy(buf, "...", 3);
-	memcpy(buf + 3, tail, tail_len);
-	pw_json_string_n(j, buf, 3 + tail_len);
+	size_t n;
+	const char *cut = pw_tl_cut_path(path, strlen(path), buf, &n);
+	pw_json_string_n(j, cut, n);
 }
 
 static int has_fd(enum pw_event_kind k)
