@@ -645,6 +645,16 @@ static int dump_dir(const char *dir, const uint8_t *want)
 	return rc;
 }
 
+/* The struct a record of this kind is (pw_event_min_size's choice). */
+static const char *record_struct(enum pw_event_kind k)
+{
+	return pw_kind_is_api(k)	? "api"
+	       : pw_kind_is_activity(k) ? "gpu"
+	       : pw_kind_is_range(k)	? "range"
+	       : k == PW_K_MODULE	? "module"
+					: "call";
+}
+
 /* The event table, one line an event: what the names in --events and in the records mean. */
 static void show_event_table(void)
 {
@@ -657,6 +667,7 @@ static void show_event_table(void)
 		pw_json_kv_string(&j, "event", pw_events[id].name);
 		pw_json_kv_string(&j, "domain", pw_domain_names[pw_events[id].domain]);
 		pw_json_kv_string(&j, "kind", kind_name(pw_events[id].kind));
+		pw_json_kv_string(&j, "record", record_struct(pw_events[id].kind));
 		pw_json_end_object(&j);
 		fputc('\n', stdout);
 	}
@@ -694,7 +705,7 @@ static int dump_usage(FILE *f, int rc)
 	      "its process, strings, clock pairs, each record (times in ns), losses and how the process ended.\n"
 	      "  --events LIST   only the records of these events (as named in the event table)\n"
 	      "  --kinds LIST    only the records of events of these kinds (with --events: of either)\n"
-	      "  --event-table   the events profwrap records: id, name, domain, kind\n"
+	      "  --event-table   the events profwrap records: id, name, domain, kind, record struct\n"
 	      "Exits 1 after a line on stderr when a file is damaged (dumped up to there) or cannot be read.\n",
 	      f);
 	return rc;
