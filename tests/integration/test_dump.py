@@ -8,7 +8,8 @@ device, one stream per label); cuda_train's GEMM shapes and all-reduces (pw_get_
 figures it prints. --events, --kinds and --event-table. Damage: a trace cut inside a chunk is dumped exactly up
 to that chunk, a record of unknown type is left out, each with one line naming the file and the offset and exit
 1; an empty file, garbage, a missing path, a folder without traces and an unknown event name each give one line;
-randomly damaged traces never crash it (make SAN=1 runs this under ASan and UBSan)."""
+randomly damaged traces and the reader's fuzz corpus never crash it (make SAN=1 runs this under ASan and
+UBSan)."""
 import os
 import random
 import shutil
@@ -174,6 +175,12 @@ def test_damage(lines):
         cut = rnd.randrange(0, len(b)) if seed % 3 == 0 else len(b)
         r, got = whole_and_cut(bad, bytes(b), cut)
         check(r.rc in (0, 1) and len(r.err.splitlines()) == (r.rc == 1), "random damage, seed %d\n%s", seed,
+              r.describe())
+    # the reader's fuzz corpus, the inputs that once crashed it included: one line for each file it refuses
+    corpus = os.path.join(REPO, "tests", "fuzz", "corpus", "raw_read")
+    for name in sorted(os.listdir(corpus)):
+        r, got = dump_run([os.path.join(corpus, name)])
+        check(r.rc in (0, 1) and len(r.err.splitlines()) == (r.rc == 1), "the fuzz corpus's %s\n%s", name,
               r.describe())
 
 
