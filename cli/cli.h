@@ -39,6 +39,11 @@ int pw_cli_report(const char *dir);
  * reports. Returns 0, or 1 after a message. */
 int pw_cli_salvage(const char *dir);
 
+/* profwrap dump [options] DIR|FILE...: prints raw traces as JSON lines (argv[0] is "dump"). Returns 0; 1 after
+ * a line for each file that is damaged (dumped up to there) or cannot be read; 2 after a usage message.
+ * cli/dump.c. */
+int pw_cli_dump(int argc, char **argv);
+
 /* profwrap clean: removes this user's stale shared memory and session directories. Returns 0, or 1. */
 int pw_cli_clean(void);
 

@@ -1,4 +1,5 @@
-/* profwrap [options] [--] COMMAND [ARGS...] | profwrap report|merge|salvage DIR | profwrap clean */
+/* profwrap [options] [--] COMMAND [ARGS...] | profwrap report|merge|salvage DIR | profwrap dump DIR|FILE... |
+ * profwrap clean */
 #define _GNU_SOURCE
 #include <getopt.h>
 #include <limits.h>
@@ -20,6 +21,7 @@ static void usage(FILE *f)
 	      "       profwrap report DIR\n"
 	      "       profwrap merge DIR\n"
 	      "       profwrap salvage DIR\n"
+	      "       profwrap dump [--events LIST] [--kinds LIST] DIR|FILE...\n"
 	      "       profwrap clean\n"
 	      "       profwrap start|stop PID\n"
 	      "\n"
@@ -66,6 +68,8 @@ static void usage(FILE *f)
 	      "shared memory, then the reports of DIR again. profwrap does this itself when its collector dies.\n"
 	      "clean: remove shared memory and session files of runs that are gone (salvaging first what\n"
 	      "belongs to an output directory). Each run does this for what it finds.\n"
+	      "dump DIR|FILE...: print the raw traces of DIR (DIR/raw/*.pwt) or the FILEs as JSON lines, one\n"
+	      "record a line (`profwrap dump --help`).\n"
 	      "merge DIR: write DIR/summary.txt and .json, the cross-rank summary, from DIR/rank<R>.json (and\n"
 	      "launcher-*.json), e.g. after the ranks of several nodes wrote into one shared DIR.\n"
 	      "start|stop PID: turn recording on or off in a running profiled process (and the children it\n"
@@ -202,6 +206,8 @@ int main(int argc, char **argv)
 			return fail("%s", "usage: profwrap salvage DIR");
 		return pw_cli_salvage(argv[2]);
 	}
+	if (argc >= 2 && strcmp(argv[1], "dump") == 0)
+		return pw_cli_dump(argc - 1, argv + 1);
 	if (argc >= 2 && strcmp(argv[1], "clean") == 0) {
 		if (argc != 2)
 			return fail("%s", "usage: profwrap clean");

@@ -284,7 +284,8 @@ static void read_records(const uint8_t *p, uint32_t len, size_t at, const struct
 			memcpy(flagged, &h, sizeof h);
 			rec = (const struct pw_rec_call *)flagged;
 		}
-		struct pw_raw_event e = {rec, rec->t0, rec->t1, NULL, 0, outside, 0, NULL, 0, NULL, 0, nested};
+		struct pw_raw_event e = {.rec = rec, .t0_ns = rec->t0, .t1_ns = rec->t1, .outside = outside,
+					 .nested = nested, .offset = at + r};
 		if (stacked) {
 			memcpy(&e.stack_ref, p + r + rsize - 8, 8);
 			e.stack = strtab_get(strings, e.stack_ref & ~PW_STACK_PY_PENDING, &e.stack_len);
@@ -352,6 +353,8 @@ static int read_bytes(const char *name, const uint8_t *base, size_t size, int ma
 	struct pw_raw_proc_view pv = {&proc, strs,
 				      strs + proc.argv_len, strs + proc.argv_len + proc.exe_len,
 				      pw_clock_to_ns(&line, proc.clock0.ticks)};
+	if (v->chunk)
+		v->chunk(ctx, off, c.type, c.len);
 	if (v->proc)
 		v->proc(ctx, &pv);
 	off += sizeof c + padded(c.len);
@@ -371,6 +374,8 @@ static int read_bytes(const char *name, const uint8_t *base, size_t size, int ma
 		}
 		const uint8_t *p = base + body;
 		size_t next = body + padded(c.len);
+		if (v->chunk)
+			v->chunk(ctx, off, c.type, c.len);
 		if (c.len < chunk_min(c.type)) {
 			damaged(&d, "%s chunk at offset %zu is too short (%u bytes): skipped", chunk_name(c.type), off, c.len);
 			off = next;
@@ -385,6 +390,8 @@ static int read_bytes(const char *name, const uint8_t *base, size_t size, int ma
 					s.ref ? "its string overruns the chunk" : "reference 0");
 			else if (strtab_put(&strings, s.ref, (const char *)p + sizeof s, s.len))
 				rc = ERR("%s: out of memory at offset %zu", name, off);
+			else if (v->string)
+				v->string(ctx, s.ref, (const char *)p + sizeof s, s.len);
 			break;
 		}
 		case PW_CHUNK_RECORDS:
@@ -425,8 +432,15 @@ static int read_bytes(const char *name, const uint8_t *base, size_t size, int ma
 				v->end(ctx, &e, e.end_ticks ? pw_clock_to_ns(&line, e.end_ticks) : 0, exec_path);
 			break;
 		}
+		case PW_CHUNK_CLOCK: { /* fit_clock used them all already */
+			struct pw_clock_pair pair;
+			memcpy(&pair, p, sizeof pair);
+			if (v->clock)
+				v->clock(ctx, &pair);
+			break;
+		}
 		default:
-			break; /* CLOCK was used above; unknown chunk types are for newer readers */
+			break; /* unknown chunk types are for newer readers */
 		}
 		if (rc)
 			break;

@@ -144,6 +144,7 @@ struct pw_raw_event {
 	const char *build_id;
 	uint32_t build_id_len;
 	int nested; /* a GPU library call made inside another (PW_REC_NESTED) */
+	size_t offset; /* of the record in the file, as damage messages count it */
 };
 
 struct pw_raw_visitor {
@@ -153,6 +154,12 @@ struct pw_raw_visitor {
 	void (*thread_lost)(void *ctx, uint32_t tid, uint64_t dropped_total);
 	void (*salvage)(void *ctx, const struct pw_raw_salvage *s);
 	void (*end)(void *ctx, const struct pw_raw_end *end, uint64_t end_ns, const char *exec_path);
+	/* For `profwrap dump`, which shows the file as it is: every whole chunk (the PROC chunk included) before
+	 * what it holds is delivered, with the offset of its header and its payload's length; each CLOCK pair;
+	 * each STRING (len bytes, not NUL-terminated). */
+	void (*chunk)(void *ctx, size_t offset, uint32_t type, uint32_t len);
+	void (*clock)(void *ctx, const struct pw_clock_pair *pair);
+	void (*string)(void *ctx, uint64_t ref, const char *s, uint32_t len);
 };
 
 /* Reads path, calling the visitor for each item in file order. The file is untrusted: every length is checked

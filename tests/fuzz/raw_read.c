@@ -7,7 +7,8 @@
  * nothing was delivered; on 0 the process came first and once. Every pointer handed out (argv, exe, host,
  * records, strings, stacks, build-ids) lies inside the buffer with its whole length and is read through, so
  * ASan sees any overrun; records come with a known type and room for it; stacks are parsed and walked as the
- * analysis does. */
+ * analysis does. Every chunk announced (for the dump) lies whole inside the buffer, after the one before it, and
+ * a record's offset inside the chunk last announced. */
 #define _GNU_SOURCE
 #include "fuzz.h"
 
@@ -21,6 +22,8 @@ struct seen {
 	size_t size;
 	int procs, others;
 	uint64_t sum;
+	size_t chunk_at, chunk_end; /* the chunk last announced: its header's offset, the end of its payload */
+	int chunks;
 };
 
 static void check_inside(const struct seen *s, const void *p, size_t len)
@@ -76,6 +79,7 @@ static void on_event(void *ctx, const struct pw_raw_event *e)
 	FUZZ_CHECK(((uintptr_t)e->rec & 7) == 0);
 	/* in place, or (flagged records) a copy on the reader's stack: either way rsize bytes are readable */
 	s->sum += fuzz_touch(e->rec, rsize) + e->t0_ns + e->t1_ns;
+	FUZZ_CHECK(s->chunks && e->offset >= s->chunk_at + 8 && e->offset + rsize <= s->chunk_end);
 	if (e->str) {
 		FUZZ_CHECK(pw_kind_has_string(pw_events[h.type].kind));
 		check_inside(s, e->str, e->str_len);
@@ -128,13 +132,41 @@ static void on_end(void *ctx, const struct pw_raw_end *end, uint64_t end_ns, con
 		FUZZ_CHECK(strlen(exec_path) < 4096);
 }
 
+static void on_chunk(void *ctx, size_t offset, uint32_t type, uint32_t len)
+{
+	struct seen *s = ctx;
+	FUZZ_CHECK(!s->chunks || offset >= s->chunk_end);
+	FUZZ_CHECK(offset + 8 + (size_t)len <= s->size);
+	FUZZ_CHECK(s->chunks || type == PW_CHUNK_PROC);
+	s->chunks++;
+	s->chunk_at = offset;
+	s->chunk_end = offset + 8 + len;
+}
+
+static void on_clock(void *ctx, const struct pw_clock_pair *p)
+{
+	struct seen *s = ctx;
+	FUZZ_CHECK(s->procs == 1 && s->chunk_end - s->chunk_at >= 8 + sizeof *p);
+	s->sum += p->ticks + p->ns;
+}
+
+static void on_string(void *ctx, uint64_t ref, const char *str, uint32_t len)
+{
+	struct seen *s = ctx;
+	FUZZ_CHECK(s->procs == 1 && ref != 0);
+	check_inside(s, str, len);
+	FUZZ_CHECK((const uint8_t *)str + len <= s->buf + s->chunk_end);
+	s->sum += fuzz_touch(str, len);
+}
+
 static const struct pw_raw_visitor visitor = {.proc = on_proc, .event = on_event, .lost = on_lost,
-					      .thread_lost = on_thread_lost, .salvage = on_salvage, .end = on_end};
+					      .thread_lost = on_thread_lost, .salvage = on_salvage, .end = on_end,
+					      .chunk = on_chunk, .clock = on_clock, .string = on_string};
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	uint8_t *buf = fuzz_copy(data, size);
-	struct seen s = {buf, size, 0, 0, 0};
+	struct seen s = {buf, size, 0, 0, 0, 0, 0, 0};
 	uint64_t skipped = 0;
 	char err[512];
 	int rc = pw_raw_read_mem(NAME, buf, size, &visitor, &s, &skipped, err, sizeof err);
@@ -142,7 +174,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_CHECK(strchr(err, '\n') == NULL);
 	if (rc < 0) {
 		FUZZ_CHECK(strncmp(err, NAME ": ", sizeof NAME + 1) == 0);
-		FUZZ_CHECK(s.procs == 0 && s.others == 0 && skipped == 0);
+		FUZZ_CHECK(s.procs == 0 && s.others == 0 && s.chunks == 0 && skipped == 0);
 	} else {
 		FUZZ_CHECK(s.procs == 1);
 		FUZZ_CHECK(!err[0] || strncmp(err, NAME ": ", sizeof NAME + 1) == 0);

@@ -10,11 +10,9 @@ Both default to the build tree around this file.
 """
 import json
 import os
-import re
 import shutil
 import signal
 import socket
-import struct
 import subprocess
 import sys
 import tempfile
@@ -420,80 +418,69 @@ def fakes_dir():
     return FAKES
 
 
-def gpu_event_names():
-    """{api name: domain} of every GPU library call profwrap records, from the event table in
-    common/pw_record.h (so a test never needs its own list)."""
-    import re
-    with open(os.path.join(REPO, "common", "pw_record.h")) as f:
-        text = f.read()
-    domains = {"CUDART": "cudart", "CUBLAS": "cublas", "CUBLASLT": "cublaslt", "CUDNN": "cudnn", "NCCL": "nccl"}
-    names = {}
-    for table in ("#define PW_GPU_EVENT_LIST(X)", "#define PW_GPU_EVENT_LIST_LATER(X)"):
-        body = text[text.index(table):]
-        body = body[:body.index("\n\n")]
-        names.update((m.group(2), domains[m.group(1)])
-                     for m in re.finditer(r'X\(\w+, (\w+), "(\w+)", PW_K_\w+\)', body))
-    return names
-
-
 def parse_expect(out):
     """The `expect ...` lines a GPU workload prints about itself, as a list of word lists."""
     return [line.split()[1:] for line in out.splitlines() if line.startswith("expect ")]
 
 
-# ---- raw traces (collector/rawfile.h), read directly where a test needs every record ----
+# ---- raw traces, read through `profwrap dump` (the collector's own reader), never parsed here ----
 
-RAW_CHUNK_RECORDS = 3
-RAW_REC_FLAGS = 0xe000  # PW_REC_OUTSIDE | PW_REC_STACK | PW_REC_NESTED
+_event_table = []
+
+
+def event_table():
+    """The events profwrap records (`profwrap dump --event-table`), in id order: dicts with id, event (the
+    name), domain, kind and record (the struct: call, api, gpu, range, module)."""
+    if not _event_table:
+        r = profwrap(["dump", "--event-table"])
+        check(r.rc == 0 and not r.err, "profwrap dump --event-table\n%s", r.describe())
+        _event_table.extend(json.loads(line) for line in r.out.splitlines())
+        check([e["id"] for e in _event_table] == list(range(len(_event_table))) and len(_event_table) > 100
+              and _event_table[0]["event"] == "pad", "event table not understood: %r", _event_table[:3])
+    return _event_table
 
 
 def event_ids():
-    """{event name: id} from the event table in common/pw_record.h (PW_EVENT_LIST and the lists it names)."""
-    with open(os.path.join(REPO, "common", "pw_record.h")) as f:
-        text = f.read()
-    lists = {}
-    for m in re.finditer(r"#define (PW_\w*EVENT_LIST)\(X\)((?:[^\n]*\\\n)*[^\n]*)", text):
-        lists[m.group(1)] = re.findall(r'X\(\w+, \w+, "([^"]*)", PW_K_\w+\)|(PW_\w+_EVENT_LIST)\(X\)', m.group(2))
-
-    def expand(name):
-        for ev, sub in lists[name]:
-            if sub:
-                yield from expand(sub)
-            else:
-                yield ev
-    names = list(expand("PW_EVENT_LIST"))
-    check(len(names) > 100 and names[0] == "pad", "event table not understood: %r", names[:5])
-    return {n: i for i, n in enumerate(names)}
+    """{event name: id} of every event profwrap records."""
+    return {e["event"]: e["id"] for e in event_table()}
 
 
-def raw_chunks(body):
-    """(offset, type, len) of every whole chunk of a raw trace's bytes, after the file header."""
-    off, out = struct.unpack_from("<I", body, 12)[0], []
-    while off + 8 <= len(body):
-        typ, n = struct.unpack_from("<II", body, off)
-        if off + 8 + n > len(body):
-            break
-        out.append((off, typ, n))
-        off += 8 + ((n + 7) & ~7)
-    return out
+def gpu_event_names():
+    """{api name: domain} of every GPU library call profwrap records (the events whose records are struct
+    pw_rec_api), so a test never needs its own list."""
+    return {e["event"]: e["domain"] for e in event_table() if e["record"] == "api"}
 
 
-def raw_records(path):
-    """(event id, tid, size) of every record in the RECORDS chunks of a raw trace, flags masked off."""
-    with open(path, "rb") as f:
-        body = f.read()
-    check(body[:8] == b"PWRAW\0\0\n", "%s is not a raw trace", path)
-    off = struct.unpack_from("<I", body, 12)[0]
-    while off + 8 <= len(body):
-        typ, n = struct.unpack_from("<II", body, off)
-        if off + 8 + n > len(body):
-            break
-        if typ == RAW_CHUNK_RECORDS:
-            r, end = off + 8, off + 8 + n
-            while r + 8 <= end:
-                ev, size8, _, tid = struct.unpack_from("<HBBI", body, r)
-                if size8 == 0 or r + size8 * 8 > end:
-                    break
-                yield ev & ~RAW_REC_FLAGS, tid, size8 * 8
-                r += size8 * 8
-        off += 8 + ((n + 7) & ~7)
+def dump(paths, opts=(), damaged_ok=False, timeout=DEFAULT_TIMEOUT):
+    """`profwrap dump OPTS PATHS...` (PATHS: an output directory or raw traces), one dict per line: type
+    "file", "proc", "string", "clock", "records", "record", "lost", "thread_lost", "salvage", "end" or "chunk".
+    It must exit 0 with nothing on stderr; with damaged_ok, exit 1 too (a file damaged or cut short: what it
+    holds up to there), and the lines it wrote on stderr are in the dump's attribute .errors."""
+    if isinstance(paths, str):
+        paths = [paths]
+    r = profwrap(["dump"] + list(opts) + list(paths), timeout=timeout)
+    for bad in ("Sanitizer", "runtime error", "Traceback"):
+        check(bad not in r.err, "profwrap dump crashed:\n%s", r.describe())
+    check(r.rc == 0 and not r.err or damaged_ok and r.rc == 1, "profwrap dump %r\n%s", paths, r.describe())
+    lines = DumpLines(json.loads(line) for line in r.out.splitlines())
+    lines.errors = r.err.splitlines()
+    return lines
+
+
+class DumpLines(list):
+    """dump()'s lines, with .errors: what it said on stderr."""
+    errors = ()
+
+
+def raw_records(path, events=None, damaged_ok=False):
+    """The record lines of a raw trace (dicts with event, tid, t0, t1, ret, arg0, arg1, ...), of the named
+    events only when events is given."""
+    opts = ["--events=" + ",".join(events)] if events else []
+    return [d for d in dump(path, opts, damaged_ok) if d["type"] == "record"]
+
+
+def raw_chunks(path):
+    """(offset, type, size) of every whole chunk of a raw trace, in file order: the PROC chunk first; type as
+    dump names it ("proc", "string", "clock", "records", ...), size the payload's bytes."""
+    return [(d["offset"], d["type"], d["size"]) for d in dump(path)
+            if d["type"] not in ("file", "record")]

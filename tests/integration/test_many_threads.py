@@ -13,16 +13,14 @@ WRITES = 2000
 
 
 def test():
-    write_id = event_ids()["write"]
     r, rep = profile([workload("flood"), str(THREADS), str(WRITES)], "OUT", opts=["--trace=io"])
     check_eq(r.out, "threads %d writes %d failed 0\n" % (THREADS, WRITES), "the flood's own output")
     p = processes(rep)[0]
     check_eq((rep["dropped_events"], p["thread_drops"]), (0, []), "drops at default settings")
     raws = [os.path.join("OUT", "raw", n) for n in os.listdir(os.path.join("OUT", "raw")) if n.endswith(".pwt")]
     recorded = {}
-    for ev, tid, _ in raw_records(raws[0]):
-        if ev == write_id:
-            recorded[tid] = recorded.get(tid, 0) + 1
+    for rec in raw_records(raws[0], events=["write"]):
+        recorded[rec["tid"]] = recorded.get(rec["tid"], 0) + 1
     check_eq(sorted(recorded.values()), [WRITES] * THREADS, "writes recorded per thread")
     check_eq(count(rep, "io", "write"), THREADS * WRITES, "io.write count in the report")
     note("%d threads x %d writes: all recorded, none dropped" % (THREADS, WRITES))

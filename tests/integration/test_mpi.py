@@ -25,7 +25,6 @@ import json
 import os
 import re
 import shutil
-import struct
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -48,9 +47,6 @@ ROOTED = ("MPI_Bcast", "MPI_Reduce")
 WAITS = ("MPI_Wait", "MPI_Waitall", "MPI_Waitany")
 INITS = ("MPI_Init", "MPI_Init_thread")
 
-REC_OUTSIDE, REC_STACK = 0x8000, 0x4000  # common/pw_record.h
-CHUNK_RECORDS = 3                        # collector/lib/rawfile.h
-RAW_VERSION = 2
 
 
 def mpirun_cmd(args, mpirun):
@@ -98,47 +94,17 @@ def check_calls(actual, expected, what):
         raise Fail("%s {name: (count, bytes)}: %s" % (what, "; ".join(diff)))
 
 
-# ---- raw records ----
-
-def raw_records(path, wanted):
-    """(name, arg0, arg1, ret) of the records of a raw trace whose event id is in wanted ({id: name});
-    None when the file's format is not the one this test reads."""
-    with open(path, "rb") as f:
-        body = f.read()
-    if body[:8] != b"PWRAW\0\0\n" or struct.unpack_from("<I", body, 8)[0] != RAW_VERSION:
-        return None
-    off = struct.unpack_from("<I", body, 12)[0]
-    out = []
-    while off + 8 <= len(body):
-        typ, n = struct.unpack_from("<II", body, off)
-        if off + 8 + n > len(body):
-            break
-        if typ == CHUNK_RECORDS:
-            r = off + 8
-            end = r + n
-            while r + 8 <= end:
-                ev, size8 = struct.unpack_from("<HB", body, r)
-                if size8 == 0 or r + size8 * 8 > end:
-                    break
-                ev &= ~(REC_OUTSIDE | REC_STACK)
-                if ev in wanted and size8 * 8 >= 48:
-                    _, _, ret, arg0, arg1 = struct.unpack_from("<QQqQq", body, r + 8)
-                    out.append((wanted[ev], arg0, arg1, ret))
-                r += size8 * 8
-        off += 8 + ((n + 7) & ~7)
-    return out
-
+# ---- raw records (read with `profwrap dump`) ----
 
 def records_by_rank(out):
-    """{world rank (from the MPI_Init record): [(name, arg0, arg1, ret)]} of every raw trace in out that
-    recorded MPI calls; None when a raw trace is in a format this test does not read."""
-    ids = event_ids()
-    wanted = {i: n for n, i in ids.items() if n.startswith("MPI_")}
+    """{world rank (from the MPI_Init record): [(name, arg0, arg1, ret, mpi_comm)]} of every raw trace in out
+    that recorded MPI calls; mpi_comm is a collective's (size, root) as the dump decodes arg1, else None."""
+    mpi = [e["event"] for e in event_table() if e["domain"] == "mpi"]
     found = {}
     for path in sorted(glob.glob(os.path.join(out, "raw", "*.pwt"))):
-        recs = raw_records(path, wanted)
-        if recs is None:
-            return None
+        recs = [(d["event"], d["arg0"], d["arg1"], d["ret"],
+                 (d["mpi_comm"]["size"], d["mpi_comm"]["root"]) if "mpi_comm" in d else None)
+                for d in raw_records(path, events=mpi)]
         inits = [r for r in recs if r[0] in INITS]
         if not recs:
             continue
@@ -166,6 +132,8 @@ def check_records(recs, line, rank):
             continue
         root = 1 if r[0] in ROOTED else 0  # root 0, recorded + 1
         check_eq(r[2], RANKS | root << 32, "rank %d %s arg1 (communicator size | (root + 1) << 32)" % (rank, r[0]))
+        check_eq(r[4], (RANKS, root - 1), "rank %d %s (communicator size, root) as pw_get_mpi_comm reads them"
+                 % (rank, r[0]))
     waits = {name: sorted({(r[1], r[2]) for r in recs if r[0] == name}) for name in WAITS}
     check_eq(waits["MPI_Wait"], [(1, -1)], "rank %d MPI_Wait (requests, index)" % rank)
     check_eq(waits["MPI_Waitall"], [(2, -1)], "rank %d MPI_Waitall (requests, index)" % rank)
@@ -302,12 +270,9 @@ def test():
         check_eq(drawn, {n: c["count"] for n, c in line["calls"].items()}, "rank %d MPI calls in the trace" % rank)
 
     by_rank = records_by_rank("OUT")
-    if by_rank is None:
-        note("raw traces in another format than version %d: peers not checked" % RAW_VERSION)
-    else:
-        check_eq(sorted(by_rank), list(range(RANKS)), "ranks of the raw traces with MPI records")
-        for rank in range(RANKS):
-            check_records(by_rank[rank], truth[rank], rank)
+    check_eq(sorted(by_rank), list(range(RANKS)), "ranks of the raw traces with MPI records")
+    for rank in range(RANKS):
+        check_records(by_rank[rank], truth[rank], rank)
 
     # The straggler: the others wait for it in MPI_Allreduce.
     ar = {rank: call(reps[rank], "mpi", "MPI_Allreduce")["total_ns"] for rank in range(RANKS)}

@@ -12,7 +12,6 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from pwtest import *  # noqa: E402,F401,F403
 
-CHUNK_CLOCK = 4
 INT64_MAX = (1 << 63) - 1
 UINT64_MAX = (1 << 64) - 1
 
@@ -42,8 +41,9 @@ def report_ok(out, what, orig):
 
 
 def test_clock_pairs(orig, victim):
-    body = read(os.path.join("OUT", "raw", victim))
-    clocks = [(off, n) for off, typ, n in raw_chunks(body) if typ == CHUNK_CLOCK and n >= 16]
+    path = os.path.join("OUT", "raw", victim)
+    body = read(path)
+    clocks = [(off, n) for off, typ, n in raw_chunks(path) if typ == "clock" and n >= 16]
     check(len(clocks) >= 2, "%s has %d CLOCK chunks", victim, len(clocks))
     pairs = [(1, INT64_MAX - 1000), (0, UINT64_MAX), (UINT64_MAX, 0), (UINT64_MAX, UINT64_MAX), (1, 1 << 62),
              (UINT64_MAX - 5, INT64_MAX)]

@@ -82,7 +82,7 @@ def same_report(got, want, what):
 def test_cuts(victim, body, others):
     """The victim cut at every chunk's start and inside every chunk, and with every chunk claiming 4 GiB."""
     prev_events = -1
-    for i, (off, typ, n) in enumerate(raw_chunks(body)):
+    for i, (off, typ, n) in enumerate(raw_chunks(os.path.join("OUT", "raw", victim))):
         boundary = copy_run("OUT", "CUT", replace={victim: body[:off]})
         lines, at_start = report(boundary, "%s cut at chunk %d's start, offset %d" % (victim, i, off))
         if i == 0:  # the PROC chunk: without it, nothing of the file
@@ -196,7 +196,7 @@ def test():
     check(len(names) >= 3, "traces: %r", names)
     lines, orig = report("OUT", "the run as it was")
     check_eq(lines, [], "lines for whole traces")
-    victim = max(names, key=lambda n: len(raw_chunks(read(os.path.join("OUT", "raw", n)))))
+    victim = max(names, key=lambda n: len(raw_chunks(os.path.join("OUT", "raw", n))))
     body = read(os.path.join("OUT", "raw", victim))
     lines, others = report(copy_run("OUT", "OTHERS", skip=(victim,)), "without " + victim)
     lines, alone = report(copy_run("OUT", "ALONE", skip=[n for n in names if n != victim]), victim + " alone")

@@ -15,8 +15,6 @@ WRITES = 20000
 
 
 def test():
-    ids = event_ids()
-    write_id = ids["write"]
     cmd = [workload("flood"), str(THREADS), str(WRITES)]
     r, rep = profile(cmd, "OUT", opts=["--trace=io", "--ring-size=4K"])
     check_eq(r.out, "threads %d writes %d failed 0\n" % (THREADS, WRITES), "the flood's own output")
@@ -28,9 +26,8 @@ def test():
     raws = [os.path.join("OUT", "raw", n) for n in os.listdir(os.path.join("OUT", "raw")) if n.endswith(".pwt")]
     check_eq(len(raws), 1, "raw traces: %r" % raws)
     recorded = {}
-    for ev, tid, _ in raw_records(raws[0]):
-        if ev == write_id:
-            recorded[tid] = recorded.get(tid, 0) + 1
+    for rec in raw_records(raws[0], events=["write"]):
+        recorded[rec["tid"]] = recorded.get(rec["tid"], 0) + 1
     dropped = {t["tid"]: t["dropped"] for t in p["thread_drops"]}
     writers = set(recorded) | set(dropped)
     check_eq(len(writers), THREADS, "threads that wrote (recorded or dropped)")

@@ -129,7 +129,7 @@ def test_disk_full():
               "the collector did not say where the records are: %r", r.err)
         raws = [os.path.join(out, "raw", x) for x in os.listdir(os.path.join(out, "raw")) if x.endswith(".pwt")]
         check_eq(len(raws), 1, "raw traces in the full OUT")
-        whole = sum(1 for _ in raw_records(raws[0]))
+        whole = len(raw_records(raws[0], damaged_ok=True))  # the disk filled: it may be cut short
         check(whole > 0, "nothing was written before the disk filled")
 
         subprocess.run(["mount", "-o", "remount,size=64m", small], check=True)

@@ -1100,6 +1100,81 @@ static void test_odd_chunk_lengths(void **state)
 		      "or chunk)", (long long)at);
 }
 
+/* ---- the dump's view: every whole chunk with its offset, the clock pairs, the strings, record offsets ---- */
+
+struct seen {
+	char log[1024]; /* one entry per callback, in delivery order */
+	size_t len;
+};
+
+static void seen_add(struct seen *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void seen_add(struct seen *s, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(s->log + s->len, sizeof s->log - s->len, fmt, ap);
+	va_end(ap);
+	if (n > 0 && s->len + (size_t)n < sizeof s->log)
+		s->len += (size_t)n;
+}
+
+static void seen_chunk(void *ctx, size_t offset, uint32_t type, uint32_t len)
+{
+	seen_add(ctx, "C%u@%zu+%u ", type, offset, len);
+}
+
+static void seen_clock(void *ctx, const struct pw_clock_pair *p)
+{
+	seen_add(ctx, "clock %llu %llu ", (unsigned long long)p->ticks, (unsigned long long)p->ns);
+}
+
+static void seen_string(void *ctx, uint64_t ref, const char *str, uint32_t len)
+{
+	seen_add(ctx, "str %llu %.*s ", (unsigned long long)ref, (int)len, str);
+}
+
+static void seen_event(void *ctx, const struct pw_raw_event *e)
+{
+	seen_add(ctx, "rec %u@%zu ", e->rec->h.type, e->offset);
+}
+
+static void seen_lost(void *ctx, uint32_t lane, uint64_t total)
+{
+	seen_add(ctx, "lost %u %llu ", lane, (unsigned long long)total);
+}
+
+/* The chunk callback comes before each whole chunk's contents (a damaged or unknown chunk included, the cut
+ * tail not); a record's offset counts from the start of the file, as the damage messages do. */
+static void test_chunk_clock_string_callbacks(void **state)
+{
+	struct tmp *t = *state;
+	int fd = create(t->path);
+	put_header(fd);
+	put_proc(fd, mkproc(5, PW_CLOCK_MONOTONIC, 1000, 1000), "abc", 3, "/e", "h"); /* @16, 64 + 6 bytes */
+	put_clock(fd, 1000, 1000);                                                   /* @96 */
+	put_string(fd, 8, "/abc");                                                   /* @120, 16 + 4 */
+	put_chunk(fd, 99, "12345", 5, NULL, 0);                                      /* @152 */
+	put_chunk(fd, PW_CHUNK_LOST, "\1\0\0\0", 4, NULL, 0);                        /* @168: too short */
+	struct pw_rec_call r[2] = {mkrec(PW_EV_OPEN, 1, 1100, 1200, 3, 3, 8, 0),
+				   mkrec(PW_EV_CLOSE, 1, 1300, 1400, 0, 3, 0, 0)};
+	put_records(fd, r, 2); /* @184, records @192 and @240 */
+	put_lost(fd, 2, 9);    /* @288 */
+	put_clock(fd, 2000, 2000); /* @312 */
+	put_chunk(fd, PW_CHUNK_LOST, "\1\0\0\0", 4, NULL, 0); /* @336, then cut inside it */
+	assert_int_equal(ftruncate(fd, 342), 0);
+	close(fd);
+	static const struct pw_raw_visitor v = {.event = seen_event, .lost = seen_lost, .chunk = seen_chunk,
+						.clock = seen_clock, .string = seen_string};
+	struct seen s = {.len = 0};
+	uint64_t skipped = 0;
+	char err[512];
+	assert_int_equal(pw_raw_read(t->path, &v, &s, &skipped, err, sizeof err), 0);
+	assert_string_equal(s.log, "C1@16+70 C4@96+16 clock 1000 1000 C2@120+20 str 8 /abc C99@152+5 C5@168+4 "
+				   "C3@184+96 rec 1@192 rec 4@240 C5@288+16 lost 2 9 C4@312+16 clock 2000 2000 ");
+	expect_damage(t->path, err, "LOST chunk at offset 168 is too short (4 bytes): skipped; chunk at offset 336 "
+		      "overruns the file (cut short): read up to there");
+}
+
 /* A writer that did not pad: the reader, stepping by the padded length, lands inside the next chunk and treats
  * what it finds as a damaged tail. No crash, no error, nothing invented. */
 static void test_missing_padding(void **state)
@@ -1557,6 +1632,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_string_undefined_ref, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_many_strings, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_odd_chunk_lengths, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_chunk_clock_string_callbacks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_missing_padding, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_not_regular, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_read_mem, setup, teardown),
