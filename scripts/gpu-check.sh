@@ -7,7 +7,8 @@
 # Exit 77 when no Python has torch or torch sees no GPU; 1 when a check failed or profwrap cannot be built;
 # 0 otherwise. PYTHON picks the Python; GPU_CHECK_STEPS the training steps (50); GPU_CHECK_ONLY=1,2,7,nvcc
 # a subset of checks; GPU_CHECK_BUDGET the seconds all checks may take (450); GPU_CHECK_KEEP=1 keeps the
-# reports (the training run's rank0.{txt,json} beside the figures, the rest in the temporary directory).
+# reports (the training run's rank0.{txt,json} beside the figures, the rest in the temporary directory);
+# GPU_CHECK_COMMIT names the commit built when the copy's git history is not the tree's.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/.." && pwd)
@@ -145,7 +146,8 @@ fi
 
 report=$out/gpu-$(date -u +%Y%m%d-%H%M%S).txt
 {
-	commit=$(git -C "$repo" rev-parse --short HEAD 2>/dev/null)
+	# GPU_CHECK_COMMIT: the commit built, where the copy's git is not the tree's (a device machine's copy)
+	commit=${GPU_CHECK_COMMIT:-$(git -C "$repo" rev-parse --short HEAD 2>/dev/null)}
 	echo "profwrap gpu-check: $(date -u +%Y-%m-%dT%H:%M:%SZ), commit ${commit:-unknown}"
 	nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | sed 's/^/gpu:    /'
 	"$py" -c 'import torch; print("torch:  %s, CUDA %s, cuDNN %s" % (torch.__version__, torch.version.cuda, torch.backends.cudnn.version()))'
