@@ -40,7 +40,7 @@ enum pw_domain {
  * file descriptor (stdio wrappers record fileno() of the stream), so one fd -> path map serves both. */
 enum pw_event_kind {
 	PW_K_PLAIN,  /* counted and timed only */
-	PW_K_OPEN,   /* arg0 = new fd (-1 on failure), arg1 = path string ref */
+	PW_K_OPEN,   /* arg0 = new fd (-1 on failure), arg1 = path string ref; struct pw_rec_open */
 	PW_K_FDINFO, /* not a call: arg0 = fd inherited at start, arg1 = what it refers to */
 	PW_K_CLOSE,  /* arg0 = fd */
 	PW_K_READ,   /* arg0 = fd, arg1 = bytes moved (from the return value, not the request) */
@@ -133,6 +133,9 @@ enum pw_event_kind {
 			* receive when the status gives it; -1: any or unknown) */
 	PW_K_MPI_WAIT, /* completion of nonblocking requests: arg0 = requests passed, arg1 = index completed
 			* (Waitany; -1 otherwise) */
+	PW_K_CHDIR,    /* the working directory changed: arg0 = the descriptor fchdir was given (-1: chdir), arg1 =
+			* string ref of the working directory after the call as the kernel names it (getcwd: absolute,
+			* no symlinks), 0 when the call failed or getcwd did */
 };
 
 /* Why a capture window opened or closed (PW_K_CAPTURE arg0). */
@@ -411,6 +414,12 @@ enum pw_mem {
 	X(CUDNN_FIND_CONV_BWD_DATA, CUDNN, "cudnnFindConvolutionBackwardDataAlgorithmEx", PW_K_DNN)     \
 	X(CUDNN_FIND_CONV_BWD_FILTER, CUDNN, "cudnnFindConvolutionBackwardFilterAlgorithmEx", PW_K_DNN)
 
+/* File calls added after the GPU ones (ids are stored, so they go at the end): the working directory, which
+ * relative paths are resolved against. */
+#define PW_IO_EVENT_LIST_LATER(X)                         \
+	X(CHDIR, IO, "chdir", PW_K_CHDIR)                 \
+	X(FCHDIR, IO, "fchdir", PW_K_CHDIR)
+
 /* X(ID, domain, "name", kind). Append only: ids are stored in raw traces. */
 #define PW_EVENT_LIST(X)                                  \
 	X(PAD, IO, "pad", PW_K_PLAIN)                     \
@@ -479,7 +488,8 @@ enum pw_mem {
 	PW_ACT_EVENT_LIST(X)                              \
 	PW_NVTX_EVENT_LIST(X)                             \
 	PW_MPI_EVENT_LIST(X)                              \
-	PW_GPU_EVENT_LIST_LATER(X)
+	PW_GPU_EVENT_LIST_LATER(X)                        \
+	PW_IO_EVENT_LIST_LATER(X)
 
 enum pw_event {
 #define PW_X(id, dom, name, kind) PW_EV_##id,
@@ -520,6 +530,16 @@ struct pw_rec_call {
 	int64_t ret;
 	uint64_t arg0;
 	uint64_t arg1;
+};
+
+/* An open (PW_K_OPEN): the call part (arg0 = new fd, arg1 = path), then what a relative path was relative to,
+ * so that the reader can name the file whatever order the threads' records reach it in. An older reader sees
+ * the call part only; an older writer's records end there (pw_rec_call's size: a path as written). */
+struct pw_rec_open {
+	struct pw_rec_call c;
+	int64_t dirfd; /* openat's directory descriptor; AT_FDCWD for the working directory and for other opens */
+	uint64_t cwd;  /* string ref of the working directory (its absolute name, without symlinks) when the path
+			* was relative to it; 0 for any other path, or when it had no name */
 };
 
 /* A GPU library call (kinds for which pw_kind_is_api()): a pw_rec_call whose arg0/arg1 follow the kind, so

@@ -616,6 +616,7 @@ static void session_start(int in_fork_child)
 		return;
 	}
 	pw_own_fd_note(PW_OWN_COLLECTOR, fd);
+	pw_cwd_note(); /* a fork child's pw_cwd names an entry of its parent's arena */
 	atomic_store_explicit(&pw_recording, pw_cfg.domain_mask, memory_order_relaxed);
 	pw_capture_start(in_fork_child);
 	pw_stacks_start();
@@ -799,6 +800,7 @@ void pw_after_fork_child(void)
 	pw_own_fd_close(PW_OWN_SEGMENT);
 	atomic_store_explicit(&arena_backed, 0, memory_order_relaxed);
 	memset(&pw_self, 0, sizeof pw_self);
+	pw_cwd_after_fork();
 	pw_gpu_after_fork();
 	if (pw_cfg.follow_fork && !spawning_collector)
 		session_start(1);

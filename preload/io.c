@@ -8,6 +8,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "../common/pw_session.h"
 #include "pw_own_fds.h"
 #include "pw_preload.h"
 
@@ -33,9 +34,9 @@
 		PW_RESOLVE(name);                                                        \
 		if (!PW_SHOULD_RECORD(IO, OPEN))                                         \
 			return real_##name(path, flags, mode);                           \
-		PW_BEGIN();                                                              \
+		uint64_t t0 = pw_clock_ticks();                                          \
 		int ret = real_##name(path, flags, mode);                                \
-		PW_END(OPEN, ret, ret, PW_PATH_ARG(path, ret < 0), ret < 0);                   \
+		pw_record_open(PW_EV_OPEN, t0, ret, ret, ret < 0, AT_FDCWD, path);       \
 		return ret;                                                              \
 	}
 PW_OPEN_WRAP(open)
@@ -49,22 +50,105 @@ PW_OPEN_WRAP(open64)
 		PW_RESOLVE(name);                                                        \
 		if (!PW_SHOULD_RECORD(IO, OPENAT))                                       \
 			return real_##name(dirfd, path, flags, mode);                    \
-		PW_BEGIN();                                                              \
+		uint64_t t0 = pw_clock_ticks();                                          \
 		int ret = real_##name(dirfd, path, flags, mode);                         \
-		PW_END(OPENAT, ret, ret, PW_PATH_ARG(path, ret < 0), ret < 0);                 \
+		pw_record_open(PW_EV_OPENAT, t0, ret, ret, ret < 0, dirfd, path);        \
 		return ret;                                                              \
 	}
 PW_OPENAT_WRAP(openat)
 PW_OPENAT_WRAP(openat64)
 
-PW_WRAP(IO, OPEN, int, __open_2, (const char *path, int flags), (path, flags), ret, PW_PATH_ARG(path, ret < 0), ret < 0)
-PW_WRAP(IO, OPEN, int, __open64_2, (const char *path, int flags), (path, flags), ret, PW_PATH_ARG(path, ret < 0), ret < 0)
-PW_WRAP(IO, OPENAT, int, __openat_2, (int dirfd, const char *path, int flags), (dirfd, path, flags), ret,
-	PW_PATH_ARG(path, ret < 0), ret < 0)
-PW_WRAP(IO, OPENAT, int, __openat64_2, (int dirfd, const char *path, int flags), (dirfd, path, flags), ret,
-	PW_PATH_ARG(path, ret < 0), ret < 0)
-PW_WRAP(IO, CREAT, int, creat, (const char *path, mode_t mode), (path, mode), ret, PW_PATH_ARG(path, ret < 0), ret < 0)
-PW_WRAP(IO, CREAT, int, creat64, (const char *path, mode_t mode), (path, mode), ret, PW_PATH_ARG(path, ret < 0), ret < 0)
+PW_WRAP_OPEN(IO, OPEN, int, __open_2, (const char *path, int flags), (path, flags), ret, AT_FDCWD, path, ret < 0)
+PW_WRAP_OPEN(IO, OPEN, int, __open64_2, (const char *path, int flags), (path, flags), ret, AT_FDCWD, path, ret < 0)
+PW_WRAP_OPEN(IO, OPENAT, int, __openat_2, (int dirfd, const char *path, int flags), (dirfd, path, flags), ret, dirfd,
+	     path, ret < 0)
+PW_WRAP_OPEN(IO, OPENAT, int, __openat64_2, (int dirfd, const char *path, int flags), (dirfd, path, flags), ret,
+	     dirfd, path, ret < 0)
+PW_WRAP_OPEN(IO, CREAT, int, creat, (const char *path, mode_t mode), (path, mode), ret, AT_FDCWD, path, ret < 0)
+PW_WRAP_OPEN(IO, CREAT, int, creat64, (const char *path, mode_t mode), (path, mode), ret, AT_FDCWD, path, ret < 0)
+
+/* The working directory, which relative paths are named from. Its names are interned once per distinct text
+ * (a 64-bit hash): a program that moves between a few directories (a shell's loop of cd) must not fill the
+ * arena; where the table is full around the hash, interned again each time. */
+_Atomic pw_strref pw_cwd;
+#define PW_CWD_SLOTS 1024
+static struct pw_once_slot cwd_names[PW_CWD_SLOTS];
+
+struct cwd_text {
+	const char *s;
+	size_t len;
+};
+
+static pw_strref make_cwd_name(uint64_t hash, const void *arg)
+{
+	(void)hash;
+	const struct cwd_text *t = arg;
+	return pw_intern_bytes(t->s, t->len);
+}
+
+/* The kernel's name for it (absolute, without symlinks): a raw system call, since getcwd() may allocate; none
+ * when it was removed, lies outside the root or is too long. */
+pw_strref pw_cwd_note(void)
+{
+	char buf[4096];
+	long n = syscall(SYS_getcwd, buf, sizeof buf);
+	pw_strref ref = 0;
+	if (n > 1 && buf[0] == '/') {
+		struct cwd_text t = {buf, (size_t)n - 1};
+		uint64_t h = pw_hash64(t.s, t.len);
+		ref = pw_once(cwd_names, PW_CWD_SLOTS, h ? h : 1, make_cwd_name, &t);
+		if (!ref)
+			ref = pw_intern_bytes(t.s, t.len);
+	}
+	atomic_store_explicit(&pw_cwd, ref, memory_order_relaxed);
+	return ref;
+}
+
+void pw_cwd_after_fork(void)
+{
+	memset((void *)cwd_names, 0, sizeof cwd_names);
+}
+
+/* chdir and fchdir are followed whenever opens are recorded (by stdio's too), so that the opens of relative
+ * paths are named; the calls themselves are recorded with the io domain. Followed after the call: an open
+ * that another thread makes meanwhile may take the old directory. */
+static int cwd_followed(uint32_t recording)
+{
+	return (recording & (1u << PW_DOM_IO | 1u << PW_DOM_STDIO)) && pw_thread_allows(recording);
+}
+
+static void follow_chdir(uint16_t ev, uint64_t t0, int ret, int64_t fd, uint32_t recording)
+{
+	uint64_t t1 = pw_clock_ticks();
+	struct pw_guarded was = pw_guard_enter(PW_GUARD_INTERNAL);
+	pw_strref cwd = ret < 0 ? 0 : pw_cwd_note();
+	if (!(recording & 1u << PW_DOM_IO)) {
+		pw_guard_leave(was);
+		return;
+	}
+	int err = ret < 0 ? (was.saved_errno ? was.saved_errno : PW_ERR_NO_ERRNO) : 0;
+	struct pw_rec_call r = {.h = {.type = ev | pw_outside_flag(), .size8 = sizeof r / 8,
+				      .err = (uint8_t)(err > PW_ERR_NO_ERRNO ? PW_ERR_NO_ERRNO : err)},
+				.t0 = t0, .t1 = t1, .ret = ret, .arg0 = (uint64_t)fd, .arg1 = cwd};
+	pw_record_done(&r, sizeof r, pw_call_wants_stack(t0, t1), was);
+}
+
+#define PW_CHDIR_WRAP(ev, name, params, args, fd)                       \
+	PW_REAL(int, name, params);                                     \
+	PW_EXPORT int name params                                       \
+	{                                                               \
+		PW_RESOLVE(name);                                       \
+		uint32_t recording = pw_recording_now();                \
+		if (!cwd_followed(recording))                           \
+			return real_##name args;                        \
+		uint64_t t0 = pw_clock_ticks();                         \
+		int ret = real_##name args;                             \
+		follow_chdir(PW_EV_##ev, t0, ret, fd, recording);       \
+		return ret;                                             \
+	}
+PW_CHDIR_WRAP(CHDIR, chdir, (const char *path), (path), -1)
+PW_CHDIR_WRAP(FCHDIR, fchdir, (int fd), (fd), fd)
+
 /* The profiler's own descriptors are not the program's (pw_own_fds.h): close() of one fails as close() of
  * a free number does, and leaves it open; so do dup() and fcntl() of one. */
 static int own_fd(int fd)

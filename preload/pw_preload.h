@@ -4,6 +4,7 @@
 #define PW_PRELOAD_H
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -358,7 +359,7 @@ enum {
 static inline int pw_kind_tracked(int k)
 {
 	return k == PW_K_OPEN || k == PW_K_CLOSE || k == PW_K_DUP || k == PW_K_FORK || k == PW_K_WAIT ||
-	       k == PW_K_EXIT || k == PW_K_EXEC;
+	       k == PW_K_EXIT || k == PW_K_EXEC || k == PW_K_CHDIR;
 }
 
 /* pw_should_record or pw_should_track, as event ev's kind calls for (decided at compile time). */
@@ -369,6 +370,14 @@ static inline int pw_kind_tracked(int k)
 pw_strref pw_intern_path(const char *path);
 /* Copies len bytes into the arena (not deduplicated); returns the reference, 0 for a full arena. */
 pw_strref pw_intern_bytes(const char *s, size_t len);
+
+/* The working directory's name in the arena (0: none known), which the record of an open of a relative path
+ * carries: set at start and by chdir/fchdir (io.c). */
+extern _Atomic pw_strref pw_cwd;
+/* Reads the working directory and sets pw_cwd to its name. Returns it. Guard held. */
+pw_strref pw_cwd_note(void);
+/* In a fork child: the names interned so far are entries of the parent's arena. */
+void pw_cwd_after_fork(void);
 
 /* Arena entries made once per key (a function's or a string's address, a hash of the content): a lock-free
  * open-addressing table of nslots slots (a power of two). pw_once() returns the key's entry, calling
@@ -483,6 +492,40 @@ void pw_resolve_all(void);
 		uint64_t t0_ = pw_clock_ticks();                                                          \
 		ret_t ret = real_##name args;                                                             \
 		PW_RECORD(ev, ret, a0, a1, failed);                                                       \
+		return ret;                                                                               \
+	}
+
+/* The record of an open that started at t0 (struct pw_rec_open), written as PW_RECORD writes a call's: the new
+ * descriptor fd, the path and what it was relative to (dirfd; the working directory for AT_FDCWD). */
+static inline __attribute__((always_inline)) void pw_record_open(uint16_t ev, uint64_t t0, int64_t ret, int64_t fd,
+								  int failed, int dirfd, const char *path)
+{
+	uint64_t t1 = pw_clock_ticks();
+	struct pw_guarded was = pw_guard_enter(PW_GUARD_INTERNAL);
+	int errno_ = was.saved_errno;
+	int err = failed ? (errno_ ? errno_ : PW_ERR_NO_ERRNO) : 0;
+	pw_strref ref = PW_PATH_ARG(path, failed);
+	struct pw_rec_open r = {
+		.c = {.h = {.type = ev | pw_outside_flag(), .size8 = sizeof r / 8,
+			    .err = (uint8_t)(err > PW_ERR_NO_ERRNO ? PW_ERR_NO_ERRNO : err)},
+		      .t0 = t0, .t1 = t1, .ret = ret, .arg0 = (uint64_t)fd, .arg1 = ref},
+		.dirfd = dirfd,
+		.cwd = ref && dirfd == AT_FDCWD && path[0] != '/' ? atomic_load_explicit(&pw_cwd, memory_order_relaxed) : 0,
+	};
+	pw_record_done(&r, sizeof r, pw_call_wants_stack(t0, t1), was);
+}
+
+/* PW_WRAP for an open (pw_record_open): fd is an expression of ret, dirfd and path of the parameters. */
+#define PW_WRAP_OPEN(dom, ev, ret_t, name, params, args, fd, dirfd, path, failed)                         \
+	PW_REAL(ret_t, name, params);                                                                     \
+	PW_EXPORT ret_t name params                                                                       \
+	{                                                                                                 \
+		PW_RESOLVE(name);                                                                         \
+		if (!PW_SHOULD_RECORD(dom, ev))                                                           \
+			return real_##name args;                                                          \
+		uint64_t t0_ = pw_clock_ticks();                                                          \
+		ret_t ret = real_##name args;                                                             \
+		pw_record_open(PW_EV_##ev, t0_, (int64_t)(intptr_t)ret, fd, failed, dirfd, path);         \
 		return ret;                                                                               \
 	}
 

@@ -28,10 +28,10 @@ static int stream_fd(FILE *stream)
 #define LINE_BYTES(ret) ((ret) ? strlen(ret) : 0)
 #define NONNEG(ret) ((ret) > 0 ? (uint64_t)(ret) : 0)
 
-PW_WRAP(STDIO, FOPEN, FILE *, fopen, (const char *path, const char *mode), (path, mode), FD_OF(ret),
-	PW_PATH_ARG(path, !ret), !ret)
-PW_WRAP(STDIO, FOPEN, FILE *, fopen64, (const char *path, const char *mode), (path, mode), FD_OF(ret),
-	PW_PATH_ARG(path, !ret), !ret)
+PW_WRAP_OPEN(STDIO, FOPEN, FILE *, fopen, (const char *path, const char *mode), (path, mode), FD_OF(ret), AT_FDCWD,
+	     path, !ret)
+PW_WRAP_OPEN(STDIO, FOPEN, FILE *, fopen64, (const char *path, const char *mode), (path, mode), FD_OF(ret), AT_FDCWD,
+	     path, !ret)
 PW_WRAP(STDIO, FDOPEN, FILE *, fdopen, (int fd, const char *mode), (fd, mode), fd, 0, !ret)
 
 PW_REAL(int, fclose, (FILE *));

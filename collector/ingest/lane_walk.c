@@ -27,6 +27,12 @@ static void strings_of(const struct pw_lane_visitor *v, const uint8_t *rec, uint
 		if (m.build_id)
 			v->string(v->ctx, m.build_id);
 	}
+	if (pw_rec_is_open(type, rsize - (raw_type & PW_REC_STACK ? 8 : 0))) { /* its path and working directory */
+		struct pw_rec_open o;
+		memcpy(&o, rec, sizeof o);
+		if (o.cwd)
+			v->string(v->ctx, o.cwd);
+	}
 	if (raw_type & PW_REC_STACK) {
 		uint64_t stack;
 		memcpy(&stack, rec + rsize - 8, sizeof stack);

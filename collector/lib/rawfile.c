@@ -66,7 +66,12 @@ int pw_kind_has_string(enum pw_event_kind k)
 	       k == PW_K_GPU_LAUNCH ||
 	       k == PW_K_ACT_KERNEL || k == PW_K_ACT_DEVICE || k == PW_K_ACT_STATUS || k == PW_K_RANGE_PUSH ||
 	       k == PW_K_RANGE_START || k == PW_K_MARK || k == PW_K_NVTX_NAME || k == PW_K_CAPTURE ||
-	       k == PW_K_MODULE;
+	       k == PW_K_MODULE || k == PW_K_CHDIR;
+}
+
+int pw_rec_is_open(uint16_t type, uint64_t size)
+{
+	return type < PW_EV_COUNT && pw_events[type].kind == PW_K_OPEN && size >= sizeof(struct pw_rec_open);
 }
 
 enum pw_fd_effect pw_fd_effect_of(const struct pw_raw_event *e, int64_t *fd, int64_t *from)
@@ -285,7 +290,7 @@ static void read_records(const uint8_t *p, uint32_t len, size_t at, const struct
 			rec = (const struct pw_rec_call *)flagged;
 		}
 		struct pw_raw_event e = {.rec = rec, .t0_ns = rec->t0, .t1_ns = rec->t1, .outside = outside,
-					 .nested = nested, .offset = at + r};
+					 .nested = nested, .offset = at + r, .dirfd = AT_FDCWD};
 		if (stacked) {
 			memcpy(&e.stack_ref, p + r + rsize - 8, 8);
 			e.stack = strtab_get(strings, e.stack_ref & ~PW_STACK_PY_PENDING, &e.stack_len);
@@ -293,6 +298,11 @@ static void read_records(const uint8_t *p, uint32_t len, size_t at, const struct
 		if (h.type == PW_EV_MODULE) {
 			const struct pw_rec_module *m = (const struct pw_rec_module *)rec;
 			e.build_id = strtab_get(strings, m->build_id, &e.build_id_len);
+		}
+		if (pw_rec_is_open(h.type, rsize - (stacked ? 8 : 0))) {
+			const struct pw_rec_open *o = (const struct pw_rec_open *)rec;
+			e.dirfd = o->dirfd;
+			e.cwd = strtab_get(strings, o->cwd, &e.cwd_len);
 		}
 		if (!pw_kind_is_activity(pw_events[h.type].kind)) { /* those are in ns already */
 			e.t0_ns = pw_clock_to_ns(line, rec->t0);

@@ -4,6 +4,7 @@
 
 #include "../../common/pw_session.h"
 #include "../lib/file_names.h"
+#include "../lib/paths.h"
 #include "../symbols/symbolize.h"
 #include "call_stacks.h"
 #include "findings.h"
@@ -274,13 +275,35 @@ static void fd_unbind(struct file_ctx *c, int64_t fd, uint64_t t)
 		h->until_ns[i] = t;
 }
 
-static void follow_fd(struct file_ctx *c, const struct pw_raw_event *e)
+/* The file an open named: a relative path taken from the directory it was relative to, the working directory
+ * the record carries or openat's directory descriptor (bound at the call's start), so that one file has one
+ * name. A relative path whose directory is not known (an older writer's record, a descriptor opened behind our
+ * back: opendir's) stays as written. Returns the file's index, or (size_t)-1. */
+static size_t opened_file(struct file_ctx *c, const struct pw_raw_event *e)
+{
+	const char *dir = e->cwd;
+	size_t dir_len = e->cwd_len;
+	if (e->dirfd != AT_FDCWD) {
+		const struct pw_file_stat *d = file_of_fd(c, e->dirfd, e->t0_ns);
+		dir = d ? d->path : NULL;
+		dir_len = dir ? strlen(dir) : 0;
+	}
+	char path[8192];
+	size_t len = pw_path_resolve(dir, dir_len, e->dirfd == AT_FDCWD, e->str, e->str_len, path, sizeof path);
+	return len ? file_index(c, path, len) : file_index(c, e->str, e->str_len);
+}
+
+/* What a record does to the descriptors. Returns the file an open or a descriptor named at start bound, else
+ * (size_t)-1. */
+static size_t follow_fd(struct file_ctx *c, const struct pw_raw_event *e)
 {
 	int64_t fd, from;
 	struct pw_file_stat *src;
+	size_t file = (size_t)-1;
 	switch (pw_fd_effect_of(e, &fd, &from)) {
 	case PW_FD_BIND:
-		fd_bind(c, fd, file_index(c, e->str, e->str_len), e->t1_ns);
+		file = pw_events[e->rec->h.type].kind == PW_K_OPEN ? opened_file(c, e) : file_index(c, e->str, e->str_len);
+		fd_bind(c, fd, file, e->t1_ns);
 		break;
 	case PW_FD_UNBIND: /* a close, or an open whose path was not recorded */
 		if (pw_events[e->rec->h.type].kind == PW_K_CLOSE)
@@ -295,6 +318,7 @@ static void follow_fd(struct file_ctx *c, const struct pw_raw_event *e)
 	case PW_FD_NONE:
 		break;
 	}
+	return file;
 }
 
 static void on_proc(void *ctx, const struct pw_raw_proc_view *v)
@@ -594,17 +618,15 @@ static uint32_t account_call(struct file_ctx *c, struct pw_proc *p, struct pw_ca
 	const struct pw_rec_call *rec = e->rec;
 	struct pw_file_stat *f = NULL;
 	switch (kind) {
-	case PW_K_OPEN:
-		follow_fd(c, e);
-		if (!rec->h.err && (int64_t)rec->arg0 >= 0 && e->str) {
-			size_t fi = file_index(c, e->str, e->str_len); /* also when the fd is past the fd table */
-			if (fi != (size_t)-1) {
-				f = &c->rs->r.files[fi];
-				f->opens++;
-				f->time_ns += dur;
-			}
+	case PW_K_OPEN: {
+		size_t fi = follow_fd(c, e); /* also when the fd is past the fd table */
+		if (fi != (size_t)-1) {
+			f = &c->rs->r.files[fi];
+			f->opens++;
+			f->time_ns += dur;
 		}
 		break;
+	}
 	case PW_K_DUP:
 		follow_fd(c, e);
 		break;

@@ -94,6 +94,11 @@ static void on_event(void *ctx, const struct pw_raw_event *e)
 		check_inside(s, e->build_id, e->build_id_len);
 		s->sum += fuzz_touch(e->build_id, e->build_id_len);
 	}
+	if (e->cwd) {
+		FUZZ_CHECK(pw_events[h.type].kind == PW_K_OPEN);
+		check_inside(s, e->cwd, e->cwd_len);
+		s->sum += fuzz_touch(e->cwd, e->cwd_len) + (uint64_t)e->dirfd;
+	}
 	int64_t fd, from;
 	s->sum += (uint64_t)pw_fd_effect_of(e, &fd, &from);
 }

@@ -257,7 +257,7 @@ def test():
         check_eq((rep["rank"], rep["world_size"]), (rank, RANKS), "rank%d.json rank and world size" % rank)
         check_calls(mpi_calls(rep), expected_calls(line), "rank %d MPI calls" % rank)
         check_eq(rep["dropped_events"], 0, "rank %d dropped_events" % rank)
-        f = need_file(rep, line["file"])
+        f = need_file(rep, os.path.abspath(line["file"]))  # written in the working directory, named absolute
         check_eq((f["reads"], f["read_bytes"]), (line["reads"], READ_BYTES * (rank + 1)),
                  "rank %d (reads, read_bytes) of %s" % (rank, line["file"]))
         check_eq(line["read_bytes"], READ_BYTES * (rank + 1), "rank %d read_bytes the workload counted" % rank)
@@ -291,7 +291,7 @@ def test():
     for rank in range(RANKS):
         rep = load_report("IO", rank)
         check_calls(mpi_calls(rep), {}, "rank %d MPI calls with --trace=io" % rank)
-        check_eq(need_file(rep, truth[rank]["file"])["read_bytes"], READ_BYTES * (rank + 1),
+        check_eq(need_file(rep, os.path.abspath(truth[rank]["file"]))["read_bytes"], READ_BYTES * (rank + 1),
                  "rank %d read_bytes with --trace=io" % rank)
 
     # --trace=mpi and MPI_Init_thread: only MPI calls.

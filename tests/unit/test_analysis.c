@@ -392,6 +392,62 @@ static void test_open_without_path_unbinds_fd(void **state)
 	pw_analysis_free(an);
 }
 
+/* One open as the preload writes it (struct pw_rec_open), in a chunk of its own. */
+static void put_open(int fd, uint16_t type, uint64_t t0, int64_t newfd, uint64_t path, int64_t dirfd, uint64_t cwd)
+{
+	struct pw_rec_open o = {mkrec(type, 60, t0, t0 + 10, newfd, (uint64_t)newfd, path, 0), dirfd, cwd};
+	o.c.h.size8 = sizeof o / 8;
+	put_chunk(fd, PW_CHUNK_RECORDS, &o, sizeof o, NULL, 0);
+}
+
+/* Files are named by the absolute path an open named: a relative path from the working directory its record
+ * carries, or from openat's directory descriptor (opened, or named at start); "." and repeated slashes left
+ * out. So two f.txt of two directories are two files, and a/f.txt reached as "./a//f.txt" from the directory
+ * above is one. A relative path whose directory is unknown (a descriptor never named, an older writer's
+ * open without one) stays as written. */
+static void test_files_named_by_absolute_path(void **state)
+{
+	struct fx *fx = *state;
+	int fd = pwt_open(fx, "0-60.pwt", 60, 1, 0, 1000);
+	static const char *const strs[] = {"f.txt", "/w/a", "/w/b", "./a//f.txt", "/w", "/w/c", "g.txt", "/w/d", "h.txt"};
+	for (size_t i = 0; i < NREC(strs); i++)
+		put_string(fd, 8 * (i + 1), strs[i]);
+	put_open(fd, PW_EV_OPEN, 1000, 3, 8, AT_FDCWD, 16);
+	struct pw_rec_call a[] = {mkrec(PW_EV_WRITE, 60, 1100, 1110, 100, 3, 100, 0),
+				  mkrec(PW_EV_CLOSE, 60, 1200, 1210, 0, 3, 0, 0)};
+	put_records(fd, a, NREC(a));
+	put_open(fd, PW_EV_CREAT, 1300, 3, 8, AT_FDCWD, 24);
+	struct pw_rec_call b[] = {mkrec(PW_EV_WRITE, 60, 1400, 1410, 200, 3, 200, 0)};
+	put_records(fd, b, NREC(b));
+	put_open(fd, PW_EV_FOPEN, 1500, 4, 32, AT_FDCWD, 40);
+	struct pw_rec_call c[] = {mkrec(PW_EV_FREAD, 60, 1600, 1610, 1, 4, 100, 0),
+				  mkrec(PW_EV_FD_INFO, 60, 1000, 1000, 0, 7, 64, 0)};
+	put_records(fd, c, NREC(c));
+	put_open(fd, PW_EV_OPEN, 1700, 5, 48, AT_FDCWD, 0);
+	put_open(fd, PW_EV_OPENAT, 1800, 6, 56, 5, 0);
+	put_open(fd, PW_EV_OPENAT, 1900, 8, 56, 7, 0);
+	put_open(fd, PW_EV_OPENAT, 2000, 10, 72, 9, 0);
+	struct pw_rec_call d[] = {mkrec(PW_EV_WRITE, 60, 2100, 2110, 10, 6, 10, 0),
+				  mkrec(PW_EV_WRITE, 60, 2200, 2210, 20, 8, 20, 0),
+				  mkrec(PW_EV_READ, 60, 2300, 2310, 5, 10, 5, 0),
+				  mkrec(PW_EV_OPEN, 60, 2400, 2410, 11, 11, 72, 0)};
+	put_records(fd, d, NREC(d));
+	pwt_end(fd, PW_END_EXITED, 0, 3000, 0);
+
+	struct pw_analysis *an = &fx->an;
+	analyze_ok(fx, an);
+	const struct pw_rank_report *r = rank_of(an, 0);
+	assert_int_equal(r->nfiles, 7);
+	assert_file(file_of(r, "/w/a/f.txt"), 2, 1, 100, 1, 100, 10 + 10 + 10 + 10 + 10);
+	assert_file(file_of(r, "/w/b/f.txt"), 1, 0, 0, 1, 200, 10 + 10);
+	assert_file(file_of(r, "/w/c"), 1, 0, 0, 0, 0, 10);
+	assert_file(file_of(r, "/w/c/g.txt"), 1, 0, 0, 1, 10, 10 + 10);
+	assert_file(file_of(r, "/w/d"), 0, 0, 0, 0, 0, 0);
+	assert_file(file_of(r, "/w/d/g.txt"), 1, 0, 0, 1, 20, 10 + 10);
+	assert_file(file_of(r, "h.txt"), 2, 1, 5, 0, 0, 10 + 10 + 10);
+	pw_analysis_free(an);
+}
+
 /* fds are per process: an fd bound in one process means nothing in another of the same rank. */
 static void test_fd_map_per_process(void **state)
 {
@@ -1665,6 +1721,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_files_dup2_and_inherited, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_files_dup_variants, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_open_without_path_unbinds_fd, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_files_named_by_absolute_path, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fd_map_per_process, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_process_endings, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_wait_applies_to_child_on_same_host, setup, teardown),

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <fcntl.h>
 
 #include "../../collector/ingest/lane_walk.h"
 #include "../../common/pw_record.h"
@@ -215,6 +216,36 @@ static void test_module_and_stack_refs(void **state)
 	free(l);
 }
 
+/* An open announces its path and the working directory it was relative to, stacked too; an older writer's open
+ * (a call's size, with or without a stack) only its path. */
+static void test_open_refs(void **state)
+{
+	struct lane *l = new_lane();
+	struct pw_rec_open o = {{{PW_EV_OPEN, sizeof o / 8, 0, 7}, 1, 2, 3, 3, 8}, AT_FDCWD, 24};
+	put(l, &o, sizeof o);
+	uint8_t rec[sizeof o + 8];
+	o.c.h.type = PW_EV_OPENAT | PW_REC_STACK;
+	o.c.h.size8 = sizeof rec / 8;
+	o.c.arg1 = 40;
+	o.cwd = 56;
+	memcpy(rec, &o, sizeof o);
+	uint64_t stack = 72;
+	memcpy(rec + sizeof o, &stack, 8);
+	put(l, rec, sizeof rec);
+	put_call(l, PW_EV_OPEN, 6, 88);
+	struct pw_rec_call c = {{PW_EV_OPEN | PW_REC_STACK, 7, 0, 7}, 1, 2, 3, 3, 104};
+	memcpy(rec, &c, sizeof c);
+	memcpy(rec + sizeof c, &stack, 8); /* where a newer open's dirfd lies */
+	put(l, rec, 56);
+	struct pw_lane_walk_result r = walk(l, l->len);
+	char want[128];
+	snprintf(want, sizeof want, "S8 S24 S40 S56 S72 S88 S104 S72 R0+%zu ", sizeof o + sizeof rec + 48 + 56);
+	assert_string_equal(l->log, want);
+	assert_int_equal(r.records, 4);
+	assert_int_equal(r.refused, 0);
+	free(l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -224,6 +255,7 @@ int main(void)
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_tail),
 		cmocka_unit_test(test_module_and_stack_refs),
+		cmocka_unit_test(test_open_refs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -106,6 +106,8 @@ struct got_event {
 	int has_str;
 	char str[MAX_STR];
 	uint32_t str_len;
+	int64_t dirfd;
+	char cwd[MAX_STR]; /* "(none)" when the reader gave none */
 };
 
 struct got {
@@ -168,6 +170,11 @@ static void got_event(void *ctx, const struct pw_raw_event *e)
 	o->str_len = e->str_len;
 	if (e->str)
 		copy_bounded(o->str, e->str, e->str_len);
+	o->dirfd = e->dirfd;
+	if (e->cwd)
+		copy_bounded(o->cwd, e->cwd, e->cwd_len);
+	else
+		strcpy(o->cwd, "(none)");
 }
 
 static void got_lost(void *ctx, uint32_t lane, uint64_t total)
@@ -431,6 +438,50 @@ static void test_kind_has_string(void **state)
 		if (!!pw_kind_has_string((enum pw_event_kind)k) != want)
 			fail_msg("kind %d: pw_kind_has_string gives %d, want %d", k, pw_kind_has_string(k), want);
 	}
+}
+
+/* An open hands over its directory descriptor and working directory, stacked or not; an older writer's open
+ * (a call's size: the bytes after it, stacked, are its stack) and any other record AT_FDCWD and none. */
+static void test_open_base(void **state)
+{
+	struct tmp *t = *state;
+	int fd = create(t->path);
+	put_header(fd);
+	put_simple_proc(fd, 5);
+	put_string(fd, 8, "f.txt");
+	put_string(fd, 24, "/w/b");
+	put_string(fd, 40, "/stack");
+	struct pw_rec_open o[2] = {{mkrec(PW_EV_OPEN, 1, 1100, 1200, 3, 3, 8, 0), AT_FDCWD, 24},
+				   {mkrec(PW_EV_OPENAT, 1, 1300, 1400, 4, 4, 8, 0), 3, 0}};
+	for (int i = 0; i < 2; i++)
+		o[i].c.h.size8 = sizeof o[i] / 8;
+	struct {
+		struct pw_rec_open o;
+		uint64_t stack;
+	} so = {{mkrec(PW_EV_OPENAT | PW_REC_STACK, 1, 1500, 1600, 5, 5, 8, 0), 4, 0}, 40};
+	so.o.c.h.size8 = sizeof so / 8;
+	struct {
+		struct pw_rec_call c;
+		uint64_t stack;
+	} old = {mkrec(PW_EV_OPENAT | PW_REC_STACK, 1, 1700, 1800, 6, 6, 8, 0), 24};
+	old.c.h.size8 = sizeof old / 8;
+	struct pw_rec_call plain[2] = {mkrec(PW_EV_OPEN, 1, 1900, 2000, 7, 7, 8, 0),
+				       mkrec(PW_EV_READ, 1, 2100, 2200, 1, 7, 1, 0)};
+	put_chunk(fd, PW_CHUNK_RECORDS, o, sizeof o, &so, sizeof so);
+	put_chunk(fd, PW_CHUNK_RECORDS, &old, sizeof old, plain, sizeof plain);
+	close(fd);
+	struct got g;
+	uint64_t skipped = 0;
+	char err[512] = "";
+	assert_int_equal(read_into(t->path, &g, &skipped, err, sizeof err), 0);
+	assert_int_equal(g.nev, 6);
+	static const int64_t dirfd[] = {AT_FDCWD, 3, 4, AT_FDCWD, AT_FDCWD, AT_FDCWD};
+	static const char *const cwd[] = {"/w/b", "(none)", "(none)", "(none)", "(none)", "(none)"};
+	for (int i = 0; i < 6; i++) {
+		assert_int_equal(g.ev[i].dirfd, dirfd[i]);
+		assert_string_equal(g.ev[i].cwd, cwd[i]);
+	}
+	assert_int_equal(skipped, 0);
 }
 
 /* The visitor may leave callbacks NULL. */
@@ -1297,7 +1348,13 @@ static void fz_event(void *ctx, const struct pw_raw_event *e)
 		for (uint32_t i = 0; i < e->str_len; i++)
 			f->sum += (unsigned char)e->str[i];
 	}
-	f->sum += e->t0_ns + e->t1_ns + e->rec->arg0;
+	if (e->cwd) {
+		FZ_CHECK(f, pw_events[h.type].kind == PW_K_OPEN);
+		in_file(f, e->cwd, e->cwd_len, "working directory");
+		for (uint32_t i = 0; i < e->cwd_len; i++)
+			f->sum += (unsigned char)e->cwd[i];
+	}
+	f->sum += e->t0_ns + e->t1_ns + e->rec->arg0 + (uint64_t)e->dirfd;
 }
 
 static void fz_lost(void *ctx, uint32_t lane, uint64_t total)
@@ -1609,6 +1666,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_end_without_shm_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_roundtrip_end_exited, setup, teardown),
 		cmocka_unit_test(test_kind_has_string),
+		cmocka_unit_test_setup_teardown(test_open_base, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_null_callbacks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_clock_tsc_two_pairs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_clock_tsc_earliest_and_latest, setup, teardown),
