@@ -284,7 +284,7 @@ static void read_records(const uint8_t *p, uint32_t len, size_t at, const struct
 			memcpy(flagged, &h, sizeof h);
 			rec = (const struct pw_rec_call *)flagged;
 		}
-		struct pw_raw_event e = {rec, rec->t0, rec->t1, NULL, 0, outside, 0, NULL, 0, NULL, 0, nested};
+		struct pw_raw_event e = {.rec = rec, .t0_ns = rec->t0, .t1_ns = rec->t1, .outside = outside, .nested = nested};
 		if (stacked) {
 			memcpy(&e.stack_ref, p + r + rsize - 8, 8);
 			e.stack = strtab_get(strings, e.stack_ref & ~PW_STACK_PY_PENDING, &e.stack_len);
@@ -292,6 +292,7 @@ static void read_records(const uint8_t *p, uint32_t len, size_t at, const struct
 		if (h.type == PW_EV_MODULE) {
 			const struct pw_rec_module *m = (const struct pw_rec_module *)rec;
 			e.build_id = strtab_get(strings, m->build_id, &e.build_id_len);
+			e.image = strtab_get(strings, m->image, &e.image_len);
 		}
 		if (!pw_kind_is_activity(pw_events[h.type].kind)) { /* those are in ns already */
 			e.t0_ns = pw_clock_to_ns(line, rec->t0);

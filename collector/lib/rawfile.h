@@ -144,6 +144,9 @@ struct pw_raw_event {
 	const char *build_id;
 	uint32_t build_id_len;
 	int nested; /* a GPU library call made inside another (PW_REC_NESTED) */
+	/* A module's ELF image (PW_K_MODULE of an object no file holds: the vDSO), NULL when none. */
+	const char *image;
+	uint32_t image_len;
 };
 
 struct pw_raw_visitor {
