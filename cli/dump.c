@@ -515,6 +515,7 @@ static void show_module(struct pw_json *j, const struct pw_raw_event *e)
 	pw_json_kv_uint(j, "hi", m->hi);
 	pw_json_key(j, "build_id");
 	pw_json_string_n(j, e->build_id, e->build_id_len); /* null when none */
+	pw_json_kv_uint(j, "image_bytes", e->image ? e->image_len : 0); /* an in-memory object's ELF (the vDSO) */
 }
 
 /* The fields of the record's own struct (pw_rec_api, pw_rec_gpu, pw_rec_range, pw_rec_module) and what the

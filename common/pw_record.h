@@ -121,8 +121,9 @@ enum pw_event_kind {
 		      * pw_rec_module): arg0 = load bias, arg1 = path string ref; t0 = t1 = when seen */
 	PW_K_PYSTACK, /* the Python frames of the thread's earlier records flagged PW_STACK_PY_PENDING, taken when
 		       * the thread held the GIL again: a stack (PW_REC_STACK) with Python frames only */
-	PW_K_SAMPLE,  /* a CPU-time sample of the thread (--sample): arg0 = the sampling period in ns, its stack
-		       * (PW_REC_STACK) starts at the interrupted instruction; t0 = t1 = when */
+	PW_K_SAMPLE,  /* a CPU-time sample of the thread (--sample): arg0 = the sampling period in ns, arg1 = the
+		       * CPU time it stands for (pw_get_sample), its stack (PW_REC_STACK) starts at the
+		       * interrupted instruction; t0 = t1 = when */
 	/* MPI calls (struct pw_rec_call; ret = the MPI error code, err = PW_ERR_NO_ERRNO when it is not
 	 * MPI_SUCCESS). Ranks are in the call's communicator; bytes are count x MPI_Type_size. */
 	PW_K_MPI_INIT, /* MPI_Init/Init_thread: arg0 = rank in MPI_COMM_WORLD (-1: unknown), arg1 = its size */
@@ -800,8 +801,28 @@ struct pw_rec_module {
 	struct pw_rec_call c;
 	uint64_t lo, hi;     /* addresses [lo, hi) its PT_LOAD segments cover */
 	uint64_t build_id;   /* string ref of the lower-case hex NT_GNU_BUILD_ID note (0: none) */
-	uint64_t reserved;
+	uint64_t image;      /* string ref of the object's ELF image as mapped, for one no file holds (the vDSO);
+			      * 0: none */
 };
+#define PW_MODULE_IMAGE_MAX (64u << 10) /* the largest image recorded, and read */
+
+/* A CPU sample (PW_K_SAMPLE): the period asked for (arg0), and the thread's CPU time since its previous
+ * sample, or since its timer started (arg1): the CPU-time timer fires at the scheduler's tick, so one
+ * sample may stand for several periods. Traces older than arg1 hold 0 there: one period. */
+struct pw_sample {
+	uint64_t period_ns, cpu_ns;
+};
+
+static inline void pw_put_sample(struct pw_rec_call *c, struct pw_sample s)
+{
+	c->arg0 = s.period_ns;
+	c->arg1 = s.cpu_ns ? s.cpu_ns : 1; /* 0 is an older trace's */
+}
+
+static inline struct pw_sample pw_get_sample(uint64_t arg0, uint64_t arg1)
+{
+	return (struct pw_sample){.period_ns = arg0, .cpu_ns = arg1 ? arg1 : arg0};
+}
 
 /* A call stack, stored once per distinct content in the string arena (its reference is the stack id):
  *

@@ -67,6 +67,7 @@ struct pw_thread {
 	uint32_t py_gen_next;
 	uint8_t sampling;    /* sample_timer is armed */
 	void *sample_timer;  /* timer_t of the thread's CPU-time samples */
+	uint64_t sample_cpu_ns; /* the thread's CPU clock at its previous sample, or when its timer started */
 };
 
 /* Guard values. RECORDING covers only the writing of a record (not the real call, so calls that libc makes

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <fcntl.h>
+#include <sys/auxv.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -154,6 +155,23 @@ static pw_strref build_id_of(const struct dl_phdr_info *info)
 	return 0;
 }
 
+/* The vDSO's ELF image as the kernel mapped it, whole (its section headers included), when it starts at lo:
+ * no file holds it, so its bytes go into the trace for the symbolizer to read its symbols. Returns the
+ * reference, 0 for any other object. */
+static pw_strref vdso_image(uintptr_t lo, uintptr_t hi)
+{
+	uintptr_t ehdr = (uintptr_t)getauxval(AT_SYSINFO_EHDR);
+	if (!ehdr || ehdr != lo)
+		return 0;
+	const ElfW(Ehdr) *e = (const ElfW(Ehdr) *)ehdr;
+	if (memcmp(e->e_ident, ELFMAG, SELFMAG) != 0)
+		return 0;
+	uint64_t size = hi - lo, sections = (uint64_t)e->e_shoff + (uint64_t)e->e_shnum * e->e_shentsize;
+	if (sections > size)
+		size = sections;
+	return size <= PW_MODULE_IMAGE_MAX ? pw_intern_bytes((const char *)ehdr, size) : 0;
+}
+
 static int list_module(struct dl_phdr_info *info, size_t size, void *data)
 {
 	(void)size;
@@ -182,6 +200,7 @@ static int list_module(struct dl_phdr_info *info, size_t size, void *data)
 	m.lo = lo;
 	m.hi = hi;
 	m.build_id = build_id_of(info);
+	m.image = vdso_image(lo, hi);
 	pw_emit_record(&m, sizeof m);
 	return 0;
 }
@@ -521,12 +540,37 @@ void pw_emit_call_stack(uint16_t type, uint64_t t0, uint64_t t1, int64_t ret, ui
 static int sampling;
 static uint64_t sample_period_ns;
 
+/* The calling thread's CPU time in ns (async-signal-safe). */
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The thread's CPU time since its previous sample, which this one stands for: the kernel checks CPU-time
+ * timers at its tick (250 Hz here), so at a higher rate one signal comes for several periods. Measured rather
+ * than taken from timer_getoverrun: exact whatever the tick, and it covers the time before the first
+ * expiry. A sample that is not recorded drops its time with it. */
+static uint64_t thread_cpu_since_sample(struct pw_thread *t)
+{
+	uint64_t now = thread_cpu_ns(), since = now > t->sample_cpu_ns ? now - t->sample_cpu_ns : 0;
+	t->sample_cpu_ns = now;
+	return since;
+}
+
 static void on_sample(int sig, siginfo_t *si, void *ucontext)
 {
 	(void)sig;
 	(void)si;
 	int saved_errno = errno;
 	struct pw_thread *t = &pw_self;
+	if (!t->sampling) { /* not our timer's: a SIGPROF sent from outside, or one due before the timer ended */
+		errno = saved_errno;
+		return;
+	}
+	uint64_t cpu_ns = thread_cpu_since_sample(t);
 	if (!pw_seg || !pw_recording_now() || !(pw_window_now() & (1u << PW_DOM_PROCESS))) {
 		errno = saved_errno;
 		return;
@@ -555,7 +599,7 @@ static void on_sample(int sig, siginfo_t *si, void *ucontext)
 	r.c.h.type = PW_EV_CPU_SAMPLE | PW_REC_STACK;
 	r.c.h.size8 = sizeof r / 8;
 	r.c.t0 = r.c.t1 = now;
-	r.c.arg0 = sample_period_ns;
+	pw_put_sample(&r.c, (struct pw_sample){.period_ns = sample_period_ns, .cpu_ns = cpu_ns});
 	pw_record_done(&r, sizeof r, 0, was);
 }
 
@@ -581,12 +625,14 @@ void pw_sample_thread_start(struct pw_thread *t)
 	its.it_interval.tv_sec = (time_t)(sample_period_ns / 1000000000u);
 	its.it_interval.tv_nsec = (long)(sample_period_ns % 1000000000u);
 	its.it_value = its.it_interval;
-	if (timer_settime(timer, 0, &its, NULL) < 0) {
-		timer_delete(timer);
-		return;
-	}
+	/* set before the timer runs: its first signal finds them */
 	t->sample_timer = timer;
+	t->sample_cpu_ns = thread_cpu_ns();
 	t->sampling = 1;
+	if (timer_settime(timer, 0, &its, NULL) < 0) {
+		t->sampling = 0;
+		timer_delete(timer);
+	}
 }
 
 void pw_sample_thread_end(struct pw_thread *t)

@@ -21,11 +21,13 @@ static void strings_of(const struct pw_lane_visitor *v, const uint8_t *rec, uint
 		if (rc.arg1)
 			v->string(v->ctx, rc.arg1);
 	}
-	if (type == PW_EV_MODULE) { /* its path (above) and its build-id */
+	if (type == PW_EV_MODULE) { /* its path (above), its build-id and its image */
 		struct pw_rec_module m;
 		memcpy(&m, rec, sizeof m);
 		if (m.build_id)
 			v->string(v->ctx, m.build_id);
+		if (m.image)
+			v->string(v->ctx, m.image);
 	}
 	if (pw_rec_is_open(type, rsize - (raw_type & PW_REC_STACK ? 8 : 0))) { /* its path and working directory */
 		struct pw_rec_open o;

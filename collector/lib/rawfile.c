@@ -298,6 +298,7 @@ static void read_records(const uint8_t *p, uint32_t len, size_t at, const struct
 		if (h.type == PW_EV_MODULE) {
 			const struct pw_rec_module *m = (const struct pw_rec_module *)rec;
 			e.build_id = strtab_get(strings, m->build_id, &e.build_id_len);
+			e.image = strtab_get(strings, m->image, &e.image_len);
 		}
 		if (pw_rec_is_open(h.type, rsize - (stacked ? 8 : 0))) {
 			const struct pw_rec_open *o = (const struct pw_rec_open *)rec;

@@ -150,6 +150,9 @@ struct pw_raw_event {
 	int64_t dirfd;
 	const char *cwd;
 	uint32_t cwd_len;
+	/* A module's ELF image (PW_K_MODULE of an object no file holds: the vDSO), NULL when none. */
+	const char *image;
+	uint32_t image_len;
 };
 
 struct pw_raw_visitor {

@@ -274,6 +274,7 @@ struct deferred {
 
 struct module_copy {
 	char *path, *build_id;
+	void *image;
 };
 
 struct pw_stacks_file {
@@ -292,7 +293,7 @@ struct pw_stacks_file {
 	struct pw_hix threads_ix;
 	struct deferred *deferred;
 	size_t ndeferred, deferred_cap;
-	uint64_t captured, samples, period, unreadable;
+	uint64_t captured, samples, period, sample_ns, unreadable;
 };
 
 struct pw_stacks_file *pw_stacks_file_init(const char *exe)
@@ -310,6 +311,7 @@ static void file_free(struct pw_stacks_file *f)
 	for (size_t i = 0; i < f->nmods; i++) {
 		free(f->mod_strs[i].path);
 		free(f->mod_strs[i].build_id);
+		free(f->mod_strs[i].image);
 	}
 	for (size_t i = 0; i < f->nlocals; i++) {
 		free(f->locals[i].native);
@@ -345,13 +347,20 @@ static int add_module(struct pw_stacks_file *f, const struct pw_raw_event *e)
 	struct module_copy *c = &f->mod_strs[f->nmods];
 	c->path = e->str_len ? strndup(e->str, e->str_len) : strdup(f->exe);
 	c->build_id = e->build_id ? strndup(e->build_id, e->build_id_len) : NULL;
-	if (!c->path || (e->build_id && !c->build_id)) {
+	int has_image = e->image && e->image_len && e->image_len <= PW_MODULE_IMAGE_MAX;
+	c->image = has_image ? malloc(e->image_len) : NULL;
+	if (!c->path || (e->build_id && !c->build_id) || (has_image && !c->image)) {
 		free(c->path);
 		free(c->build_id);
+		free(c->image);
 		*c = (struct module_copy){0};
 		return -1;
 	}
-	f->mods[f->nmods++] = (struct pw_sym_module){c->path, c->build_id, m->c.arg0, m->lo, m->hi};
+	if (c->image)
+		memcpy(c->image, e->image, e->image_len);
+	f->mods[f->nmods++] = (struct pw_sym_module){.path = c->path, .build_id = c->build_id, .bias = m->c.arg0,
+						     .lo = m->lo, .hi = m->hi, .image = c->image,
+						     .image_len = c->image ? e->image_len : 0};
 	return 0;
 }
 
@@ -508,16 +517,18 @@ int pw_stacks_event(struct pw_stacks_file *f, const struct pw_raw_event *e)
 	if (!e->stack_ref || e->outside)
 		return 0;
 	uint64_t dur = e->t1_ns > e->t0_ns ? e->t1_ns - e->t0_ns : 0;
+	struct pw_sample sample = pw_get_sample(e->rec->arg0, e->rec->arg1);
 	if (kind == PW_K_SAMPLE)
-		dur = e->rec->arg0; /* a sample stands for one period of CPU time */
+		dur = sample.cpu_ns; /* a sample stands for the CPU time since its thread's previous one */
 	uint32_t native = local_of(f, e, &oom);
 	if (native == NONE)
 		return oom ? -1 : 0;
 	f->captured++;
 	if (kind == PW_K_SAMPLE) {
 		f->samples++;
-		if (e->rec->arg0 > f->period)
-			f->period = e->rec->arg0;
+		f->sample_ns = f->sample_ns > UINT64_MAX - dur ? UINT64_MAX : f->sample_ns + dur;
+		if (sample.period_ns > f->period)
+			f->period = sample.period_ns;
 	}
 	if (!(e->stack_ref & PW_STACK_PY_PENDING))
 		return add_combo(f, ev, native, NONE, dur) == NONE ? -1 : 0;
@@ -712,6 +723,7 @@ int pw_stacks_file_end(struct pw_stack_report **rp, struct pw_stacks_file *f, st
 		goto out;
 	r->captured += f->captured;
 	r->samples += f->samples;
+	r->sample_cpu_ns = r->sample_cpu_ns > UINT64_MAX - f->sample_ns ? UINT64_MAX : r->sample_cpu_ns + f->sample_ns;
 	r->unreadable += f->unreadable;
 	if (f->period > r->sample_period_ns)
 		r->sample_period_ns = f->period;

@@ -52,7 +52,7 @@ struct pw_stack_row {
 	uint32_t ev;
 	uint32_t stack;
 	uint64_t count;
-	uint64_t total_ns; /* calls: their time; samples: count * period */
+	uint64_t total_ns; /* calls: their time; samples: the CPU time they stand for (pw_get_sample) */
 };
 
 struct pw_stack_report {
@@ -69,6 +69,7 @@ struct pw_stack_report {
 	uint64_t samples;
 	uint64_t samples_skipped; /* samples not taken: the thread was inside the profiler */
 	uint64_t sample_period_ns; /* the longest period seen (every process samples at the same one) */
+	uint64_t sample_cpu_ns;   /* the CPU time the samples stand for */
 	uint64_t unreadable;      /* stack references whose bytes were missing or corrupt: ignored */
 	void *index;              /* private: strings, frames, stacks, rows and images */
 };

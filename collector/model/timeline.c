@@ -647,7 +647,8 @@ void pw_tl_sample(struct pw_timeline *tl, const struct pw_raw_event *e)
 		tl->oom = 1;
 		return;
 	}
-	tl->samples[tl->nsamples++] = (struct pw_tl_sample){.t0 = e->t0_ns, .period_ns = e->rec->arg0,
-							     .stack_ref = e->stack_ref, .image = tl->image,
-							     .tid = e->rec->h.tid};
+	struct pw_sample s = pw_get_sample(e->rec->arg0, e->rec->arg1);
+	tl->samples[tl->nsamples++] = (struct pw_tl_sample){.t0 = e->t0_ns, .period_ns = s.period_ns,
+							     .cpu_ns = s.cpu_ns, .stack_ref = e->stack_ref,
+							     .image = tl->image, .tid = e->rec->h.tid};
 }

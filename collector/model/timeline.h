@@ -137,6 +137,7 @@ struct pw_tl_range {
 struct pw_tl_sample {
 	uint64_t t0;
 	uint64_t period_ns;
+	uint64_t cpu_ns; /* the CPU time the sample stands for */
 	uint64_t stack_ref;
 	uint32_t image, tid;
 };

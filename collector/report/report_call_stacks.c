@@ -229,10 +229,10 @@ oom:
 	return -1;
 }
 
-/* A function of the CPU samples: a frame without its line. */
+/* A function of the CPU samples: a frame without its line; its samples and the CPU time they stand for. */
 struct function_total {
 	struct pw_stack_frame key;
-	uint64_t self, total;
+	uint64_t self, total, self_ns, total_ns;
 	size_t last_row; /* the last row counted in total: a function counts once per stack */
 };
 
@@ -252,37 +252,45 @@ static int function_eq(const void *ctx, uint32_t pos)
 static int by_self(const void *a, const void *b)
 {
 	const struct function_total *x = a, *y = b;
-	if (x->self != y->self)
-		return x->self > y->self ? -1 : 1;
-	return (x->total < y->total) - (x->total > y->total);
+	if (x->self_ns != y->self_ns)
+		return x->self_ns > y->self_ns ? -1 : 1;
+	return (x->total_ns < y->total_ns) - (x->total_ns > y->total_ns);
 }
 
 static int by_inclusive(const void *a, const void *b)
 {
 	const struct function_total *x = a, *y = b;
-	if (x->total != y->total)
-		return x->total > y->total ? -1 : 1;
-	return (x->self < y->self) - (x->self > y->self);
+	if (x->total_ns != y->total_ns)
+		return x->total_ns > y->total_ns ? -1 : 1;
+	return (x->self_ns < y->self_ns) - (x->self_ns > y->self_ns);
 }
 
-static int print_functions(FILE *f, struct function_total *v, size_t n, uint64_t samples, int self)
+static uint64_t add_sat(uint64_t a, uint64_t b)
 {
-	static const char *const headers[] = {"Function", "Samples", "Percentage"};
-	struct pw_table t = {.ncols = 3, .headers = headers, .align = "lrr"};
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+/* One table of functions, by the CPU time their samples stand for (of cpu_ns in all). */
+static int print_functions(FILE *f, struct function_total *v, size_t n, uint64_t cpu_ns, int self)
+{
+	static const char *const headers[] = {"Function", "Samples", "CPU time", "Percentage"};
+	struct pw_table t = {.ncols = 4, .headers = headers, .align = "lrrr"};
 	qsort(v, n, sizeof *v, self ? by_self : by_inclusive);
 	for (size_t i = 0; i < n && i < TOP_FUNCTIONS; i++) {
-		char name[PW_CELL_MAX], p[32];
-		uint64_t c = self ? v[i].self : v[i].total;
+		char name[PW_CELL_MAX], p[32], cpu[32];
+		uint64_t c = self ? v[i].self : v[i].total, ns = self ? v[i].self_ns : v[i].total_ns;
 		if (!c)
 			break;
 		if (pw_table_add_row(&t)) {
 			pw_table_free(&t);
 			return -1;
 		}
-		format_share(p, sizeof p, c, samples);
+		format_share(p, sizeof p, ns, cpu_ns);
+		pw_format_duration(cpu, sizeof cpu, ns);
 		pw_table_set(&t, 0, "%s", pw_stack_frame_text(name, sizeof name, &v[i].key, NAME_WIDTH));
 		pw_table_set(&t, 1, "%" PRIu64, c);
-		pw_table_set(&t, 2, "%s", p);
+		pw_table_set(&t, 2, "%s", cpu);
+		pw_table_set(&t, 3, "%s", p);
 	}
 	fputs(self ? "Top functions by self samples (the innermost frame)\n"
 		   : "Top functions by total samples (anywhere on the stack)\n",
@@ -299,12 +307,13 @@ static int write_samples_text(FILE *f, const struct pw_stack_report *s)
 	struct function_total *v = NULL;
 	size_t n = 0, cap = 0;
 	struct pw_hix ix = {0};
-	uint64_t counted = 0;
+	uint64_t counted = 0, cpu_ns = 0;
 	for (size_t i = 0; i < s->nrows; i++) {
 		const struct pw_stack_row *row = &s->rows[i];
 		if (row->ev != PW_EV_CPU_SAMPLE)
 			continue;
 		counted += row->count;
+		cpu_ns = add_sat(cpu_ns, row->total_ns);
 		const struct pw_stack_entry *st = &s->stacks[row->stack];
 		for (uint32_t k = 0; k < st->len; k++) {
 			struct pw_stack_frame key = *frame_at(s, st, k);
@@ -316,25 +325,28 @@ static int write_samples_text(FILE *f, const struct pw_stack_report *s)
 			if (at < 0) {
 				if (pw_reserve(&v, &cap, n + 1, sizeof *v) || pw_hix_add(&ix, h, (uint32_t)n))
 					goto oom;
-				v[n] = (struct function_total){key, 0, 0, (size_t)-1};
+				v[n] = (struct function_total){.key = key, .last_row = (size_t)-1};
 				at = (int64_t)n++;
 			}
-			if (k == 0)
+			if (k == 0) {
 				v[at].self += row->count;
+				v[at].self_ns = add_sat(v[at].self_ns, row->total_ns);
+			}
 			if (v[at].last_row != i) {
 				v[at].last_row = i;
 				v[at].total += row->count;
+				v[at].total_ns = add_sat(v[at].total_ns, row->total_ns);
 			}
 		}
 	}
-	char period[32], cpu[32];
+	/* the kernel checks CPU-time timers at its tick: above its rate a sample stands for several periods */
+	char period[32], cpu[32], every[32];
 	pw_format_duration(period, sizeof period, s->sample_period_ns);
-	pw_format_duration(cpu, sizeof cpu,
-			   s->sample_period_ns && counted > UINT64_MAX / s->sample_period_ns
-				   ? UINT64_MAX
-				   : counted * s->sample_period_ns);
-	fprintf(f, "CPU samples: %" PRIu64 ", one every %s of a thread's CPU time (%s in all)\n", counted, period, cpu);
-	if (print_functions(f, v, n, counted, 1) || print_functions(f, v, n, counted, 0))
+	pw_format_duration(cpu, sizeof cpu, cpu_ns);
+	pw_format_duration(every, sizeof every, counted ? cpu_ns / counted : 0);
+	fprintf(f, "CPU samples: %" PRIu64 " for %s of CPU time (one every %s of a thread's CPU time; %s asked)\n",
+		counted, cpu, every, period);
+	if (print_functions(f, v, n, cpu_ns, 1) || print_functions(f, v, n, cpu_ns, 0))
 		goto oom;
 	fputc('\n', f);
 	free(v);
@@ -394,9 +406,11 @@ static void write_frames(struct pw_json *j, const struct pw_stack_report *s, uin
 	pw_json_end_array(j);
 }
 
-static int by_count(const void *a, const void *b)
+static int by_cpu(const void *a, const void *b)
 {
 	const struct pw_stack_row *x = *(const struct pw_stack_row *const *)a, *y = *(const struct pw_stack_row *const *)b;
+	if (x->total_ns != y->total_ns)
+		return x->total_ns > y->total_ns ? -1 : 1;
 	if (x->count != y->count)
 		return x->count > y->count ? -1 : 1;
 	return (x->stack > y->stack) - (x->stack < y->stack);
@@ -430,18 +444,20 @@ void pw_stacks_write_json(struct pw_json *j, const struct pw_rank_report *r)
 		for (size_t i = 0; i < nrows; i++)
 			if (s->rows[i].ev == PW_EV_CPU_SAMPLE)
 				samples[k++] = &s->rows[i];
-		qsort(samples, nsamples, sizeof *samples, by_count);
+		qsort(samples, nsamples, sizeof *samples, by_cpu);
 	}
 	pw_json_key(j, "samples");
 	pw_json_begin_object(j);
 	pw_json_kv_uint(j, "count", s ? s->samples : 0);
 	pw_json_kv_uint(j, "period_ns", s ? s->sample_period_ns : 0);
+	pw_json_kv_uint(j, "cpu_ns", s ? s->sample_cpu_ns : 0);
 	pw_json_key(j, "stacks");
 	pw_json_begin_array(j);
 	for (size_t i = 0; samples && i < nsamples && i < JSON_SAMPLE_STACKS; i++) {
 		pw_json_begin_object(j);
 		write_frames(j, s, samples[i]->stack);
 		pw_json_kv_uint(j, "count", samples[i]->count);
+		pw_json_kv_uint(j, "cpu_ns", samples[i]->total_ns);
 		pw_json_end_object(j);
 	}
 	pw_json_end_array(j);

@@ -503,6 +503,7 @@ static void write_sample(struct trace *t, const struct pw_tl_sample *s)
 	pw_json_key(j, "args");
 	pw_json_begin_object(j);
 	pw_json_kv_uint(j, "period_ns", s->period_ns);
+	pw_json_kv_uint(j, "cpu_ns", s->cpu_ns);
 	pw_stacks_write_trace_stack(j, t->r->stacks, id);
 	pw_json_end_object(j);
 	pw_json_end_object(j);

@@ -10,6 +10,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -153,10 +154,29 @@ static int build_id_matches(Dwfl_Module *mod, const char *want)
 	return 1;
 }
 
-/* Opens m->path as a Dwfl of its own and checks its build-id. Returns 0 with m->dwfl and m->mod set, or -1
- * with nothing left open. */
-static int open_module(struct module *m)
+/* A memory file holding len bytes of image (libdwfl reads an ELF from a descriptor). Returns it, or -1. */
+static int image_fd(const void *image, size_t len)
 {
+	int fd = memfd_create("profwrap-image", MFD_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	for (size_t done = 0; done < len;) {
+		ssize_t n = write(fd, (const char *)image + done, len - done);
+		if (n <= 0) {
+			close(fd);
+			return -1;
+		}
+		done += (size_t)n;
+	}
+	return fd;
+}
+
+/* The module's file, opened for reading: its path, or its recorded image when it has one. Returns -1 when
+ * neither can be read. */
+static int module_fd(const struct module *m, const void *image, size_t image_len)
+{
+	if (image)
+		return image_fd(image, image_len);
 	/* The path comes from the traced process: a FIFO or a device there must neither block nor be read. */
 	int fd = open(m->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
@@ -166,6 +186,16 @@ static int open_module(struct module *m)
 		close(fd);
 		return -1;
 	}
+	return fd;
+}
+
+/* Opens m (its path, or image when not NULL) as a Dwfl of its own and checks its build-id. Returns 0 with
+ * m->dwfl and m->mod set, or -1 with nothing left open. */
+static int open_module(struct module *m, const void *image, size_t image_len)
+{
+	int fd = module_fd(m, image, image_len);
+	if (fd < 0)
+		return -1;
 	Dwfl *dwfl = dwfl_begin(&callbacks);
 	if (!dwfl) {
 		close(fd);
@@ -198,8 +228,10 @@ static int mod_eq(const void *ctx, uint32_t pos)
 	return strcmp(m->path, k->path) == 0 && strcmp(m->build_id, k->build_id) == 0;
 }
 
-/* Returns the cached module for (path, build_id), opened (or failed) on first use; NULL when out of memory. */
-static const struct module *get_module(struct pw_symbolizer *s, const char *path, const char *build_id)
+/* Returns the cached module for (path, build_id), opened (or failed) on first use from its file, or from its
+ * image when it has one; NULL when out of memory. */
+static const struct module *get_module(struct pw_symbolizer *s, const char *path, const char *build_id,
+				       const void *image, size_t image_len)
 {
 	char want[256];
 	size_t n = build_id ? strlen(build_id) : 0;
@@ -218,7 +250,7 @@ static const struct module *get_module(struct pw_symbolizer *s, const char *path
 	    pw_reserve(&s->mods, &s->cap_mods, s->nmods + 1, sizeof *s->mods) < 0 ||
 	    pw_hix_add(&s->mod_ix, h, (uint32_t)s->nmods) < 0)
 		return NULL;
-	(void)open_module(&m); /* a failure stays cached: m.dwfl NULL */
+	(void)open_module(&m, image, image_len); /* a failure stays cached: m.dwfl NULL */
 	s->mods[s->nmods] = m;
 	return &s->mods[s->nmods++];
 }
@@ -398,7 +430,7 @@ size_t pw_sym_resolve(struct pw_symbolizer *s, const struct pw_sym_module *mods,
 		out[0] = (struct pw_sym_frame){NULL, NULL, 0, "", offset, 0};
 		return 1;
 	}
-	const struct module *m = get_module(s, pm->path, pm->build_id);
+	const struct module *m = get_module(s, pm->path, pm->build_id, pm->image, pm->image_len);
 	if (!m || !m->dwfl) {
 		out[0] = (struct pw_sym_frame){NULL, NULL, 0, m ? m->path : "?", offset, 0};
 		return 1;

@@ -14,6 +14,8 @@ struct pw_sym_module {
 	const char *build_id; /* lower-case hex of the NT_GNU_BUILD_ID note, NULL or "" when it has none */
 	uint64_t bias;        /* load bias (dlpi_addr): file vaddr + bias = address in the process */
 	uint64_t lo, hi;      /* addresses [lo, hi) its PT_LOAD segments cover in the process */
+	const void *image;    /* its ELF image, for an object no file holds (the vDSO); NULL: read path */
+	size_t image_len;
 };
 
 /* One resolved frame. Strings are owned by the symbolizer and live until pw_sym_free(). */

@@ -181,9 +181,9 @@ static void test_tail(void **state)
 	free(l);
 }
 
-/* A module record announces its path and its build-id (the collector's extraction of the decoder once dropped
- * the build-id: found by the lane_walk fuzz target on its first seed); a stacked record its stack without
- * the PW_STACK_PY_PENDING bit, and nothing for a stack reference 0. */
+/* A module record announces its path, its build-id (the collector's extraction of the decoder once dropped
+ * the build-id: found by the lane_walk fuzz target on its first seed) and its image (the vDSO's); a stacked
+ * record its stack without the PW_STACK_PY_PENDING bit, and nothing for a stack reference 0. */
 static void test_module_and_stack_refs(void **state)
 {
 	struct lane *l = new_lane();
@@ -195,6 +195,10 @@ static void test_module_and_stack_refs(void **state)
 	put(l, &m, sizeof m);
 	m.c.arg1 = 0; /* the main program: no path */
 	m.build_id = 88;
+	put(l, &m, sizeof m);
+	m.c.arg1 = 152; /* the vDSO: its image */
+	m.build_id = 0;
+	m.image = 168;
 	put(l, &m, sizeof m);
 	uint8_t rec[56];
 	struct pw_rec_call c = {{PW_EV_OPEN | PW_REC_STACK, 7, 0, 7}, 1, 2, 3, 3, 104};
@@ -209,9 +213,9 @@ static void test_module_and_stack_refs(void **state)
 	put(l, rec, sizeof rec);
 	struct pw_lane_walk_result r = walk(l, l->len);
 	char want[128];
-	snprintf(want, sizeof want, "S40 S72 S88 S104 S136 R0+%zu ", 2 * sizeof m + 2 * sizeof rec);
+	snprintf(want, sizeof want, "S40 S72 S88 S152 S168 S104 S136 R0+%zu ", 3 * sizeof m + 2 * sizeof rec);
 	assert_string_equal(l->log, want);
-	assert_int_equal(r.records, 4);
+	assert_int_equal(r.records, 5);
 	assert_int_equal(r.refused, 0);
 	free(l);
 }

@@ -485,13 +485,19 @@ struct stacked {
 	uint64_t ref;
 };
 
-static void put_stacked(int fd, uint16_t ev, uint32_t tid, uint64_t t0, uint64_t t1, uint64_t arg0, uint64_t ref)
+static void put_stacked_with(int fd, uint16_t ev, uint32_t tid, uint64_t t0, uint64_t t1, uint64_t arg0,
+			     uint64_t arg1, uint64_t ref)
 {
 	struct stacked s;
-	s.c = mkrec(ev | PW_REC_STACK, tid, t0, t1, 0, arg0, 0, 0);
+	s.c = mkrec(ev | PW_REC_STACK, tid, t0, t1, 0, arg0, arg1, 0);
 	s.c.h.size8 = sizeof s / 8;
 	s.ref = ref;
 	put_chunk(fd, PW_CHUNK_RECORDS, &s, sizeof s, NULL, 0);
+}
+
+static void put_stacked(int fd, uint16_t ev, uint32_t tid, uint64_t t0, uint64_t t1, uint64_t arg0, uint64_t ref)
+{
+	put_stacked_with(fd, ev, tid, t0, t1, arg0, 0, ref);
 }
 
 static void put_module(int fd, uint64_t path_ref, uint64_t bias, uint64_t lo, uint64_t hi)
@@ -573,9 +579,10 @@ static void test_reports(void **state)
 	put_stacked(fd, PW_EV_READ, 100, 11000, 15000, 3, 256);
 	put_stacked(fd, PW_EV_FSYNC, 100, 16000, 16500, 3, 320);
 	put_stacked(fd, PW_EV_WRITE, 100, 16600, 18600, 3, 512);
-	put_stacked(fd, PW_EV_CPU_SAMPLE, 100, 17000, 17000, 10000000, 384);
-	put_stacked(fd, PW_EV_CPU_SAMPLE, 100, 18000, 18000, 10000000, 384);
-	put_stacked(fd, PW_EV_CPU_SAMPLE, 100, 19000, 19000, 10000000, 448);
+	/* samples at 100 Hz weigh the CPU time they stand for (arg1; 0, an older trace's: one period) */
+	put_stacked_with(fd, PW_EV_CPU_SAMPLE, 100, 17000, 17000, 10000000, 40000000, 384);
+	put_stacked_with(fd, PW_EV_CPU_SAMPLE, 100, 18000, 18000, 10000000, 0, 384);
+	put_stacked_with(fd, PW_EV_CPU_SAMPLE, 100, 19000, 19000, 10000000, 70000000, 448);
 	struct pw_rec_call plain = mkrec(PW_EV_READ, 100, 20000, 20100, 0, 3, 0, 0);
 	put_records(fd, &plain, 1);
 	struct pw_raw_end end = {0};
@@ -616,18 +623,24 @@ static void test_reports(void **state)
 	assert_non_null(strstr(line, " 100.0 % |"));
 	line_with(sec, "libfake-sys.so.1+0x400 <- libfake-sys.so.1+0x500", line, sizeof line);
 	assert_non_null(strstr(line, " 100.0 % |"));
-	const char *cpu = strstr(text, "CPU samples: 3, one every 10.0 ms");
+	const char *cpu = strstr(text, "CPU samples: 3 for 120 ms of CPU time (one every 40.0 ms of a thread's CPU time; "
+				       "10.0 ms asked)\n");
 	assert_non_null(cpu);
 	line_with(strstr(cpu, "by self samples"), "test_user_leaf (test_stacks.c)", line, sizeof line);
-	assert_non_null(strstr(line, " 2 |"));
-	assert_non_null(strstr(line, " 66.7 % |"));
+	assert_non_null(strstr(line, " 2 |  50.0 ms |"));
+	assert_non_null(strstr(line, " 41.7 % |"));
 	line_with(strstr(cpu, "by total samples"), "test_user_mid (test_stacks.c)", line, sizeof line);
-	assert_non_null(strstr(line, " 2 |"));
-	assert_non_null(strstr(line, " 66.7 % |"));
+	assert_non_null(strstr(line, " 2 |  50.0 ms |"));
+	assert_non_null(strstr(line, " 41.7 % |"));
+	line_with(strstr(cpu, "by self samples"), "compute (train.py)", line, sizeof line);
+	assert_non_null(strstr(line, " 1 |  70.0 ms |"));
+	assert_non_null(strstr(line, " 58.3 % |"));
 	const char *self_table = strstr(cpu, "by self samples"), *total_table = strstr(cpu, "by total samples");
 	assert_true(self_table && total_table > self_table);
 	const char *mid = strstr(self_table, "test_user_mid");
 	assert_true(mid > total_table); /* never innermost: not in the self table */
+	/* by the CPU time the samples stand for, not by their count */
+	assert_true(strstr(self_table, "compute (train.py)") < strstr(self_table, "test_user_leaf"));
 	assert_non_null(strstr(text, "WARNING: 7 call stacks dropped"));
 	assert_non_null(strstr(text, "WARNING: 2 CPU samples skipped"));
 	free(text);
@@ -635,8 +648,8 @@ static void test_reports(void **state)
 	/* folded */
 	char *folded = fx_slurp(fx, "rank0.folded", &n), expect[2048];
 	snprintf(expect, sizeof expect,
-		 "cpu;compute (train.py:9) 10000\n"
-		 "cpu;test_user_mid (test_stacks.c:%d);test_user_leaf (test_stacks.c:%d) 20000\n"
+		 "cpu;compute (train.py:9) 70000\n"
+		 "cpu;test_user_mid (test_stacks.c:%d);test_user_leaf (test_stacks.c:%d) 50000\n"
 		 "wait;libfake-sys.so.1+0x500;libfake-sys.so.1+0x400;[fsync] 1\n"
 		 "wait;main (train.py:7);load_batch (train.py:42);[read] 6\n"
 		 "wait;save (io.py:5);test_user_leaf (test_stacks.c:%d);[write] 2\n"
@@ -671,9 +684,14 @@ static void test_reports(void **state)
 	const struct jr *samples = jr_get(root, "samples");
 	assert_int_equal(jr_u64(jr_get(samples, "count")), 3);
 	assert_int_equal(jr_u64(jr_get(samples, "period_ns")), 10000000);
-	const struct jr *s0 = jr_at(jr_get(samples, "stacks"), 0);
-	assert_int_equal(jr_u64(jr_get(s0, "count")), 2);
-	assert_true(jr_is(jr_get(jr_at(jr_get(s0, "frames"), 0), "function"), "test_user_leaf"));
+	assert_int_equal(jr_u64(jr_get(samples, "cpu_ns")), 120000000);
+	const struct jr *s0 = jr_at(jr_get(samples, "stacks"), 0), *s1 = jr_at(jr_get(samples, "stacks"), 1);
+	assert_int_equal(jr_u64(jr_get(s0, "count")), 1);
+	assert_int_equal(jr_u64(jr_get(s0, "cpu_ns")), 70000000);
+	assert_true(jr_is(jr_get(jr_at(jr_get(s0, "frames"), 0), "function"), "compute"));
+	assert_int_equal(jr_u64(jr_get(s1, "count")), 2);
+	assert_int_equal(jr_u64(jr_get(s1, "cpu_ns")), 50000000);
+	assert_true(jr_is(jr_get(jr_at(jr_get(s1, "frames"), 0), "function"), "test_user_leaf"));
 	const struct jr *st = jr_get(root, "stacks");
 	assert_int_equal(jr_u64(jr_get(st, "captured")), 9);
 	assert_int_equal(jr_u64(jr_get(st, "dropped")), 7);
@@ -684,6 +702,7 @@ static void test_reports(void **state)
 	doc = fx_json(fx, "rank0.trace.json");
 	const struct jr *evs = jr_get(doc->items[0], "traceEvents");
 	size_t reads = 0, stacked = 0, python = 0, instants = 0;
+	uint64_t sampled_ns = 0;
 	for (size_t i = 0; i < evs->n; i++) {
 		const struct jr *e = jr_at(evs, i);
 		if (!jr_has(e, "name"))
@@ -692,6 +711,7 @@ static void test_reports(void **state)
 			assert_true(jr_is(jr_get(e, "ph"), "i"));
 			assert_true(jr_is(jr_get(e, "s"), "t"));
 			assert_true(jr_get(jr_get(e, "args"), "stack")->n >= 1);
+			sampled_ns += jr_u64(jr_get(jr_get(e, "args"), "cpu_ns"));
 			instants++;
 		}
 		if (!jr_is(jr_get(e, "name"), "read"))
@@ -707,6 +727,7 @@ static void test_reports(void **state)
 	assert_int_equal(stacked, 4);
 	assert_int_equal(python, 3);
 	assert_int_equal(instants, 3);
+	assert_int_equal(sampled_ns, 120000000);
 	fx_json_free(doc);
 }
 

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -118,7 +119,7 @@ static int find_self(struct dl_phdr_info *info, size_t size, void *data)
 			note_build_id((const char *)(uintptr_t)start, ph->p_memsz, ph->p_align == 8 ? 8 : 4);
 		}
 	}
-	self.mod = (struct pw_sym_module){self.path, self.build_id, info->dlpi_addr, lo, hi};
+	self.mod = (struct pw_sym_module){.path = self.path, .build_id = self.build_id, .bias = info->dlpi_addr, .lo = lo, .hi = hi};
 	return 1;
 }
 
@@ -412,6 +413,71 @@ static void test_unnamed_main(void **state)
 	pw_sym_free(s);
 }
 
+/* ---- the vDSO: no file holds it, the preload records its image ---- */
+
+/* This process's vDSO image (its section headers included), as the preload copies it; NULL when none. */
+static const ElfW(Ehdr) *vdso_image(size_t *len)
+{
+	const ElfW(Ehdr) *e = (const ElfW(Ehdr) *)getauxval(AT_SYSINFO_EHDR);
+	if (!e)
+		return NULL;
+	const ElfW(Phdr) *ph = (const ElfW(Phdr) *)((const char *)e + e->e_phoff);
+	size_t end = e->e_shoff + (size_t)e->e_shnum * e->e_shentsize;
+	for (int i = 0; i < e->e_phnum; i++)
+		if (ph[i].p_type == PT_LOAD && ph[i].p_vaddr + ph[i].p_memsz > end)
+			end = ph[i].p_vaddr + ph[i].p_memsz;
+	*len = end;
+	return e;
+}
+
+/* The vDSO's own vaddr of the dynamic symbol name (0: none), read from its .dynsym. */
+static uint64_t vdso_symbol(const ElfW(Ehdr) *e, const char *name)
+{
+	const ElfW(Shdr) *sh = (const ElfW(Shdr) *)((const char *)e + e->e_shoff);
+	for (int i = 0; i < e->e_shnum; i++) {
+		if (sh[i].sh_type != SHT_DYNSYM)
+			continue;
+		const ElfW(Sym) *sym = (const ElfW(Sym) *)((const char *)e + sh[i].sh_offset);
+		const char *strs = (const char *)e + sh[sh[i].sh_link].sh_offset;
+		for (size_t k = 0; k < sh[i].sh_size / sizeof *sym; k++)
+			if (strcmp(strs + sym[k].st_name, name) == 0)
+				return sym[k].st_value;
+	}
+	return 0;
+}
+
+/* A module whose path is no file (linux-vdso.so.1) is read from its recorded image: its dynamic symbols name
+ * the vDSO's functions; without the image the frame stays module + offset. */
+static void test_vdso_image(void **state)
+{
+	size_t len = 0;
+	const ElfW(Ehdr) *e = vdso_image(&len);
+	if (!e)
+		skip();
+	uint64_t value = vdso_symbol(e, "__vdso_clock_gettime");
+	if (!value)
+		value = vdso_symbol(e, "__kernel_clock_gettime"); /* aarch64's name */
+	assert_true(value != 0);
+	uint64_t bias = (uint64_t)(uintptr_t)e; /* the vDSO is linked at 0 */
+	struct pw_sym_module m = {.path = "linux-vdso.so.1", .bias = bias, .lo = bias, .hi = bias + len};
+	struct pw_symbolizer *s = pw_sym_new();
+	assert_non_null(s);
+	struct pw_sym_frame f[4];
+	assert_int_equal(pw_sym_resolve(s, &m, 1, bias + value + 1, 0, f, 4), 1);
+	assert_unresolved(&f[0], "linux-vdso.so.1", value + 1);
+	pw_sym_free(s);
+	s = pw_sym_new();
+	assert_non_null(s);
+	m.image = e;
+	m.image_len = len;
+	assert_int_equal(pw_sym_resolve(s, &m, 1, bias + value + 1, 0, f, 4), 1);
+	assert_non_null(f[0].function);
+	assert_true(strstr(f[0].function, "clock_gettime") != NULL);
+	assert_string_equal(f[0].module, "linux-vdso.so.1");
+	assert_int_equal(f[0].offset, value + 1);
+	pw_sym_free(s);
+}
+
 /* Files that are no usable ELF: no crash, module + offset. */
 static void test_garbage(void **state)
 {
@@ -460,8 +526,9 @@ static void test_truncated(void **state)
 		for (size_t a = 0; a < 2; a++)
 			for (int r = 0; r < 2; r++) {
 				struct pw_sym_frame f[8];
-				size_t n = pw_sym_resolve(s, &(struct pw_sym_module){path, self.build_id, self.mod.bias,
-										    self.mod.lo, self.mod.hi},
+				size_t n = pw_sym_resolve(s, &(struct pw_sym_module){.path = path, .build_id = self.build_id,
+										    .bias = self.mod.bias, .lo = self.mod.lo,
+										    .hi = self.mod.hi},
 							  1, addrs[a], r, f, 8);
 				assert_true(n >= 1);
 				for (size_t k = 0; k < n; k++) {
@@ -517,6 +584,7 @@ int main(void)
 		cmocka_unit_test(test_garbage),
 		cmocka_unit_test(test_truncated),
 		cmocka_unit_test(test_many_addresses),
+		cmocka_unit_test(test_vdso_image),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown) ? 1 : 0;
 }
