@@ -185,7 +185,7 @@ static int raw_scan(int fd, struct raw_state *st)
 		if (pread(fd, &c, sizeof c, (off_t)off) != (ssize_t)sizeof c)
 			break;
 		uint64_t next = off + sizeof c + (((uint64_t)c.len + 7) & ~7ull);
-		if (next > size)
+		if (next > size || (c.type == 0 && c.len == 0)) /* cut short, or the zeros a crash can leave */
 			break;
 		if (off == sizeof fh && c.type == PW_CHUNK_PROC && c.len >= sizeof st->proc &&
 		    pread(fd, &st->proc, sizeof st->proc, (off_t)(off + sizeof c)) == (ssize_t)sizeof st->proc)

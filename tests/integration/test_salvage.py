@@ -2,8 +2,9 @@
 dead runs is cleaned up:
 
 1. preload-only mode, the node's collector SIGKILLed mid-run: the target is unharmed; `profwrap salvage OUT`
-   writes what stayed in shared memory into the raw trace the collector had started: all N writes reach the
-   report, the salvaged part is stated, no segment is left.
+   writes what stayed in shared memory into the raw trace the collector had started (after its last whole
+   chunk: zeros a crash left after it are cut off): all N writes reach the report, the salvaged part is
+   stated, no segment is left.
 2. disk full mid-run (OUT on a small tmpfs, as root): the target is unharmed; the collector cuts its raw trace
    back to the last whole chunk, leaves the records in shared memory and says so; once there is room,
    `profwrap salvage OUT` recovers every write. An OUT with less than 1 MiB free is refused before the target
@@ -78,6 +79,10 @@ def test_preload_only_killed():
     check_eq((proc.returncode, stdout, stderr), (4, b"wrote %d\n" % n, b""), "the writer's (exit, stdout, stderr)")
     check_eq(os.path.getsize(path), n * 11, "size of the writer's file")
     check(not os.path.exists(os.path.join(out, "rank0.json")), "a report was written by a killed collector")
+    # zeros after the last chunk, as a crash can leave a file: salvage continues at the last whole chunk
+    raws = [os.path.join(out, "raw", x) for x in os.listdir(os.path.join(out, "raw")) if x.endswith(".pwt")]
+    check_eq(len(raws), 1, "raw traces the killed collector left")
+    os.truncate(raws[0], os.path.getsize(raws[0]) + (1 << 20))
 
     r = profwrap(["salvage", out])
     check_eq(r.rc, 0, "profwrap salvage\n" + r.describe())
