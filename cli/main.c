@@ -32,6 +32,7 @@ static void usage(FILE *f)
 	      "  -o, --output DIR      output directory (default ./profwrap-out); %h host, %p pid, %r rank,\n"
 	      "                        %q{VAR} a variable expand in it\n"
 	      "  -f, --force           write into a non-empty output directory, replacing its reports\n"
+	      "                        (not while the run that writes there still goes)\n"
 	      "      --trace LIST      domains to record, comma-separated (default all):\n"
 	      "                        io, stdio, process, dl, wait, cudart, cublas, cublaslt,\n"
 	      "                        cudnn, nccl, gpu (kernels and copies as the GPU ran them, CUPTI),\n"

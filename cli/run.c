@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../collector/lib/session_files.h"
 #include "../collector/render.h"
 #include "../collector/salvage.h"
 #include "../collector/serve.h"
@@ -25,6 +26,7 @@
 #include "../common/pw_rank.h"
 #include "../common/pw_session.h"
 #include "cli.h"
+#include "session_file.h"
 
 /* Less free space than this in OUT and the command is not run (check_room). */
 #define PW_MIN_FREE_BYTES (1u << 20)
@@ -92,10 +94,12 @@ static int is_raw_output(const char *name, int rank)
 {
 	char prefix[32];
 	if (!ends_with(name, ".pwt")) {
-		if (strcmp(name, "session.txt") == 0)
+		if (!pw_is_session_file(name))
+			return 0;
+		if (rank < 0 || strcmp(name, "session.txt") == 0)
 			return 1;
 		snprintf(prefix, sizeof prefix, "session-%d-", rank);
-		return strncmp(name, rank < 0 ? "session-" : prefix, rank < 0 ? 8 : strlen(prefix)) == 0;
+		return strncmp(name, prefix, strlen(prefix)) == 0;
 	}
 	if (rank < 0)
 		return 1;
@@ -136,6 +140,25 @@ static int clear_previous(const char *out, int rank)
 	return 0;
 }
 
+/* Whether the directory raw in dirfd is empty (and a directory, not a link). */
+static int raw_is_empty(int dirfd)
+{
+	int fd = openat(dirfd, "raw", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *d = fd < 0 ? NULL : fdopendir(fd);
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	struct dirent *de;
+	int empty = 1;
+	while (empty && (de = readdir(d)))
+		empty = !strcmp(de->d_name, ".") || !strcmp(de->d_name, "..");
+	closedir(d);
+	return empty;
+}
+
+/* Whether path holds nothing, or nothing but an empty raw/ (a run that recorded nothing left it). */
 static int dir_is_empty(const char *path)
 {
 	DIR *d = opendir(path);
@@ -144,19 +167,49 @@ static int dir_is_empty(const char *path)
 	struct dirent *de;
 	int empty = 1;
 	while (empty && (de = readdir(d)))
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") &&
+		    (strcmp(de->d_name, "raw") || !raw_is_empty(dirfd(d))))
 			empty = 0;
 	closedir(d);
 	return empty;
 }
 
-/* Output directory: created if missing (0700: a profile is its user's), with raw/ in it; a non-empty one only
- * with --force. Checked before the target runs. One rank of a job (`srun profwrap CMD`, `mpirun -n N profwrap
- * CMD`: job_rank >= 0) shares the directory with the other ranks' profwraps: only its own rank's reports must
- * be absent, or are replaced with -f. Returns 0, or 1 after a one-line message. */
-static int prepare_output(const struct pw_cli_opts *o, const char *output, int job_rank, char abs[PATH_MAX])
+/* A run that still writes into out: a session file that -f would remove (of rank when rank >= 0) is held.
+ * Returns 0, or 1 after a one-line message. */
+static int refuse_live_run(const char *out, const char *output, int rank)
 {
-	if (mkdir(output, 0700) < 0 && errno != EEXIST)
+	char raw[PATH_MAX + 8];
+	snprintf(raw, sizeof raw, "%s/raw", out);
+	int fd = open(raw, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *d = fd < 0 ? NULL : fdopendir(fd);
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	int live = 0;
+	struct dirent *de;
+	while (!live && (de = readdir(d)))
+		if (pw_is_session_file(de->d_name) && is_raw_output(de->d_name, rank) &&
+		    pw_session_file_held(dirfd(d), de->d_name)) {
+			live = 1;
+			say("output directory %s is in use by a run still going (its raw/%s is held): -f would destroy its "
+			    "raw traces; wait for it to end, or use -o another", output, de->d_name);
+		}
+	closedir(d);
+	return live;
+}
+
+/* Output directory: created if missing (0700: a profile is its user's; *created says so), with raw/ in it; a
+ * non-empty one only with --force, and never while a run still writes there. Checked before the target runs.
+ * One rank of a job (`srun profwrap CMD`, `mpirun -n N profwrap CMD`: job_rank >= 0) shares the directory with
+ * the other ranks' profwraps: only its own rank's reports must be absent, or are replaced with -f. Returns 0,
+ * or 1 after a one-line message. */
+static int prepare_output(const struct pw_cli_opts *o, const char *output, int job_rank, char abs[PATH_MAX],
+			  int *created)
+{
+	*created = mkdir(output, 0700) == 0;
+	if (!*created && errno != EEXIST)
 		return say("cannot create output directory %s: %s", output, strerror(errno));
 	if (!realpath(output, abs))
 		return say("cannot use output directory %s: %s", output, strerror(errno));
@@ -175,12 +228,12 @@ static int prepare_output(const struct pw_cli_opts *o, const char *output, int j
 		if (access(mine, F_OK) == 0 && !o->force)
 			return say("output directory %s already has the reports of rank %d; use -f to replace them, or -o "
 				   "another (%%q{SLURM_JOB_ID} in it, say)", output, job_rank);
-		if (o->force && clear_previous(abs, job_rank))
+		if (o->force && (refuse_live_run(abs, output, job_rank) || clear_previous(abs, job_rank)))
 			return 1;
 	} else if (!dir_is_empty(abs)) {
 		if (!o->force)
 			return say("output directory %s is not empty; use -f to replace its reports, or -o another", output);
-		if (clear_previous(abs, -1))
+		if (refuse_live_run(abs, output, -1) || clear_previous(abs, -1))
 			return 1;
 	}
 	return pw_output_dirs(abs, why, sizeof why) ? say("%s", why) : 0;
@@ -252,7 +305,10 @@ static char **child_env(const char *lib, char **extra, char **preload)
 	return env;
 }
 
-static pid_t start_collector(const char *collector, const char *sdir, const char *out, int quiet, int *control_wr)
+/* Starts the collector, which inherits the session file's descriptor: its lock then says the run lives as
+ * long as the collector does, should this profwrap die first. */
+static pid_t start_collector(const char *collector, const char *sdir, const char *out, int quiet, int session_fd,
+			     int *control_wr)
 {
 	int ctl[2], ready[2];
 	if (pipe2(ctl, O_CLOEXEC) < 0 || pipe2(ready, O_CLOEXEC) < 0) {
@@ -265,6 +321,7 @@ static pid_t start_collector(const char *collector, const char *sdir, const char
 		char cfd[16], rfd[16];
 		fcntl(ctl[0], F_SETFD, 0);
 		fcntl(ready[1], F_SETFD, 0);
+		fcntl(session_fd, F_SETFD, 0);
 		snprintf(cfd, sizeof cfd, "%d", ctl[0]);
 		snprintf(rfd, sizeof rfd, "%d", ready[1]);
 		char *argv[] = {(char *)collector, "--serve",	    "--session-dir", (char *)sdir, "--output", (char *)out,
@@ -293,35 +350,6 @@ static pid_t start_collector(const char *collector, const char *sdir, const char
 	}
 	*control_wr = ctl[1];
 	return pid;
-}
-
-/* raw/session.txt, or raw/session-<rank>-<host>-<pid>.txt for one rank of a job (the other ranks' profwraps write
- * theirs beside it): the command, and how the target ended. */
-static void write_session_file(const char *out, int job_rank, char **command, pid_t target, int status)
-{
-	char path[4352], host[256] = "";
-	gethostname(host, sizeof host - 1);
-	if (job_rank >= 0) {
-		for (char *h = host; *h; h++)
-			if (*h == '/')
-				*h = '_';
-		snprintf(path, sizeof path, "%s/raw/session-%d-%s-%d.txt", out, job_rank, host, (int)getpid());
-	} else {
-		snprintf(path, sizeof path, "%s/raw/session.txt", out);
-	}
-	int fd = pw_create_file(path);
-	FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
-	if (!f) {
-		if (fd >= 0)
-			close(fd);
-		return;
-	}
-	fputs("command=", f);
-	for (int i = 0; command[i]; i++)
-		fprintf(f, "%s%s", i ? " " : "", command[i]);
-	fprintf(f, "\ntarget_pid=%d\ntarget_status=%d\ncli_pid=%d\nhost=%s\n", (int)target, status, (int)getpid(),
-		host);
-	fclose(f);
 }
 
 static volatile sig_atomic_t forward_to;
@@ -551,7 +579,7 @@ static void exec_target(const struct pw_cli_opts *o, char **env, int sync_fd)
 /* Forwards the signals that end a job to the target, waits for it and records how it ended. Returns the
  * CLI's exit status; *exec_err is the errno of a failed exec (0: it ran). */
 static int supervise_target(const struct pw_cli_opts *o, pid_t target, int sync_fd, const char *sdir,
-			    const char *out, int rank, int *exec_err)
+			    struct pw_cli_session *session, int *exec_err)
 {
 	forward_to = target;
 	struct sigaction fwd = {.sa_handler = forward_signal}, ign = {.sa_handler = SIG_IGN};
@@ -569,7 +597,7 @@ static int supervise_target(const struct pw_cli_opts *o, pid_t target, int sync_
 	} else {
 		rc = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
 	}
-	write_session_file(out, rank, o->command, target, status);
+	pw_cli_session_end(session, target, status);
 	return rc;
 }
 
@@ -593,6 +621,18 @@ static void tell_collector_outcome(const struct pw_cli_opts *o, int cst, const c
 	}
 }
 
+/* A run that recorded nothing (its command could not be run, or was static) leaves nothing behind that would
+ * refuse the next run into its directory: its session file goes, raw/ when empty, and the output directory
+ * when this run made it and it is empty. One rank of a job leaves raw/ to the others. */
+static void forget_run(struct pw_cli_session *session, const char *out, int rank, int created)
+{
+	char raw[4352];
+	pw_cli_session_close(session, 1);
+	snprintf(raw, sizeof raw, "%s/raw", out);
+	if (rank < 0 && rmdir(raw) == 0 && created)
+		rmdir(out);
+}
+
 /* The session's private directories, under an unpredictable name: the session base is private anyway,
  * but a name nobody can guess cannot be taken first. Returns 0 or -1. */
 static int make_session_dir(char *base, size_t base_len, char *sdir, size_t sdir_len)
@@ -610,21 +650,27 @@ int pw_cli_run(const struct pw_cli_opts *o, const char *self_dir)
 		say("-o %s", why);
 		return 2;
 	}
-	int rank = job_rank();
+	int rank = job_rank(), created;
 	if (find_parts(self_dir, lib, sizeof lib, collector, sizeof collector))
 		return 1;
-	if (prepare_output(o, output, rank, out))
+	if (prepare_output(o, output, rank, out, &created))
 		return 2; /* the output directory is refused, as a bad option value is */
 	if (check_room(out))
 		return 2;
+	struct pw_cli_session session;
 	if (make_session_dir(base, sizeof base, sdir, sizeof sdir))
 		return 1;
+	if (pw_cli_session_start(&session, out, rank, o->command, sdir)) {
+		remove_session_dir(sdir);
+		return 1;
+	}
 
 	clean_stale(o->quiet);
 	int control = -1;
-	pid_t cpid = start_collector(collector, sdir, out, o->quiet, &control);
+	pid_t cpid = start_collector(collector, sdir, out, o->quiet, session.fd, &control);
 	if (cpid < 0) {
 		remove_session_dir(sdir);
+		forget_run(&session, out, rank, created);
 		return 1;
 	}
 	struct target_env te = {0};
@@ -655,7 +701,7 @@ int pw_cli_run(const struct pw_cli_opts *o, const char *self_dir)
 		say("cannot fork: %s", strerror(errno));
 		rc = 1;
 	} else {
-		rc = supervise_target(o, target, sync_pipe[0], sdir, out, rank, &exec_err);
+		rc = supervise_target(o, target, sync_pipe[0], sdir, &session, &exec_err);
 	}
 	close(sync_pipe[0]);
 	close(control); /* tells the collector the target has ended */
@@ -667,6 +713,10 @@ int pw_cli_run(const struct pw_cli_opts *o, const char *self_dir)
 	free(preload);
 	free_target_env(&te);
 	tell_collector_outcome(o, cst, out, exec_err, said_unprofiled);
+	if (WIFEXITED(cst) && WEXITSTATUS(cst) == PW_SERVE_NOTHING_RECORDED)
+		forget_run(&session, out, rank, created);
+	else
+		pw_cli_session_close(&session, 0);
 	return rc;
 }
 
@@ -676,9 +726,13 @@ int pw_cli_salvage(const char *dir)
 	char err[1024];
 	if (pw_salvage(dir, 0, &r, err, sizeof err) < 0)
 		return say("%s", err);
-	say("salvaged %llu records of %llu processes (%llu dropped while none was collecting%s)",
+	char kept[160] = "";
+	if (r.kept)
+		snprintf(kept, sizeof kept, "; %llu of them could not be written whole (out of disk space?): the rest "
+			 "stays in shared memory", (unsigned long long)r.kept);
+	say("salvaged %llu records of %llu processes (%llu dropped while none was collecting%s%s)",
 	    (unsigned long long)r.events, (unsigned long long)r.processes, (unsigned long long)r.dropped,
-	    r.busy ? "; some are still being written by a live collector" : "");
+	    r.busy ? "; some are still being written by a live collector" : "", kept);
 	return report_dir(dir, 0);
 }
 

@@ -2,8 +2,16 @@
 #define _GNU_SOURCE
 #include "render.h"
 
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
 
+#include "lib/file_names.h"
 #include "merge/merge.h"
 #include "model/call_stacks.h"
 #include "report/report_call_stacks.h"
@@ -38,14 +46,102 @@ int pw_write_reports(const struct pw_analysis *a, char *err, size_t errlen)
 	return 0;
 }
 
+/* Whether name is of the report of one of own's traces (pw_raw_name_group). */
+static int of_groups(const char *name, char *const *own, size_t nown)
+{
+	size_t g = pw_raw_name_group(name);
+	for (size_t i = 0; g && i < nown; i++)
+		if (pw_raw_name_group(own[i]) == g && strncmp(own[i], name, g) == 0)
+			return 1;
+	return 0;
+}
+
+static void free_names(char **names, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+}
+
+/* The raw traces of the reports that own's traces go to: every trace in raw_dir of those ranks (or of those
+ * hosts' launchers), whichever collector wrote it (a process that lost its session directory starts a
+ * collector of its own, and so does one that starts after the run's collector has ended). *n of them in
+ * *names. Returns 0, or -1 with the reason in err. */
+static int group_files(const char *raw_dir, char *const *own, size_t nown, char ***names, size_t *n, char *err,
+		       size_t errlen)
+{
+	size_t cap = nown + 16;
+	*n = 0;
+	*names = malloc(cap * sizeof **names);
+	DIR *d = *names ? opendir(raw_dir) : NULL;
+	int failed = !d;
+	for (struct dirent *e; !failed && (e = readdir(d));) {
+		if (!of_groups(e->d_name, own, nown))
+			continue;
+		if (*n == cap) {
+			char **more = realloc(*names, 2 * cap * sizeof **names);
+			if (!more) {
+				failed = 1;
+				break;
+			}
+			*names = more;
+			cap *= 2;
+		}
+		if (!((*names)[*n] = strdup(e->d_name)))
+			failed = 1;
+		else
+			++*n;
+	}
+	int saved = errno;
+	if (d)
+		closedir(d);
+	if (!failed)
+		return 0;
+	snprintf(err, errlen, "cannot list %s: %s", raw_dir, strerror(saved));
+	free_names(*names, *n);
+	*names = NULL;
+	return -1;
+}
+
+/* Renders hold OUT/raw locked, one at a time: collectors that share OUT render the same reports from each
+ * other's traces, and the last to end, which sees them all whole, must be the last to write. Returns the
+ * descriptor that holds the lock (closing it releases it), or -1 when it cannot be had (rendered anyway). */
+static int lock_raw(const char *raw_dir)
+{
+	int fd = open(raw_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	while (fd >= 0 && flock(fd, LOCK_EX) < 0 && errno == EINTR)
+		;
+	return fd;
+}
+
+static int analyze(const char *out_dir, char *const *raw_names, size_t nraw, struct pw_analysis *a, char *err,
+		   size_t errlen)
+{
+	char raw[4352], **names;
+	size_t n;
+	if (!raw_names)
+		return pw_analyze(out_dir, a, err, errlen);
+	snprintf(raw, sizeof raw, "%s/raw", out_dir);
+	if (group_files(raw, raw_names, nraw, &names, &n, err, errlen) < 0)
+		return -1;
+	int rc = pw_analyze_files(out_dir, names, n, a, err, errlen);
+	free_names(names, n);
+	return rc;
+}
+
 int pw_render(const char *out_dir, char *const *raw_names, size_t nraw, int summarise_present,
 	      struct pw_render_counts *counts, char *err, size_t errlen)
 {
+	char raw[4352];
+	snprintf(raw, sizeof raw, "%s/raw", out_dir);
+	int lock = lock_raw(raw);
 	struct pw_analysis a;
-	int rc = raw_names ? pw_analyze_files(out_dir, raw_names, nraw, &a, err, errlen)
-			   : pw_analyze(out_dir, &a, err, errlen);
-	if (rc < 0)
+	int rc = analyze(out_dir, raw_names, nraw, &a, err, errlen);
+	if (rc < 0) {
+		if (lock >= 0)
+			close(lock);
 		return -1;
+	}
 	if (counts) {
 		counts->reports = a.nranks;
 		counts->ranks = 0;
@@ -56,5 +152,7 @@ int pw_render(const char *out_dir, char *const *raw_names, size_t nraw, int summ
 	if (rc > 0 && summarise_present)
 		rc = pw_merge(out_dir, 0, err, errlen) < 0 ? -1 : 0;
 	pw_analysis_free(&a);
+	if (lock >= 0)
+		close(lock);
 	return rc;
 }

@@ -17,10 +17,12 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "../common/pw_clock.h"
 #include "../common/pw_ring.h"
 #include "../common/pw_session.h"
 #include "ingest/drain.h"
 #include "lib/rawfile.h"
+#include "lib/session_files.h"
 #include "render.h"
 
 #define SHM_DIR "/dev/shm"
@@ -96,6 +98,7 @@ struct segment {
 	void *map;
 	uint64_t size;
 	pid_t pid;
+	uint32_t clock_kind;
 	uint64_t start_realtime_ns;
 	char output[4096];  /* its output directory, "" when it has none */
 	char session[3072]; /* its session directory, "" when it has none */
@@ -137,6 +140,7 @@ static int segment_open(const char *leaf, struct segment *g)
 		return -1;
 	}
 	g->pid = h->pid;
+	g->clock_kind = h->clock_kind;
 	g->start_realtime_ns = h->start_realtime_ns;
 	uint32_t len = 0;
 	const char *out = pw_arena_get_in(h, &geo, h->output_ref, &len);
@@ -185,7 +189,7 @@ static int raw_scan(int fd, struct raw_state *st)
 		if (pread(fd, &c, sizeof c, (off_t)off) != (ssize_t)sizeof c)
 			break;
 		uint64_t next = off + sizeof c + (((uint64_t)c.len + 7) & ~7ull);
-		if (next > size)
+		if (next > size || (c.type == 0 && c.len == 0)) /* cut short, or the zeros a crash can leave */
 			break;
 		if (off == sizeof fh && c.type == PW_CHUNK_PROC && c.len >= sizeof st->proc &&
 		    pread(fd, &st->proc, sizeof st->proc, (off_t)(off + sizeof c)) == (ssize_t)sizeof st->proc)
@@ -235,11 +239,13 @@ static enum raw_match find_raw(const char *raw_dir, const struct segment *g, str
 		struct raw_state st;
 		if (fd < 0)
 			continue;
+		/* scanned once locked: another salvage may have finished the file in the meantime */
+		int locked = flock(fd, LOCK_EX | LOCK_NB) == 0;
 		if (raw_scan(fd, &st) < 0 || st.proc.pid != g->pid || st.proc.start_realtime_ns != g->start_realtime_ns) {
 			close(fd);
 			continue;
 		}
-		if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		if (!locked) {
 			m = RAW_BUSY;
 		} else if (st.has_end) {
 			m = RAW_FINISHED;
@@ -274,6 +280,8 @@ static int salvage_segment(struct pw_drain *d, struct segment *g, struct pw_salv
 		return 0;
 	}
 	int resume = m == RAW_RESUME; /* else the collector died before it started the file: a new one */
+	/* the calibration pairs written from here on must be in the ticks of the process's records */
+	pw_clock_init(g->clock_kind == PW_CLOCK_TSC ? "tsc" : "monotonic");
 	struct pw_producer *p = pw_producer_adopt(d, g->map, g->size, g->name, resume ? &res : NULL);
 	if (!p) {
 		if (resume)
@@ -284,11 +292,26 @@ static int salvage_segment(struct pw_drain *d, struct segment *g, struct pw_salv
 	uint64_t events = d->events, dropped = d->dropped;
 	int alive = process_alive(g->pid);
 	pw_producer_finish(d, p, alive);
+	int fd = shm_open(g->name, O_RDONLY | O_CLOEXEC, 0);
+	if (fd >= 0) { /* its records could not all be written (out of disk space): they wait there */
+		r->kept++;
+		close(fd);
+	}
 	r->processes++;
 	r->running += alive != 0;
 	r->events += d->events - events;
 	r->dropped += d->dropped - dropped;
 	return 1;
+}
+
+/* Whether a segment's session is one of those that wrote into the output directory (its session files): a
+ * segment of an earlier run, gone from the directory (-f), or of another that never wrote there, is not its. */
+static int of_sessions(char *const *sessions, const char *session)
+{
+	for (size_t i = 0; session[0] && sessions[i]; i++)
+		if (strcmp(sessions[i], session) == 0)
+			return 1;
+	return 0;
 }
 
 int pw_salvage(const char *out, int quiet, struct pw_salvage_result *r, char *err, size_t errlen)
@@ -303,19 +326,23 @@ int pw_salvage(const char *out, int quiet, struct pw_salvage_result *r, char *er
 	struct stat st;
 	if (lstat(d.raw_dir, &st) < 0 || !S_ISDIR(st.st_mode)) /* a link named raw: not ours to write through */
 		return fail(err, errlen, "%s: no raw traces here (not a profwrap output directory)", out);
+	char **sessions = pw_session_dirs(d.raw_dir);
+	if (!sessions)
+		return fail(err, errlen, "out of memory");
 	pw_drain_catch_faults();
-	d.start_pair = pw_clock_pair_now();
 	char **names = segment_names();
 	for (size_t i = 0; names && names[i]; i++) {
 		struct segment g;
 		if (segment_open(names[i], &g) < 0)
 			continue;
 		char seg_real[PATH_MAX];
-		if (g.output[0] && realpath(g.output, seg_real) && strcmp(seg_real, real) == 0)
+		if (g.output[0] && realpath(g.output, seg_real) && strcmp(seg_real, real) == 0 &&
+		    of_sessions(sessions, g.session))
 			salvage_segment(&d, &g, r);
 		segment_close(&g);
 	}
 	free_names(names);
+	pw_session_dirs_free(sessions);
 	pw_drain_free(&d);
 	return 0;
 }
@@ -390,8 +417,8 @@ int pw_clean(int quiet, struct pw_clean_result *r, char *err, size_t errlen)
 				render(dir, quiet);
 				snprintf(r->salvaged_into, sizeof r->salvaged_into, "%s", dir);
 			}
-			if (sr.busy)
-				continue; /* a live collector is finishing that directory's processes */
+			if (sr.busy || sr.kept)
+				continue; /* a live collector is finishing them, or they wait for room on the disk */
 		}
 		/* Salvaged if it could be; what is left of a dead process is garbage now. */
 		int fd = shm_open(leaf, O_RDONLY, 0);

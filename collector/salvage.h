@@ -12,9 +12,11 @@ struct pw_salvage_result {
 	uint64_t dropped;   /* records the processes dropped, as their lanes counted (while nothing collected) */
 	uint64_t running;   /* of those processes, still running (their later records are not collected) */
 	uint64_t busy;      /* segments left alone: a live collector still writes their raw trace */
+	uint64_t kept;      /* of processes, those whose records could not all be written: they stay in shared memory */
 };
 
-/* Recovers into out/raw the records left in this user's segments whose output directory is out: each goes to
+/* Recovers into out/raw the records left in this user's segments whose output directory is out and whose session
+ * wrote into it (a session file of out/raw names it; a segment of another run is not out's): each goes to
  * the end of the raw trace its collector started (cut back to its last whole chunk, after a SALVAGE chunk), or
  * to a new raw trace when there was none; its END chunk follows and the segment is removed. Returns 0 (r says
  * what was found; nothing is not an error), or -1 with a one-line reason in err. */

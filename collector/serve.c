@@ -20,6 +20,7 @@
 #include "../common/pw_ring.h"
 #include "../common/pw_session.h"
 #include "ingest/drain.h"
+#include "lib/session_files.h"
 #include "render.h"
 
 #define MAX_PRODUCERS 4096
@@ -44,6 +45,7 @@ struct server {
 	char sock_path[3200];
 	char alive_path[3200];
 	int alive_fd;
+	int session_file_fd; /* preload-only: this session's file in OUT/raw, held while the collector runs */
 	int had_producer;
 	int timeout; /* poll's, in ms: short while producers write, longer while they are quiet */
 	uint64_t started, last_producer_at, end_requested_at;
@@ -159,6 +161,23 @@ static int start_listening(struct server *s)
 		return -1;
 	s->listen_fd = listen_on(s, s->sock_path);
 	return s->listen_fd < 0 ? -1 : 0;
+}
+
+/* Preload-only: OUT/raw/session-<session leaf>.txt names this session, for salvage, and is held while this
+ * collector runs (under the CLI, the CLI writes the run's). Returns 0, or -1 after a message on stderr. */
+static int register_session(struct server *s)
+{
+	const char *sdir = s->o->session_dir, *slash = strrchr(sdir, '/');
+	char path[4800], host[256] = "", text[4000];
+	gethostname(host, sizeof host - 1);
+	host[strcspn(host, "\n")] = 0;
+	snprintf(path, sizeof path, "%s/session-%s.txt", s->d.raw_dir, slash ? slash + 1 : sdir);
+	snprintf(text, sizeof text, "%s%s\ncollector_pid=%d\nhost=%s\n", PW_SESSION_DIR_KEY, sdir, (int)getpid(), host);
+	s->session_file_fd = pw_session_file_create(path, text);
+	if (s->session_file_fd >= 0)
+		return 0;
+	fprintf(stderr, "profwrap-collector: cannot write %s: %s\n", path, strerror(errno));
+	return -1;
 }
 
 /* <session>/alive, locked for salvage to see that this collector runs (pw_session.h). */
@@ -354,17 +373,19 @@ static void clean_up(struct server *s)
 		unlink(s->alive_path);
 		close(s->alive_fd);
 	}
+	if (s->session_file_fd >= 0)
+		close(s->session_file_fd); /* the file stays: segments it could not write wait there for salvage */
 }
 
 int pw_serve(const struct pw_serve_opts *o)
 {
-	struct server srv = {.o = o, .d = {.quiet = o->quiet}, .listen_fd = -1, .alive_fd = -1};
+	struct server srv = {.o = o, .d = {.quiet = o->quiet}, .listen_fd = -1, .alive_fd = -1, .session_file_fd = -1};
 	struct server *s = &srv;
 
 	catch_signals(o);
 	pw_clock_init(getenv(PW_ENV_CLOCK));
 	s->d.start_pair = pw_clock_pair_now();
-	if (make_output_dirs(s) || start_listening(s))
+	if (make_output_dirs(s) || (o->detached && register_session(s)) || start_listening(s))
 		return 1;
 	map_live_status(s);
 	hold_alive_lock(s);

@@ -19,3 +19,16 @@ void pw_host_file_part(char *buf, size_t size, const char *host, size_t len)
 		buf[n] = 0;
 }
 
+
+size_t pw_raw_name_group(const char *name)
+{
+	size_t n = strlen(name);
+	if (n < 5 || strcmp(name + n - 4, ".pwt") != 0)
+		return 0;
+	if (strncmp(name, "launcher-", 9) == 0) {
+		const char *last = strrchr(name, '-');
+		return last > name + 8 ? (size_t)(last - name) + 1 : 0;
+	}
+	size_t digits = strspn(name, "0123456789");
+	return digits && name[digits] == '-' ? digits + 1 : 0;
+}

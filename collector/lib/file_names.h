@@ -9,4 +9,9 @@
  * anything else as '_', "unknown" when empty. Writes a NUL-terminated string into buf. */
 void pw_host_file_part(char *buf, size_t size, const char *host, size_t len);
 
+/* The report a raw trace goes to, by its name ("<rank>-<host>-<pid>[.<image>].pwt", "launcher-<host>-<pid>..."):
+ * the length of its "<rank>-" or "launcher-<host>-" prefix, which the traces of one report share; 0 for a
+ * name of neither form. */
+size_t pw_raw_name_group(const char *name);
+
 #endif

@@ -152,6 +152,13 @@ static void release_behind(const uint8_t *base, int mapped, size_t *released, si
 	*released = upto;
 }
 
+/* A chunk header of zeros: the writer never writes type 0, and a file padded with zeros (a crash can leave one
+ * so, up to gigabytes) would otherwise be stepped through 8 bytes at a time. The file ends there. */
+static int zero_chunk(const struct pw_raw_chunk *c)
+{
+	return c->type == 0 && c->len == 0;
+}
+
 /* The line through the earliest and the latest calibration pair of the file. */
 static struct pw_clock_line fit_clock(const uint8_t *base, int mapped, size_t size, size_t off, uint32_t kind,
 				      struct pw_clock_pair first)
@@ -163,7 +170,7 @@ static struct pw_clock_line fit_clock(const uint8_t *base, int mapped, size_t si
 		struct pw_raw_chunk c;
 		memcpy(&c, base + off, sizeof c);
 		size_t body = off + sizeof c;
-		if (c.len > size - body)
+		if (c.len > size - body || zero_chunk(&c))
 			break;
 		if (c.type == PW_CHUNK_CLOCK && c.len >= sizeof(struct pw_clock_pair)) {
 			struct pw_clock_pair p;
@@ -184,6 +191,8 @@ struct damage {
 	char first[192];
 	uint64_t more;
 	size_t cut_at; /* offset of the chunk that runs past the end of the file; SIZE_MAX: none */
+	size_t zeros_at; /* offset of the zero tail (zero_chunk); SIZE_MAX: none */
+	size_t size;
 };
 
 static void damaged(struct damage *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -201,15 +210,18 @@ static void damaged(struct damage *d, const char *fmt, ...)
 
 static void damage_line(const struct damage *d, const char *name, char *err, size_t errlen)
 {
-	if (!d->first[0] && d->cut_at == SIZE_MAX)
+	if (!d->first[0] && d->cut_at == SIZE_MAX && d->zeros_at == SIZE_MAX)
 		return;
-	char more[80] = "", cut[128] = "";
+	char more[80] = "", cut[160] = "";
 	if (d->more)
 		snprintf(more, sizeof more, " (and %llu more damaged record%s or chunk%s)", (unsigned long long)d->more,
 			 d->more == 1 ? "" : "s", d->more == 1 ? "" : "s");
 	if (d->cut_at != SIZE_MAX)
 		snprintf(cut, sizeof cut, "%schunk at offset %zu overruns the file (cut short): read up to there",
 			 d->first[0] ? "; " : "", d->cut_at);
+	if (d->zeros_at != SIZE_MAX)
+		snprintf(cut, sizeof cut, "%szeros from offset %zu to the end (%zu bytes, as a crash can leave a file): read "
+			 "up to there", d->first[0] ? "; " : "", d->zeros_at, d->size - d->zeros_at);
 	snprintf(err, errlen, "%s: %s%s%s", name, d->first, more, cut);
 }
 
@@ -354,7 +366,7 @@ static int read_bytes(const char *name, const uint8_t *base, size_t size, int ma
 	if ((uint64_t)proc.argv_len + proc.exe_len + proc.host_len > c.len - sizeof proc)
 		return ERR("%s: the process description at offset %zu overruns its chunk: skipped", name, off);
 
-	struct damage d = {.cut_at = SIZE_MAX};
+	struct damage d = {.cut_at = SIZE_MAX, .zeros_at = SIZE_MAX, .size = size};
 	struct strtab strings = {0};
 	int rc = 0;
 	struct pw_clock_line line = fit_clock(base, mapped, size, off, proc.clock_kind, proc.clock0);
@@ -381,6 +393,10 @@ static int read_bytes(const char *name, const uint8_t *base, size_t size, int ma
 		memcpy(&c, base + off, sizeof c);
 		if (c.len > size - body) {
 			d.cut_at = off; /* cut short: deliver what was whole */
+			break;
+		}
+		if (zero_chunk(&c)) {
+			d.zeros_at = off;
 			break;
 		}
 		const uint8_t *p = base + body;

@@ -5,6 +5,7 @@
 #include "../../common/pw_session.h"
 #include "../lib/file_names.h"
 #include "../lib/paths.h"
+#include "../lib/session_files.h"
 #include "../symbols/symbolize.h"
 #include "call_stacks.h"
 #include "findings.h"
@@ -899,7 +900,8 @@ struct session_file {
 
 static void read_session_file(const char *path, struct session_file *sf)
 {
-	char line[8192];
+	char *line = NULL;
+	size_t cap = 0;
 	memset(sf, 0, sizeof *sf);
 	sf->target_status = -1;
 	/* only a regular file: a FIFO named like a session file must not hang the report */
@@ -911,7 +913,8 @@ static void read_session_file(const char *path, struct session_file *sf)
 			close(fd);
 		return;
 	}
-	while (fgets(line, sizeof line, f)) {
+	/* getline: a line longer than any buffer must not be read on as lines of its own */
+	while (getline(&line, &cap, f) >= 0) {
 		line[strcspn(line, "\n")] = 0;
 		if (strncmp(line, "command=", 8) == 0 && !sf->command)
 			sf->command = strdup(line + 8);
@@ -924,13 +927,15 @@ static void read_session_file(const char *path, struct session_file *sf)
 		else if (strncmp(line, "host=", 5) == 0 && !sf->host)
 			sf->host = strdup(line + 5);
 	}
+	free(line);
 	fclose(f);
 }
 
 static void apply_status(struct pw_analysis *a, const struct reaped *w);
 
 /* OUT/raw/session.txt (a CLI run), and session-<rank>-<host>-<pid>.txt of each rank's CLI when a launcher started
- * one profwrap per rank: how each CLI's target ended. The analysis keeps the first one's command. */
+ * one profwrap per rank: how each CLI's target ended. The analysis keeps the first one's command. A
+ * preload-only session's file (session-o-<hash>.txt) names no command and no target. */
 static void read_sessions(struct pw_analysis *a, const char *out_dir)
 {
 	char raw[4352], path[4700];
@@ -940,8 +945,7 @@ static void read_sessions(struct pw_analysis *a, const char *out_dir)
 	DIR *d = opendir(raw);
 	struct dirent *de;
 	while (d && (de = readdir(d))) {
-		if (strcmp(de->d_name, "session.txt") != 0 &&
-		    (strncmp(de->d_name, "session-", 8) != 0 || !strstr(de->d_name, ".txt")))
+		if (!pw_is_session_file(de->d_name))
 			continue;
 		struct session_file sf;
 		snprintf(path, sizeof path, "%s/%s", raw, de->d_name);
@@ -950,7 +954,7 @@ static void read_sessions(struct pw_analysis *a, const char *out_dir)
 			struct reaped target = {sf.target_pid, sf.target_status, sf.cli_pid, sf.host};
 			apply_status(a, &target);
 		}
-		if (first) {
+		if (first && (sf.command || sf.target_pid > 0)) {
 			first = 0;
 			a->command = sf.command;
 			a->target_pid = sf.target_pid;
@@ -1037,6 +1041,8 @@ static void finish_rank(struct pw_analysis *a, struct pw_rank_report *r)
 		r->events += p->events;
 		r->dropped += p->dropped;
 		r->skipped += p->skipped;
+		if (p->raw_path && !p->how && !r->unfinished++)
+			r->unfinished_pid = p->pid;
 		if (p->io_valid && !p->io_uncertain) {
 			/* The kernel's counters span every image of the pid (exec keeps them): so do ours. */
 			uint64_t own = p->io_rchar + p->io_wchar;

@@ -133,6 +133,10 @@ struct pw_rank_report {
 	uint64_t skipped;
 	uint64_t strings_dropped;
 	uint64_t shm_refused; /* of the dropped events, those /dev/shm had no room for */
+	/* processes whose raw trace stops before their end (no END chunk): the collector could not write the rest
+	 * (disk full, killed) or still writes it; the rest may wait in shared memory for salvage */
+	size_t unfinished;
+	int unfinished_pid; /* the first of them */
 	/* coverage self-check: bytes the kernel counted (rchar+wchar) for processes that reported them, and the
 	 * share of those that the wrappers accounted for */
 	uint64_t kernel_bytes;

@@ -263,3 +263,21 @@ void pw_print_wrapped(FILE *f, const char *first, const char *indent, const char
 		prefix = indent;
 	} while (*p);
 }
+
+void pw_incomplete_reason(char *buf, size_t len, const struct pw_rank_report *r, const char *out_dir)
+{
+	char who[96];
+	if (!r->unfinished) {
+		snprintf(buf, len, "%s", "");
+		return;
+	}
+	if (r->unfinished == 1)
+		snprintf(who, sizeof who, "the raw trace of pid %d stops before the process ended", r->unfinished_pid);
+	else
+		snprintf(who, sizeof who, "the raw traces of %zu processes (pid %d and others) stop before they ended",
+			 r->unfinished, r->unfinished_pid);
+	snprintf(buf, len,
+		 "%s: the collector could not write the rest (out of disk space, or killed) or is still writing it; what "
+		 "it could not write waits in shared memory: `profwrap salvage %s` adds it and writes this report again",
+		 who, out_dir ? out_dir : "OUT");
+}

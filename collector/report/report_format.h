@@ -61,6 +61,10 @@ const char *pw_end_how_name(int how);
  * (crashed or killed)", "still running at end". */
 void pw_format_end(char *buf, size_t len, const struct pw_proc *p);
 
+/* Why the report of r is incomplete (some raw traces stop before their process's end), as one sentence for the
+ * text's WARNING and the JSON's incomplete_reason; "" when it is whole. out_dir is named in the advice. */
+void pw_incomplete_reason(char *buf, size_t len, const struct pw_rank_report *r, const char *out_dir);
+
 /* Whether records of event ev are calls: everything but the PAD filler, PW_K_FDINFO facts and GPU activity
  * records (what the GPU did, not a call). */
 int pw_event_is_call(int ev);

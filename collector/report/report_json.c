@@ -151,6 +151,11 @@ int pw_write_rank_json(const struct pw_analysis *a, const struct pw_rank_report 
 	pw_json_kv_uint(&j, "strings_dropped", r->strings_dropped);
 	pw_json_kv_uint(&j, "dropped_shm_short", r->shm_refused);
 	pw_json_kv_uint(&j, "records_refused", r->skipped);
+	char why[1024];
+	pw_incomplete_reason(why, sizeof why, r, a->out_dir);
+	pw_json_key(&j, "incomplete");
+	pw_json_bool(&j, why[0] != 0);
+	pw_json_kv_string(&j, "incomplete_reason", why[0] ? why : NULL);
 
 	write_calls(&j, r);
 	write_files(&j, r);

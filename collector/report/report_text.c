@@ -118,6 +118,18 @@ static void print_header(FILE *f, const struct pw_analysis *a, const struct pw_r
 
 #define WRAP_WIDTH 110 /* findings are wrapped to this many characters */
 
+/* Under the header, so that nobody takes the figures for the whole run while records are missing. */
+static void print_incomplete(FILE *f, const struct pw_analysis *a, const struct pw_rank_report *r)
+{
+	char why[1024];
+	pw_incomplete_reason(why, sizeof why, r, a->out_dir);
+	if (!why[0])
+		return;
+	pw_make_printable(why);
+	pw_print_wrapped(f, "WARNING: incomplete: ", "  ", why, WRAP_WIDTH);
+	fputc('\n', f);
+}
+
 /* "What to fix first": the findings, largest share first, each with its evidence and advice. */
 static void print_findings(FILE *f, const struct pw_rank_report *r)
 {
@@ -526,6 +538,7 @@ int pw_write_rank_text(const struct pw_analysis *a, const struct pw_rank_report 
 	if (!f)
 		return -1;
 	print_header(f, a, r);
+	print_incomplete(f, a, r);
 	print_findings(f, r);
 	if (pw_ranges_write_text(f, r) || print_processes(f, r) || print_calls(f, r) || pw_stacks_write_text(f, r) ||
 	    pw_act_write_text(f, r) || pw_gpu_write_text(f, r) || print_files(f, r) ||

@@ -669,7 +669,8 @@ def part_f_patterns():
 def part_g_pids_repeat():
     """Two runs into one OUT in preload-only mode, each in a fresh PID namespace (as containers on one host are),
     so the processes of both have the same pids: the second run's raw trace gets a name of its own and the
-    first run's stays as it was; the second run's report is made of its own trace only."""
+    first run's stays as it was; the second run's report is made of both traces, each read as its own process
+    (a directory's reports are made of every raw trace there, whichever collector wrote it)."""
     what = "g (pids repeat)"
     out = os.path.abspath("OUT-g")
     unshare = shutil.which("unshare")
@@ -692,11 +693,14 @@ def part_g_pids_repeat():
             check_eq(r.rc, 0, "%s: run %d exit status\n%s" % (what, k, r.describe()))
             wait_reports([out], lambda o: ["rank0.json"], what, r)
             rep = load_report(out)
-            check_eq([(exe_name(p), p["pid"]) for p in rep["processes"]], [("cat", 2)],
-                     "%s: run %d's processes (cat, pid 2 in its namespace)" % (what, k))
-            check_eq(need_file(rep, data)["read_bytes"], size, "%s: run %d: bytes cat read" % (what, k))
-            check_eq([f["path"] for f in rep["files"] if f["path"].startswith(os.path.abspath("g-"))], [data],
-                     "%s: run %d: the data files in its report" % (what, k))
+            check_eq([(exe_name(p), p["pid"]) for p in rep["processes"]], [("cat", 2)] * (k + 1),
+                     "%s: the processes after run %d (cat, pid 2 in its namespace, once per run)" % (what, k))
+            datas = [os.path.abspath("g-%d.bin" % i) for i in range(k + 1)]
+            for i in range(k + 1):
+                check_eq(need_file(rep, datas[i])["read_bytes"], sizes[i], "%s: after run %d: bytes cat read in run %d"
+                         % (what, k, i))
+            check_eq(sorted(f["path"] for f in rep["files"] if f["path"].startswith(os.path.abspath("g-"))), datas,
+                     "%s: after run %d: the data files in the report" % (what, k))
             names = sorted(n for n in os.listdir(os.path.join(out, "raw")) if n.endswith(".pwt"))
             with open(os.path.join(out, "raw", names[0]), "rb") as f:
                 raws.append((names, f.read()))

@@ -278,6 +278,10 @@ def test_unprofilable():
     d = tmpdir("static-")
     st = build_c("static", STATIC_C, cflags=["-static"], directory=d)
     run_unprofiled([st], "STATIC", 42, "static\n", unprofiled_line(st, STATIC))
+    # nothing was recorded: nothing is left that would refuse the next run into that directory
+    check(not os.path.exists("STATIC"), "the run of a static program left %r behind",
+          sorted(os.listdir("STATIC")) if os.path.exists("STATIC") else None)
+    profile(["true"], "STATIC")
     script = os.path.join(d, "script")
     with open(script, "w") as f:
         f.write("#!%s\n" % st)

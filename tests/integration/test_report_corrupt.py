@@ -1,6 +1,6 @@
 """The reader of raw traces against damaged input (design property 5: garbage gives an error or a skipped
 record, never a crash): traces with random bytes changed, and traces whose clock calibration pairs hold
-extreme values. The report must still be written (exit 0) and nothing may crash; the sanitizer build
+extreme values, and a trace padded with zeros as a crash can leave one. The report must still be written (exit 0) and nothing may crash; the sanitizer build
 (make SAN=1) turns undefined behaviour in the reader into a failure here. A CLOCK chunk with an extreme pair
 (e.g. ticks 1, ns near 2^63) once overflowed a signed addition in pw_clock_to_ns()."""
 import os
@@ -75,12 +75,29 @@ def test_random(orig):
         shutil.rmtree(out)
 
 
+def test_zero_tail(orig, victim):
+    """1 GiB of zeros (sparse) after the last chunk: one line names them, every record before them is read."""
+    out = copy_run("OUT", "ZEROS")
+    path = os.path.join(out, "raw", victim)
+    size = os.path.getsize(path)
+    os.truncate(path, size + (1 << 30))
+    rep = report_ok(out, "a zero tail", orig)
+    r = profwrap(["report", out])
+    lines = [x for x in r.err.splitlines() if victim in x]
+    check_eq(lines, ["profwrap: %s: zeros from offset %d to the end (%d bytes, as a crash can leave a file): read up "
+                     "to there" % (path, size, 1 << 30)], "what profwrap report says of the zero tail")
+    check_eq((rep["events"], len(rep["processes"])), (orig["events"], len(orig["processes"])),
+             "(events, processes) with the zero tail")
+    shutil.rmtree(out)
+
+
 def test():
     r, orig = profile(["sh", "-c", 'ls / >/dev/null; sh -c "exit 3"; exit 0'], "OUT")
     names = sorted(n for n in os.listdir("OUT/raw") if n.endswith(".pwt"))
     victim = max(names, key=lambda n: os.path.getsize(os.path.join("OUT", "raw", n)))
     test_random(orig)
     test_clock_pairs(orig, victim)
+    test_zero_tail(orig, victim)
 
 
 main(test)

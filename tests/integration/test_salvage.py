@@ -2,12 +2,14 @@
 dead runs is cleaned up:
 
 1. preload-only mode, the node's collector SIGKILLed mid-run: the target is unharmed; `profwrap salvage OUT`
-   writes what stayed in shared memory into the raw trace the collector had started: all N writes reach the
-   report, the salvaged part is stated, no segment is left.
+   writes what stayed in shared memory into the raw trace the collector had started (after its last whole
+   chunk: zeros a crash left after it are cut off): all N writes reach the report, the salvaged part is
+   stated, no segment is left.
 2. disk full mid-run (OUT on a small tmpfs, as root): the target is unharmed; the collector cuts its raw trace
    back to the last whole chunk, leaves the records in shared memory and says so; once there is room,
-   `profwrap salvage OUT` recovers every write. An OUT with less than 1 MiB free is refused before the target
-   starts.
+   `profwrap salvage OUT` recovers every write. Until then the report says it is incomplete (a WARNING, and
+   incomplete: true with the reason in rank0.json). An OUT with less than 1 MiB free is refused before the
+   target starts.
 3. `profwrap clean`: a segment of a dead process with no output directory and the session directory of a dead
    profwrap are removed; a live process's segment is left alone; a stale segment that belongs to an output
    directory is salvaged into it first.
@@ -42,7 +44,10 @@ def segments_of(pid):
     return [n for n in os.listdir("/dev/shm") if n.startswith(prefix)]
 
 
-def check_salvaged_report(out, path, n, what):
+def check_salvaged_report(out, path, n, what, max_wall_s):
+    """The report after salvage: every write, the salvage stated, nothing left in shared memory, the report
+    whole, and times on the process's own clock (the salvage's calibration pairs in its ticks): the rank's wall
+    time within the max_wall_s the test took."""
     rep = load_report(out)
     f = need_file(rep, path)
     check_eq((f["writes"], f["write_bytes"]), (n, n * 11), "(writes, write_bytes) after %s" % what)
@@ -54,6 +59,11 @@ def check_salvaged_report(out, path, n, what):
           p["salvaged"])
     check_eq(rep["dropped_events"], 0, "dropped_events after %s" % what)
     check_eq(segments_of(p["pid"]), [], "segments of pid %d left after %s" % (p["pid"], what))
+    check_eq((rep["incomplete"], rep["incomplete_reason"]), (False, None), "(incomplete, incomplete_reason) after "
+             + what)
+    check_range(rep["wall_ns"], 1, max_wall_s * 1e9, "wall_ns after %s" % what)
+    check_range(p["end_ns"] - p["start_ns"], 1, max_wall_s * 1e9, "the writer's life (end_ns - start_ns) after "
+                + what)
     return p
 
 
@@ -62,6 +72,7 @@ def test_preload_only_killed():
     path = os.path.abspath("preload.dat")
     n = 3000
     env = dict(os.environ, LD_PRELOAD=LIB, PROFWRAP_OUTPUT=out)
+    t0 = time.monotonic()
     proc = subprocess.Popen([PYTHON, "-c", WRITER, path, str(n), "0.015"], env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE)
     try:
@@ -78,17 +89,22 @@ def test_preload_only_killed():
     check_eq((proc.returncode, stdout, stderr), (4, b"wrote %d\n" % n, b""), "the writer's (exit, stdout, stderr)")
     check_eq(os.path.getsize(path), n * 11, "size of the writer's file")
     check(not os.path.exists(os.path.join(out, "rank0.json")), "a report was written by a killed collector")
+    # zeros after the last chunk, as a crash can leave a file: salvage continues at the last whole chunk
+    raws = [os.path.join(out, "raw", x) for x in os.listdir(os.path.join(out, "raw")) if x.endswith(".pwt")]
+    check_eq(len(raws), 1, "raw traces the killed collector left")
+    os.truncate(raws[0], os.path.getsize(raws[0]) + (1 << 20))
 
     r = profwrap(["salvage", out])
     check_eq(r.rc, 0, "profwrap salvage\n" + r.describe())
     m = re.search(r"salvaged (\d+) records of 1 processes \(0 dropped while none was collecting\)", r.err)
     check(m and int(m.group(1)) > 0, "profwrap salvage's message: %r", r.err)
-    check_salvaged_report(out, path, n, "the preload-only collector was killed")
+    wall = time.monotonic() - t0
+    check_salvaged_report(out, path, n, "the preload-only collector was killed", wall)
 
     again = profwrap(["salvage", out])
     check_eq(again.rc, 0, "a second profwrap salvage\n" + again.describe())
     check("salvaged 0 records of 0 processes" in again.err, "a second salvage found more: %r", again.err)
-    check_salvaged_report(out, path, n, "a second salvage")
+    check_salvaged_report(out, path, n, "a second salvage", wall)
     remove_preload_session(out)
 
 
@@ -121,6 +137,7 @@ def test_disk_full():
         out = os.path.join(small, "OUT")
         path = os.path.abspath("full.dat")
         n = 60000  # 2.9 MB of records: the file system fills about half-way
+        t0 = time.monotonic()
         r = profwrap(["-o", out, "--ring-size=4M", "--", PYTHON, "-c", WRITER, path, str(n), "0.005"])
         check_eq((r.rc, r.out), (4, "wrote %d\n" % n), "the writer's (exit, stdout) with OUT filling up\n"
                  + r.describe())
@@ -132,10 +149,29 @@ def test_disk_full():
         whole = len(raw_records(raws[0], damaged_ok=True))  # the disk filled: it may be cut short
         check(whole > 0, "nothing was written before the disk filled")
 
+        wall = time.monotonic() - t0
+
+        # Until salvage completes it, the report says it is incomplete, and why.
         subprocess.run(["mount", "-o", "remount,size=64m", small], check=True)
+        r = profwrap(["report", out])
+        check_eq(r.rc, 0, "profwrap report before the salvage\n" + r.describe())
+        rep = load_report(out)
+        writer = [p for p in processes(rep) if p["how"] == "unknown"]
+        check_eq(len(writer), 1, "processes whose raw trace stops early\n" + describe_processes(rep))
+        why = ("the raw trace of pid %d stops before the process ended: the collector could not write the rest (out "
+               "of disk space, or killed) or is still writing it; what it could not write waits in shared memory: "
+               "`profwrap salvage %s` adds it and writes this report again" % (writer[0]["pid"], out))
+        check_eq((rep["incomplete"], rep["incomplete_reason"]), (True, why), "(incomplete, incomplete_reason) before "
+                 "the salvage")
+        with open(os.path.join(out, "rank0.txt")) as f:
+            text = " ".join(f.read().split())
+        check("WARNING: incomplete: " + why in text, "rank0.txt does not warn that it is incomplete:\n%s", text[:1500])
+
         r = profwrap(["salvage", out])
         check_eq(r.rc, 0, "profwrap salvage once there is room\n" + r.describe())
-        check_salvaged_report(out, path, n, "the disk filled")
+        check_salvaged_report(out, path, n, "the disk filled", wall)
+        with open(os.path.join(out, "rank0.txt")) as f:
+            check("incomplete" not in f.read(), "rank0.txt still says it is incomplete after the salvage")
     finally:
         subprocess.run(["umount", "-l", small], capture_output=True)
 

@@ -900,6 +900,37 @@ static void test_truncated_tail(void **state)
 	assert_string_equal(err, "");
 }
 
+/* A file padded with zeros after its last whole chunk (a crash can leave gigabytes of them, here 1 GiB, sparse):
+ * read up to the zeros, with one line that says where they start and how many there are; a chunk after them
+ * is not read. */
+static void test_zero_tail(void **state)
+{
+	struct tmp *t = *state;
+	int fd = create(t->path);
+	put_header(fd);
+	put_simple_proc(fd, 5);
+	struct pw_rec_call recs[] = {
+		mkrec(PW_EV_READ, 1, 1100, 1200, 1, 0, 1, 0),
+		mkrec(PW_EV_WRITE, 1, 1300, 1400, 2, 1, 2, 0),
+	};
+	put_records(fd, recs, 2);
+	off_t at = here(fd);
+	off_t zeros = 1ll << 30;
+	assert_int_equal(ftruncate(fd, at + zeros), 0);
+	assert_true(lseek(fd, 0, SEEK_END) == at + zeros);
+	struct pw_raw_end e = {.how = PW_END_EXITED};
+	put_end(fd, &e);
+	close(fd);
+	struct got g;
+	uint64_t skipped;
+	char err[512];
+	assert_int_equal(read_into(t->path, &g, &skipped, err, sizeof err), 0);
+	assert_string_equal(g.order, "PEE");
+	assert_int_equal(skipped, 0);
+	expect_damage(t->path, err, "zeros from offset %lld to the end (%lld bytes, as a crash can leave a file): read up "
+		      "to there", (long long)at, (long long)(zeros + 8 + (long long)sizeof e));
+}
+
 /* A record with size8 0 cannot be stepped over: the rest of its chunk is dropped, counted once; the next
  * chunk is read. */
 static void test_record_size_zero(void **state)
@@ -1683,6 +1714,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_no_proc_chunk, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_proc_strings_overrun, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_truncated_tail, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_zero_tail, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_record_size_zero, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_record_size_past_chunk, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_record_unknown_types, setup, teardown),
