@@ -4,7 +4,6 @@
 #ifndef PW_CLI_SESSION_FILE_H
 #define PW_CLI_SESSION_FILE_H
 
-#include <stddef.h>
 #include <sys/types.h>
 
 struct pw_cli_session {
