@@ -133,6 +133,10 @@ enum pw_event_kind {
 			* receive when the status gives it; -1: any or unknown) */
 	PW_K_MPI_WAIT, /* completion of nonblocking requests: arg0 = requests passed, arg1 = index completed
 			* (Waitany; -1 otherwise) */
+	/* What recording one call costs this process, measured once at its start (preload/cost.c): ret calls of
+	 * a dummy function took arg0 ticks through a wrapper that records them (into a scratch lane) and arg1
+	 * ticks called plainly (the medians of a few dozen blocks); t0..t1 = the measurement itself. */
+	PW_K_COST,
 };
 
 /* Why a capture window opened or closed (PW_K_CAPTURE arg0). */
@@ -479,7 +483,8 @@ enum pw_mem {
 	PW_ACT_EVENT_LIST(X)                              \
 	PW_NVTX_EVENT_LIST(X)                             \
 	PW_MPI_EVENT_LIST(X)                              \
-	PW_GPU_EVENT_LIST_LATER(X)
+	PW_GPU_EVENT_LIST_LATER(X)                        \
+	X(RECORD_COST, PROCESS, "record cost", PW_K_COST)
 
 enum pw_event {
 #define PW_X(id, dom, name, kind) PW_EV_##id,

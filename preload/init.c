@@ -618,6 +618,7 @@ static void session_start(int in_fork_child)
 	pw_own_fd_note(PW_OWN_COLLECTOR, fd);
 	atomic_store_explicit(&pw_recording, pw_cfg.domain_mask, memory_order_relaxed);
 	pw_capture_start(in_fork_child);
+	pw_cost_note();
 	pw_stacks_start();
 	note_inherited_fds();
 }

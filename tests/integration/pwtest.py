@@ -452,8 +452,8 @@ def event_ids():
     with open(os.path.join(REPO, "common", "pw_record.h")) as f:
         text = f.read()
     lists = {}
-    for m in re.finditer(r"#define (PW_\w*EVENT_LIST)\(X\)((?:[^\n]*\\\n)*[^\n]*)", text):
-        lists[m.group(1)] = re.findall(r'X\(\w+, \w+, "([^"]*)", PW_K_\w+\)|(PW_\w+_EVENT_LIST)\(X\)', m.group(2))
+    for m in re.finditer(r"#define (PW_\w*EVENT_LIST\w*)\(X\)((?:[^\n]*\\\n)*[^\n]*)", text):
+        lists[m.group(1)] = re.findall(r'X\(\w+, \w+, "([^"]*)", PW_K_\w+\)|(PW_\w+_EVENT_LIST\w*)\(X\)', m.group(2))
 
     def expand(name):
         for ev, sub in lists[name]:
