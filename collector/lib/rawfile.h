@@ -108,8 +108,9 @@ struct pw_raw_end {
 	uint64_t stacks_dropped;  /* stacks not stored: the stack table or the arena was full */
 	uint64_t samples_skipped; /* CPU samples not taken: the thread was inside the profiler */
 	uint64_t shm_refused;     /* of the dropped records, those /dev/shm had no room for (0 in older files) */
-	uint64_t stacks;          /* call stacks taken and the ticks spent taking them, all threads (0 in older */
-	uint64_t stack_ticks;     /* files) */
+	/* the call stacks its threads took and the ticks they spent taking them (0 in older files) */
+	uint64_t stacks;
+	uint64_t stack_ticks;
 };
 
 /* ---- writer ---- */
