@@ -137,6 +137,10 @@ enum pw_event_kind {
 	PW_K_CHDIR,    /* the working directory changed: arg0 = the descriptor fchdir was given (-1: chdir), arg1 =
 			* string ref of the working directory after the call as the kernel names it (getcwd: absolute,
 			* no symlinks), 0 when the call failed or getcwd did */
+	/* What recording one call costs this process, measured once at its start (preload/cost.c): ret calls of
+	 * a dummy function took arg0 ticks through a wrapper that records them (into a scratch lane) and arg1
+	 * ticks called plainly (the medians of a few dozen blocks); t0..t1 = the measurement itself. */
+	PW_K_COST,
 };
 
 /* Why a capture window opened or closed (PW_K_CAPTURE arg0). */
@@ -490,7 +494,8 @@ enum pw_mem {
 	PW_NVTX_EVENT_LIST(X)                             \
 	PW_MPI_EVENT_LIST(X)                              \
 	PW_GPU_EVENT_LIST_LATER(X)                        \
-	PW_IO_EVENT_LIST_LATER(X)
+	PW_IO_EVENT_LIST_LATER(X)                         \
+	X(RECORD_COST, PROCESS, "record cost", PW_K_COST)
 
 enum pw_event {
 #define PW_X(id, dom, name, kind) PW_EV_##id,

@@ -48,6 +48,10 @@ struct pw_lane {
 	_Alignas(PW_CACHELINE) _Atomic uint64_t head;
 	uint64_t cached_tail;
 	_Atomic uint64_t dropped;
+	/* call stacks its threads took and the ticks they spent taking them (the preload's stacks.c): what
+	 * stacks cost the program, summed by the collector at the process's end */
+	_Atomic uint64_t stacks;
+	_Atomic uint64_t stack_ticks;
 	/* written by the consumer */
 	_Alignas(PW_CACHELINE) _Atomic uint64_t tail;
 	/* claim and lock, touched once per thread (owned lanes) or per record (shared lane) */

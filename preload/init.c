@@ -619,6 +619,7 @@ static void session_start(int in_fork_child)
 	pw_cwd_note(); /* a fork child's pw_cwd names an entry of its parent's arena */
 	atomic_store_explicit(&pw_recording, pw_cfg.domain_mask, memory_order_relaxed);
 	pw_capture_start(in_fork_child);
+	pw_cost_note();
 	pw_stacks_start();
 	note_inherited_fds();
 }

@@ -163,11 +163,12 @@ static inline __attribute__((always_inline)) void pw_lane_publish(struct pw_thre
 		pw_lane_commit(t->lane, r);
 }
 
-/* Records a timed call. Called with the guard held. Inlined: this is most of a wrapper's own cost. */
-static inline __attribute__((always_inline)) void pw_emit_call(uint16_t ev, uint64_t t0, uint64_t t1, int64_t ret, uint64_t a0, uint64_t a1,
-				int err)
+/* Records a timed call in thread t's lane: t is the calling thread's state, or the scratch one the cost
+ * calibration (cost.c) writes into. Called with the guard held. Inlined: this is most of a wrapper's own cost. */
+static inline __attribute__((always_inline)) void pw_emit_call_as(struct pw_thread *t, uint16_t ev, uint64_t t0,
+								   uint64_t t1, int64_t ret, uint64_t a0, uint64_t a1,
+								   int err)
 {
-	struct pw_thread *t = &pw_self;
 	struct pw_reservation r;
 	if (pw_lane_claim(t, sizeof(struct pw_rec_call), &r) < 0)
 		return;
@@ -182,6 +183,13 @@ static inline __attribute__((always_inline)) void pw_emit_call(uint16_t ev, uint
 	c->arg0 = a0;
 	c->arg1 = a1;
 	pw_lane_publish(t, &r);
+}
+
+/* Records a timed call of the calling thread. Called with the guard held. */
+static inline __attribute__((always_inline)) void pw_emit_call(uint16_t ev, uint64_t t0, uint64_t t1, int64_t ret,
+								uint64_t a0, uint64_t a1, int err)
+{
+	pw_emit_call_as(&pw_self, ev, t0, t1, ret, a0, a1, err);
 }
 
 /* Writes a finished record of size bytes (a multiple of 8) into the thread's lane. */
@@ -239,8 +247,16 @@ void pw_py_defer(void);
  * reference, 0 when it was not stored (counted). Async-signal-safe. */
 pw_strref pw_stack_store(const void *stack, size_t len);
 
+/* One stack taken by the calling thread, from t0 (ticks) to now: counted with its time in the thread's lane, so
+ * the report can say what stacks cost (stacks.c, python.c). Its record written, guard held. */
+void pw_stack_cost(uint64_t t0);
+
 /* pw_emit_call for a call that gets a stack (out of line: stacks.c). */
 void pw_emit_call_stack(uint16_t type, uint64_t t0, uint64_t t1, int64_t ret, uint64_t a0, uint64_t a1, int err);
+
+/* What recording a call costs (cost.c): measured once per process image (a fork child keeps its parent's)
+ * and written as a PW_K_COST record. Called at start, guard held, before stacks start. */
+void pw_cost_note(void);
 
 /* Counts a call a signal handler made while its thread was writing a record (not recorded). */
 void pw_note_guard_skip(void);
@@ -454,7 +470,11 @@ void pw_resolve_all(void);
 /* Writes the record of a call that started at t0_, with the guard held for the writing only. Only tracked kinds
  * can be written outside the capture window (a call that began inside and ended after it closed still counts).
  * The stack test is on the duration alone: pw_stack_min_ticks is INT64_MAX while stacks are off. */
-#define PW_RECORD(ev, ret, a0, a1, failed)                                                                \
+#define PW_RECORD(ev, ret, a0, a1, failed) PW_RECORD_AS(&pw_self, ev, ret, a0, a1, failed)
+
+/* PW_RECORD into thread t's lane (cost.c's calibration: its scratch lane; it runs before stacks start, so
+ * the stack branch, which writes the calling thread's lane, is never taken there). */
+#define PW_RECORD_AS(t, ev, ret, a0, a1, failed)                                                          \
 	do {                                                                                              \
 		uint64_t t1_ = pw_clock_ticks();                                                          \
 		struct pw_guarded was_ = pw_guard_enter(PW_GUARD_RECORDING);                              \
@@ -465,8 +485,8 @@ void pw_resolve_all(void);
 			pw_emit_call_stack(type_, t0_, t1_, (int64_t)(intptr_t)(ret), (uint64_t)(uintptr_t)(a0), \
 					   (uint64_t)(uintptr_t)(a1), err_);                              \
 		else                                                                                      \
-			pw_emit_call(type_, t0_, t1_, (int64_t)(intptr_t)(ret), (uint64_t)(uintptr_t)(a0),   \
-				     (uint64_t)(uintptr_t)(a1), err_);                                    \
+			pw_emit_call_as(t, type_, t0_, t1_, (int64_t)(intptr_t)(ret), (uint64_t)(uintptr_t)(a0), \
+					(uint64_t)(uintptr_t)(a1), err_);                                 \
 		pw_guard_leave(was_);                                                                     \
 	} while (0)
 

@@ -586,6 +586,7 @@ size_t pw_py_frames_direct(uint8_t *buf, size_t cap, uint16_t *count, int *trunc
 static void write_frames(void *start)
 {
 	static uint8_t buf[sizeof(struct pw_stack) + PW_STACK_MAX_PYTHON * 272]; /* the GIL is held */
+	uint64_t t0 = pw_clock_ticks();
 	struct pw_stack s = {PW_STACK_MAGIC, 0, 0, 0, 0};
 	int truncated = 0;
 	size_t len = start ? walk(start, buf + sizeof s, sizeof buf - sizeof s, &s.python, &truncated) : 0;
@@ -596,6 +597,7 @@ static void write_frames(void *start)
 		uint64_t stack;
 	} r = {0};
 	r.stack = pw_stack_store(buf, sizeof s + len);
+	pw_stack_cost(t0);
 	if (r.stack && pw_seg) {
 		r.c.h.type = PW_EV_PY_STACK | PW_REC_STACK;
 		r.c.h.size8 = sizeof r / 8;

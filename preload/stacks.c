@@ -489,6 +489,15 @@ static uint64_t capture(uintptr_t interrupted_ip, int in_signal)
 /* Every signal but those a fault raises in the thread itself (set by pw_stacks_start). */
 static sigset_t async_signals;
 
+void pw_stack_cost(uint64_t t0)
+{
+	struct pw_lane *l = pw_self.lane;
+	if (!l)
+		return;
+	atomic_fetch_add_explicit(&l->stacks, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&l->stack_ticks, pw_clock_ticks() - t0, memory_order_relaxed);
+}
+
 void pw_emit_with_stack(const void *rec, size_t size)
 {
 	uint64_t buf[32]; /* the largest record with a stack: struct pw_rec_api + 8 */
@@ -497,6 +506,7 @@ void pw_emit_with_stack(const void *rec, size_t size)
 		pw_emit_record(rec, size);
 		return;
 	}
+	uint64_t t0 = pw_clock_ticks(); /* the stack's cost: signal mask, capture, and writing its record */
 	/* While the stack is taken the guard is the unwinder's, and a wrapped call made by a signal handler then
 	 * would be neither recorded nor counted: asynchronous signals wait until the record is written (their
 	 * handlers' calls then find the guard at RECORDING and are counted as skipped). */
@@ -516,6 +526,7 @@ void pw_emit_with_stack(const void *rec, size_t size)
 		pw_emit_record(buf, size + 8);
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pw_stack_cost(t0);
 }
 
 void pw_emit_call_stack(uint16_t type, uint64_t t0, uint64_t t1, int64_t ret, uint64_t a0, uint64_t a1, int err)
@@ -600,6 +611,7 @@ static void on_sample(int sig, siginfo_t *si, void *ucontext)
 	r.c.h.size8 = sizeof r / 8;
 	r.c.t0 = r.c.t1 = now;
 	pw_put_sample(&r.c, (struct pw_sample){.period_ns = sample_period_ns, .cpu_ns = cpu_ns});
+	pw_stack_cost(now);
 	pw_record_done(&r, sizeof r, 0, was);
 }
 

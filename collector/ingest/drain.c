@@ -541,6 +541,16 @@ static void write_thread_drops(struct pw_drain *s, struct pw_producer *p)
 	}
 }
 
+/* The stacks the process's threads took, and their ticks, from its lanes' counters. Under the fault guard. */
+static void sum_stack_costs(const struct pw_producer *p, struct pw_raw_end *end)
+{
+	struct pw_lane *lanes = pw_seg_lanes(p->h);
+	for (uint32_t i = 0; i < p->geo.lane_count; i++) {
+		end->stacks += atomic_load_explicit(&lanes[i].stacks, memory_order_relaxed);
+		end->stack_ticks += atomic_load_explicit(&lanes[i].stack_ticks, memory_order_relaxed);
+	}
+}
+
 /* The process is gone (or the session is over): last drain, END chunk, and the segment is removed unless
  * its records could not be written (then it stays for salvage). */
 void pw_producer_finish(struct pw_drain *s, struct pw_producer *p, int still_running)
@@ -573,6 +583,7 @@ void pw_producer_finish(struct pw_drain *s, struct pw_producer *p, int still_run
 		end.stacks_dropped = atomic_load(&h->stacks_dropped);
 		end.samples_skipped = atomic_load(&h->samples_skipped);
 		end.shm_refused = atomic_load(&h->shm_refused);
+		sum_stack_costs(p, &end);
 		write_thread_drops(s, p);
 		rank = __atomic_load_n(&h->rank, __ATOMIC_RELAXED);
 		world = __atomic_load_n(&h->world_size, __ATOMIC_RELAXED);

@@ -375,7 +375,7 @@ static int read_bytes(const char *name, const uint8_t *base, size_t size, int ma
 	const char *strs = (const char *)base + off + sizeof c + sizeof proc;
 	struct pw_raw_proc_view pv = {&proc, strs,
 				      strs + proc.argv_len, strs + proc.argv_len + proc.exe_len,
-				      pw_clock_to_ns(&line, proc.clock0.ticks)};
+				      pw_clock_to_ns(&line, proc.clock0.ticks), line.ns_per_tick};
 	if (v->chunk)
 		v->chunk(ctx, off, c.type, c.len);
 	if (v->proc)

@@ -108,6 +108,9 @@ struct pw_raw_end {
 	uint64_t stacks_dropped;  /* stacks not stored: the stack table or the arena was full */
 	uint64_t samples_skipped; /* CPU samples not taken: the thread was inside the profiler */
 	uint64_t shm_refused;     /* of the dropped records, those /dev/shm had no room for (0 in older files) */
+	/* the call stacks its threads took and the ticks they spent taking them (0 in older files) */
+	uint64_t stacks;
+	uint64_t stack_ticks;
 };
 
 /* ---- writer ---- */
@@ -126,6 +129,7 @@ struct pw_raw_proc_view {
 	const char *exe;
 	const char *host;
 	uint64_t start_ns; /* CLOCK_MONOTONIC ns of clock0 */
+	double ns_per_tick; /* of the process's clock: for durations counted in ticks (a record's cost, stacks') */
 };
 
 struct pw_raw_event {

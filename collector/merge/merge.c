@@ -1035,7 +1035,9 @@ static void print_spreads(FILE *f, const struct merge *m)
 		}
 		fprintf(f, "%-12s min %s (rank %d), median %s, max %s (rank %d)%s\n", info->label, t[0],
 			st->min_rank, t[1], t[2], st->max_rank,
-			c == PW_SUM_BUSY ? "  (main thread: wall minus waits and collectives)" : "");
+			c == PW_SUM_BUSY       ? "  (main thread: wall minus waits and collectives)"
+			: c == PW_SUM_OWN_COST ? "  (profwrap's own: records, stacks, CUPTI overhead)"
+					       : "");
 	}
 }
 

@@ -142,6 +142,7 @@ struct file_ctx {
 	struct pw_act_file act; /* this image's correlation tables (GPU activity) */
 	struct pw_ranges_file *ranges; /* this image's open NVTX ranges and capture records */
 	struct pw_stacks_file *stacks; /* this image's modules, stacks and events waiting for Python frames */
+	double ns_per_tick; /* of the image's clock */
 	int oom;
 };
 
@@ -351,6 +352,7 @@ static void on_proc(void *ctx, const struct pw_raw_proc_view *v)
 	p->exe = strndup(v->exe, v->proc->exe_len);
 	p->start_ns = v->start_ns;
 	p->exit_code = -1;
+	c->ns_per_tick = v->ns_per_tick;
 	p->timeline_image = PW_TL_NONE;
 	if (!rs->r.timeline && !(rs->r.timeline = pw_tl_new()))
 		c->oom = 1;
@@ -707,17 +709,40 @@ static void on_call(struct file_ctx *c, struct pw_proc *p, const struct pw_raw_e
 	pw_tl_call(c->rs->r.timeline, e, account_call(c, p, cs, e, kind, dur));
 }
 
+/* Ticks of the image's clock as ns, saturating (the file is untrusted). */
+static uint64_t ticks_ns(const struct file_ctx *c, double ticks)
+{
+	double ns = ticks * c->ns_per_tick;
+	return !(ns < 1.8e19) ? UINT64_MAX : ns > 0 ? (uint64_t)ns : 0;
+}
+
+/* The cost of one record, as the image measured it at its start (preload/cost.c): what a recorded call took
+ * beyond a plain one. A block where the plain calls took longer (an interrupt) gives 0. */
+static void note_record_cost(struct file_ctx *c, struct pw_proc *p, const struct pw_rec_call *rec)
+{
+	if (rec->ret <= 0)
+		return;
+	double extra = rec->arg0 > rec->arg1 ? (double)(rec->arg0 - rec->arg1) : 0.0;
+	p->record_ns = extra * c->ns_per_tick / (double)rec->ret;
+	p->record_measured = 1;
+}
+
 static void on_event(void *ctx, const struct pw_raw_event *e)
 {
 	struct file_ctx *c = ctx;
 	if (!c->rs)
 		return;
 	enum pw_event_kind kind = pw_events[e->rec->h.type].kind;
+	struct pw_proc *p = &c->rs->r.procs[c->proc_index];
+	p->records++;
 	if (pw_kind_is_activity(kind)) {
 		on_activity(c, e);
 		return;
 	}
-	struct pw_proc *p = &c->rs->r.procs[c->proc_index];
+	if (kind == PW_K_COST) {
+		note_record_cost(c, p, e->rec);
+		return;
+	}
 	if (pw_kind_is_range(kind) || kind == PW_K_NVTX_NAME || kind == PW_K_CAPTURE) {
 		on_annotation(c, p, e);
 		return;
@@ -799,6 +824,8 @@ static void on_end(void *ctx, const struct pw_raw_end *end, uint64_t end_ns, con
 	p->dropped += end->guard_skipped; /* calls a signal handler made while its thread was writing a record */
 	c->rs->r.strings_dropped += end->arena_dropped;
 	c->rs->r.shm_refused += end->shm_refused;
+	p->stacks += end->stacks;
+	p->stacks_ns = pw_sat_add(p->stacks_ns, ticks_ns(c, (double)end->stack_ticks));
 	if (pw_stacks_note_end(&c->rs->r.stacks, end->stacks_dropped, end->samples_skipped))
 		c->oom = 1;
 }
@@ -1030,6 +1057,25 @@ static void split_children_io(struct pw_analysis *a, const struct analysis_state
 		}
 }
 
+/* What profwrap cost the rank (model.h): the parts summed over its processes, then their total. */
+static void sum_own_cost(struct pw_rank_report *r)
+{
+	struct pw_own_cost *o = &r->own_cost;
+	double records_ns = 0;
+	for (size_t i = 0; i < r->nprocs; i++) {
+		const struct pw_proc *p = &r->procs[i];
+		o->records += p->records;
+		o->records_measured += p->record_measured ? p->records : 0;
+		records_ns += (double)p->records * p->record_ns;
+		o->stacks += p->stacks;
+		o->stacks_ns = pw_sat_add(o->stacks_ns, p->stacks_ns);
+	}
+	o->records_ns = !(records_ns < 1.8e19) ? UINT64_MAX : (uint64_t)(records_ns + 0.5);
+	o->cupti_ns = r->act ? r->act->overhead_ns : 0;
+	o->total_ns = pw_sat_add(pw_sat_add(o->records_ns, o->stacks_ns), o->cupti_ns);
+	o->wall_share = r->wall_ns ? (double)o->total_ns / (double)r->wall_ns : 0.0;
+}
+
 static void finish_rank(struct pw_analysis *a, struct pw_rank_report *r)
 {
 	qsort(r->procs, r->nprocs, sizeof *r->procs, cmp_proc);
@@ -1058,6 +1104,7 @@ static void finish_rank(struct pw_analysis *a, struct pw_rank_report *r)
 		r->start_ns = r->end_ns;
 	r->wall_ns = r->end_ns > r->start_ns ? r->end_ns - r->start_ns : 0;
 	r->coverage = r->kernel_bytes ? (double)r->seen_bytes / (double)r->kernel_bytes : 1.0;
+	sum_own_cost(r);
 	if (r->world_size < 1)
 		r->world_size = 1;
 	for (int e = 0; e < PW_EV_COUNT; e++) {

@@ -86,6 +86,28 @@ struct pw_proc {
 	uint64_t salvaged_events;
 	struct pw_thread_drop *thread_drops; /* threads that dropped records, by tid, most first */
 	size_t nthread_drops;
+	/* what profwrap cost it: records written (every one its raw trace holds), the cost of one as measured at
+	 * its start (PW_K_COST; record_measured 0 when its trace has none), the stacks it took and their time */
+	uint64_t records;
+	double record_ns;
+	int record_measured;
+	uint64_t stacks;
+	uint64_t stacks_ns;
+};
+
+/* What profwrap itself cost a rank's processes, in their own time: the records written times the cost of one
+ * measured in each process, the stacks taken (timed as they were taken), and CUPTI's own overhead records.
+ * total_ns is the sum of the three parts; the text and JSON show each. */
+struct pw_own_cost {
+	uint64_t records;
+	uint64_t records_measured; /* of them, those of processes whose record cost was measured */
+	uint64_t records_ns;
+	uint64_t stacks;
+	uint64_t stacks_ns;
+	uint64_t cupti_ns;
+	uint64_t total_ns;
+	double wall_share; /* total_ns / the rank's wall time (0 without one): the threads' costs add up, so a
+			    * busy multi-threaded rank can pass 1 */
 };
 
 /* Entry times (CLOCK_MONOTONIC ns) of a rank's collectives over the whole world communicator, in entry order
@@ -137,6 +159,7 @@ struct pw_rank_report {
 	 * (disk full, killed) or still writes it; the rest may wait in shared memory for salvage */
 	size_t unfinished;
 	int unfinished_pid; /* the first of them */
+	struct pw_own_cost own_cost;
 	/* coverage self-check: bytes the kernel counted (rchar+wchar) for processes that reported them, and the
 	 * share of those that the wrappers accounted for */
 	uint64_t kernel_bytes;

@@ -177,6 +177,7 @@ static void summary_values(const struct pw_analysis *a, const struct pw_rank_rep
 	v[PW_SUM_IO].u = f.io_ns;
 	v[PW_SUM_WAIT].u = f.wait_ns;
 	v[PW_SUM_BUSY].u = f.busy_ns;
+	v[PW_SUM_OWN_COST].u = r->own_cost.total_ns;
 	v[PW_SUM_TOP_CALLS].s = top;
 }
 

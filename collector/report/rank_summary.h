@@ -65,6 +65,7 @@ void pw_write_rank_summary_json(struct pw_json *j, const struct pw_analysis *a, 
 	X(IO, "io_ns", NS, FIGURE, 0, "I/O", 4, 4)                                              \
 	X(WAIT, "wait_ns", NS, FIGURE, 0, "waits", 5, 5)                                        \
 	X(BUSY, "busy_ns", NS, FIGURE, 0, "busy", 7, 6)                                         \
+	X(OWN_COST, "profwrap_cost_ns", NS, FIGURE, 0, "own cost", 10, 10)                      \
 	X(TOP_CALLS, "top_calls", TEXT, ROW, PW_SUMMARY_TOP_MAX, NULL, 0, 0)                    \
 	X(PHASES, "phases", ARRAY, PHASES, 0, NULL, 0, 0)                                       \
 	X(COLLECTIVES, "collectives", ARRAY, COLLECTIVES, 0, NULL, 0, 0)

@@ -205,7 +205,7 @@ int pw_event_is_call(int ev)
 		return 0;
 	enum pw_event_kind k = pw_events[ev].kind;
 	return k != PW_K_FDINFO && !pw_kind_is_activity(k) && !pw_kind_is_range(k) && k != PW_K_NVTX_NAME &&
-	       k != PW_K_CAPTURE && k != PW_K_MODULE && k != PW_K_PYSTACK && k != PW_K_SAMPLE;
+	       k != PW_K_CAPTURE && k != PW_K_MODULE && k != PW_K_PYSTACK && k != PW_K_SAMPLE && k != PW_K_COST;
 }
 
 static int compare_calls(const void *a, const void *b, void *ctx)

@@ -116,6 +116,24 @@ static void write_libraries(struct pw_json *j, const struct pw_rank_report *r)
 	pw_json_end_array(j);
 }
 
+/* What profwrap itself cost (model.h): total_ns = records_ns + stacks_ns + cupti_overhead_ns. */
+static void write_own_cost(struct pw_json *j, const struct pw_own_cost *o)
+{
+	pw_json_key(j, "profwrap_cost");
+	pw_json_begin_object(j);
+	pw_json_kv_uint(j, "total_ns", o->total_ns);
+	pw_json_kv_double(j, "wall_share", o->wall_share, 6);
+	pw_json_kv_uint(j, "records", o->records);
+	pw_json_kv_uint(j, "records_measured", o->records_measured);
+	pw_json_kv_double(j, "record_ns",
+			  o->records_measured ? (double)o->records_ns / (double)o->records_measured : 0.0, 2);
+	pw_json_kv_uint(j, "records_ns", o->records_ns);
+	pw_json_kv_uint(j, "stacks", o->stacks);
+	pw_json_kv_uint(j, "stacks_ns", o->stacks_ns);
+	pw_json_kv_uint(j, "cupti_overhead_ns", o->cupti_ns);
+	pw_json_end_object(j);
+}
+
 int pw_write_rank_json(const struct pw_analysis *a, const struct pw_rank_report *r, const char *path, char *err,
 		       size_t errlen)
 {
@@ -156,6 +174,8 @@ int pw_write_rank_json(const struct pw_analysis *a, const struct pw_rank_report 
 	pw_json_key(&j, "incomplete");
 	pw_json_bool(&j, why[0] != 0);
 	pw_json_kv_string(&j, "incomplete_reason", why[0] ? why : NULL);
+
+	write_own_cost(&j, &r->own_cost);
 
 	write_calls(&j, r);
 	write_files(&j, r);

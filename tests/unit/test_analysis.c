@@ -802,7 +802,7 @@ static void test_skipped_and_strings_dropped(void **state)
 		mkrec(PW_EV_READ, 82, 1000, 1001, 1, 0, 1, 0),
 	};
 	put_records(fd, a, NREC(a));
-	struct pw_raw_end e = {PW_END_EXITED, 0, 2000, 0, 0, 0, 0, 6, 0, 2, 0, 0, 5};
+	struct pw_raw_end e = {PW_END_EXITED, 0, 2000, 0, 0, 0, 0, 6, 0, 2, 0, 0, 5, 0, 0};
 	pwt_end_full(fd, &e);
 
 	struct pw_analysis *an = &fx->an;
@@ -833,7 +833,7 @@ static void test_coverage(void **state)
 		mkrec(PW_EV_WRITE, 60, 1300, 1400, 300, 1, 300, 0),
 	};
 	put_records(fd, a, NREC(a));
-	struct pw_raw_end e = {PW_END_EXITED, 0, 2000, 0, 1000, 600, 1, 0, 0, 0, 0, 0, 0};
+	struct pw_raw_end e = {PW_END_EXITED, 0, 2000, 0, 1000, 600, 1, 0, 0, 0, 0, 0, 0, 0, 0};
 	pwt_end_full(fd, &e);
 	fd = pwt_open(fx, "0-61.pwt", 61, 1, 0, 1000);
 	struct pw_rec_call b[] = {mkrec(PW_EV_READ, 61, 1100, 1200, 999, 0, 999, 0)};
@@ -848,7 +848,7 @@ static void test_coverage(void **state)
 	fd = pwt_open_spec(fx, "1-70.1.pwt", &img1);
 	struct pw_rec_call d[] = {mkrec(PW_EV_WRITE, 70, 1700, 1800, 300, 1, 300, 0)};
 	put_records(fd, d, NREC(d));
-	struct pw_raw_end e2 = {PW_END_EXITED, 0, 2000, 0, 500, 300, 1, 0, 0, 0, 0, 0, 0};
+	struct pw_raw_end e2 = {PW_END_EXITED, 0, 2000, 0, 500, 300, 1, 0, 0, 0, 0, 0, 0, 0, 0};
 	pwt_end_full(fd, &e2);
 
 	fd = pwt_open(fx, "2-90.pwt", 90, 1, 2, 1000);
@@ -1240,7 +1240,7 @@ static void build_two_ranks(const struct fx *fx)
 	pwt_end(fd, PW_END_EXECED, 0, 2000, 40);
 	struct procspec img = {1000, 1, 0, 2, 2100, "next", 4, "/bin/next", "node0", 1, 0};
 	fd = pwt_open_spec(fx, "0-1000.1.pwt", &img);
-	struct pw_raw_end e = {PW_END_EXITED, 0, 3000, 0, 600, 600, 1, 0, 0, 0, 0, 0, 0};
+	struct pw_raw_end e = {PW_END_EXITED, 0, 3000, 0, 600, 600, 1, 0, 0, 0, 0, 0, 0, 0, 0};
 	pwt_end_full(fd, &e);
 	fd = pwt_open(fx, "1-2000.pwt", 2000, 1, 1, 1500);
 	struct pw_rec_call b[] = {mkrec(PW_EV_WRITE, 2000, 1600, 1700, 10, 1, 10, 0)};
@@ -1286,6 +1286,95 @@ static void test_write_reports(void **state)
 	t = slurp_out(fx, "summary.json", &n);
 	assert_non_null(strstr(t, "\"rank\":0"));
 	assert_non_null(strstr(t, "\"rank\":1"));
+	free(t);
+	pw_analysis_free(an);
+}
+
+/* A process on the TSC clock, 2 ticks a ns (its two clock pairs): OUT/raw/<rank>-<pid>.pwt opened after its
+ * PROC and CLOCK chunks. */
+static int pwt_open_tsc(const struct fx *fx, int pid, uint64_t start_ticks, uint64_t start_ns)
+{
+	char path[256];
+	snprintf(path, sizeof path, "%s/0-%d.pwt", fx->raw, pid);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(pw_raw_write_header(fd), 0);
+	struct pw_raw_proc p = {0};
+	p.pid = pid;
+	p.ppid = 1;
+	p.world_size = 1;
+	p.clock_kind = PW_CLOCK_TSC;
+	p.domain_mask = 0x1f;
+	p.clock0 = (struct pw_clock_pair){start_ticks, start_ns};
+	put_proc(fd, p, "train", 5, "/bin/train", "node0");
+	put_clock(fd, start_ticks + 2000000, start_ns + 1000000);
+	return fd;
+}
+
+/* What profwrap cost the rank (model.h's pw_own_cost): each image's records (every kind) times the cost of one
+ * it measured, in its own ticks ((5760 - 640) ticks over 64 calls at 2 ticks a ns: 40 ns); an image without
+ * the measurement counts its records at 0; the stacks and their ticks from each END; CUPTI's overhead records.
+ * Then the header line of rank0.txt, rank0.json's profwrap_cost and the summary's figure. */
+static void test_own_cost(void **state)
+{
+	struct fx *fx = *state;
+	int fd = pwt_open_tsc(fx, 100, 2000, 1000);
+	struct pw_rec_call a[] = {
+		mkrec(PW_EV_RECORD_COST, 100, 2000, 2400, 64, 5760, 640, 0),
+		mkrec(PW_EV_READ, 100, 3000, 3100, 8, 0, 8, 0),
+		mkrec(PW_EV_READ, 100, 4000, 4100, 8, 0, 8, 0),
+		mkrec(PW_EV_READ, 100, 5000, 5100, 8, 0, 8, 0),
+	};
+	put_records(fd, a, NREC(a));
+	struct pw_rec_gpu ov = mkact(PW_EV_GPU_OVERHEAD, 100, 5000, 7500, -1, 0, 0, 1, 1);
+	put_act_records(fd, &ov, 1);
+	struct pw_raw_end e = {.how = PW_END_EXITED, .end_ticks = 2002000, .stacks = 4, .stack_ticks = 10000};
+	pwt_end_full(fd, &e);
+	struct procspec child = {101, 100, 0, 1, 2000, "prog", 4, "/bin/prog", "node0", 0, 0};
+	fd = pwt_open_spec(fx, "0-101.pwt", &child); /* monotonic, and no measurement */
+	struct pw_rec_call b[] = {mkrec(PW_EV_WRITE, 101, 3000, 3100, 1, 1, 1, 0),
+				  mkrec(PW_EV_WRITE, 101, 3200, 3300, 1, 1, 1, 0)};
+	put_records(fd, b, NREC(b));
+	e = (struct pw_raw_end){.how = PW_END_EXITED, .end_ticks = 500000, .stacks = 1, .stack_ticks = 700};
+	pwt_end_full(fd, &e);
+
+	struct pw_analysis *an = &fx->an;
+	analyze_ok(fx, an);
+	const struct pw_rank_report *r = rank_of(an, 0);
+	assert_int_equal(r->wall_ns, 1000000);
+	const struct pw_own_cost *o = &r->own_cost;
+	assert_int_equal(o->records, 7);
+	assert_int_equal(o->records_measured, 5);
+	assert_int_equal(o->records_ns, 200);
+	assert_int_equal(o->stacks, 5);
+	assert_int_equal(o->stacks_ns, 5000 + 700);
+	assert_int_equal(o->cupti_ns, 2500);
+	assert_int_equal(o->total_ns, 200 + 5700 + 2500);
+	assert_true(o->wall_share > 0.00839999 && o->wall_share < 0.00840001);
+	assert_int_equal(proc_of(r, 100, 0)->records, 5);
+	assert_int_equal(proc_of(r, 101, 0)->records, 2);
+	assert_int_equal(r->calls[PW_EV_RECORD_COST].count, 0); /* not a call */
+
+	char err[512] = "";
+	if (pw_write_reports(an, err, sizeof err) != 0)
+		fail_msg("pw_write_reports: %s", err);
+	size_t n;
+	char *t = slurp_out(fx, "rank0.txt", &n);
+	const char *line = "\nprofwrap's own cost: 8.40 us (0.840 % of wall): 7 records x 40.0 ns (2 unmeasured, counted "
+			   "as 0), 5 stacks (5.70 us), CUPTI overhead 2.50 us\n\n";
+	if (!strstr(t, line))
+		fail_msg("rank0.txt lacks the line%s:\n%s", line, t);
+	free(t);
+	t = slurp_out(fx, "rank0.json", &n);
+	static const char *const keys[] = {"\"total_ns\":8400", "\"records\":7", "\"records_measured\":5",
+					   "\"record_ns\":40.00", "\"records_ns\":200", "\"stacks\":5",
+					   "\"stacks_ns\":5700", "\"cupti_overhead_ns\":2500",
+					   "\"wall_share\":0.008400", "\"profwrap_cost_ns\":8400"};
+	const char *obj = strstr(t, "\"profwrap_cost\":{");
+	assert_non_null(obj);
+	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+		if (!strstr(i + 1 < sizeof keys / sizeof keys[0] ? obj : t, keys[i]))
+			fail_msg("rank0.json lacks %s", keys[i]);
 	free(t);
 	pw_analysis_free(an);
 }
@@ -1716,6 +1805,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_call_figures, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_own_cost, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_files_open_read_write_close, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_files_fd_reuse_across_threads, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_files_dup2_and_inherited, setup, teardown),

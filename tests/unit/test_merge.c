@@ -329,7 +329,7 @@ static void test_median_odd_values(void **state)
 	/* the fixed keys of a row, in order */
 	static const char *const fixed[] = {"rank", "host", "wall_ns", "gpu_busy_ns", "kernel_ns", "collective_ns",
 					    "io_ns", "wait_ns", "dropped", "busy_ns", "processes", "events",
-					    "last_arrivals"};
+					    "profwrap_cost_ns", "last_arrivals"};
 	for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
 		assert_string_equal(row(fx, 0)->keys[i], fixed[i]);
 	assert_int_equal(jr_u64(jr_get(row(fx, 1), "wall_ns")), 30 * S);
