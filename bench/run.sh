@@ -26,7 +26,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 PROFWRAP=$BIN/profwrap
 LIB=$BIN/libprofwrap.so
 [ -e "$LIB" ] || die "missing $LIB (run: make all, then make bench)"
-for f in "$PROFWRAP" "$BIN/profwrap-collector" "$BB/readloop" "$BB/ring" "$BB/mktrace" "$BB/timeit"; do
+for f in "$PROFWRAP" "$BIN/profwrap-collector" "$BB/readloop" "$BB/metaloop" "$BB/ring" "$BB/mktrace" "$BB/timeit"; do
 	[ -e "$f" ] || die "missing $f (run: make all, then make bench)"
 	# A rebuild with a stale build/bench/*.d can leave a precompiled header under the program's name.
 	[ -x "$f" ] || die "$f is not an executable program (remove build/bench and run make bench again)"
@@ -448,6 +448,55 @@ if command -v python3 >/dev/null 2>&1; then
 	fi
 	rm -rf "$TMP/py.native.d" "$TMP/py.on.d"
 fi
+
+# ---------------------------------------------------------------------------------------------------------
+# 1e. Metadata calls and uncontended mutex locks.
+
+META_N=200000
+section "1e. Metadata and mutex calls: stat, fstat of /dev/null; an uncontended pthread_mutex_lock (best of 15 timed loops per process)"
+rule
+outf "$row_fmt" "call" "calls/loop" "loops" "cpu ns" "added" "wall ns" "added" "notes"
+rule
+for call in stat fstat mutex; do
+	# the domain whose calls these are, left out of --trace for the row without it
+	case $call in mutex) without=io,stdio,process,meta ;; *) without=io,stdio,process,wait ;; esac
+	i=1
+	while [ "$i" -le "$ROUNDS" ]; do
+		"$BB/metaloop" "$call" "$META_N" 15 >"$TMP/mplain.$i" 2>&1
+		track "mplain$call" "$TMP/mplain.$i" || out "metaloop $call failed: $(tail -n 3 "$TMP/mplain.$i")"
+		rm -rf "$TMP/meta.d" "$TMP/metaoff.d"
+		"$PROFWRAP" -q -o "$TMP/meta.d" -- "$BB/metaloop" "$call" "$META_N" 15 >"$TMP/mrec.$i" 2>&1
+		track "mrec$call" "$TMP/mrec.$i" || out "metaloop $call under profwrap failed: $(tail -n 3 "$TMP/mrec.$i")"
+		"$PROFWRAP" -q -o "$TMP/metaoff.d" --trace=$without -- "$BB/metaloop" "$call" "$META_N" 15 >"$TMP/moff.$i" 2>&1
+		track "moff$call" "$TMP/moff.$i" || out "metaloop $call, domain off, failed: $(tail -n 3 "$TMP/moff.$i")"
+		i=$((i + 1))
+	done
+	[ -s "$TMP/mplain$call.vals" ] || continue
+	# shellcheck disable=SC2046
+	set -- $(pick "mplain$call")
+	mplain_cpu=$1 mplain_wall=$2
+	outf "$row_fmt" "$call, plain" "$META_N" 15 "$(fmt %.1f "$mplain_cpu")" "-" "$(fmt %.1f "$mplain_wall")" "-" \
+		"best of $ROUNDS processes"
+	for mode in rec off; do
+		[ -s "$TMP/m$mode$call.vals" ] || continue
+		case $mode$call in
+		recmutex) note="trylock first: never recorded, never waits" ;;
+		recstat) note="recorded (meta domain), its path interned once" ;;
+		rec*) note="recorded (meta domain)" ;;
+		off*) note="--trace=$without: the domain's bit only" ;;
+		esac
+		# shellcheck disable=SC2046
+		set -- $(pick "m$mode$call")
+		outf "$row_fmt" "$call, profwrap $([ $mode = rec ] && echo recording || echo domain off)" "$META_N" 15 \
+			"$(fmt %.1f "$1")" "$(diff1 "$1" "$mplain_cpu")" "$(fmt %.1f "$2")" "$(diff1 "$2" "$mplain_wall")" \
+			"best of $ROUNDS; $note"
+	done
+done
+rule
+out "A stat is recorded with its path, interned in the string arena once per distinct path. An uncontended"
+out "pthread_mutex_lock is a pthread_mutex_trylock that succeeds (the same atomic operation): only a lock that"
+out "finds the mutex held is timed and recorded."
+rm -rf "$TMP/meta.d" "$TMP/metaoff.d"
 
 # ---------------------------------------------------------------------------------------------------------
 # 2. Ring throughput.

@@ -27,7 +27,8 @@
 	X(NCCL, "nccl")       \
 	X(GPU, "gpu")         \
 	X(NVTX, "nvtx")       \
-	X(MPI, "mpi")
+	X(MPI, "mpi")         \
+	X(META, "meta")
 
 enum pw_domain {
 #define PW_X(id, str) PW_DOM_##id,
@@ -141,6 +142,15 @@ enum pw_event_kind {
 	 * a dummy function took arg0 ticks through a wrapper that records them (into a scratch lane) and arg1
 	 * ticks called plainly (the medians of a few dozen blocks); t0..t1 = the measurement itself. */
 	PW_K_COST,
+	/* File metadata (the meta domain) and descriptors that are not files: */
+	PW_K_STAT,     /* a stat-family or access call naming a path: arg0 = the directory descriptor the path is
+			* relative to (AT_FDCWD: the working directory), arg1 = path string ref (an empty path with
+			* AT_EMPTY_PATH: the descriptor itself) */
+	PW_K_STAT_FD,  /* fstat: arg0 = fd */
+	PW_K_DIR_READ, /* readdir, getdents64: arg0 = the directory's fd (a stream's dirfd()), arg1 = bytes
+			* (getdents64; 0 for readdir), ret = 1 when readdir gave an entry, 0 at the end */
+	PW_K_CHANNEL,  /* descriptors made for a pipe or sockets (pipe, pipe2, socketpair, socket, accept):
+			* pw_put_channel below; named as /proc/PID/fd names them (pipe:[ino], socket:[ino]) */
 };
 
 /* Why a capture window opened or closed (PW_K_CAPTURE arg0). */
@@ -425,6 +435,37 @@ enum pw_mem {
 	X(CHDIR, IO, "chdir", PW_K_CHDIR)                 \
 	X(FCHDIR, IO, "fchdir", PW_K_CHDIR)
 
+/* File metadata (the meta domain: stat family, access, directory listing), named by their base names (stat64
+ * and glibc's older __xstat record stat), then descriptors that are not files, more readiness waits, mutex
+ * waits (only a pthread_mutex_lock that had to wait) and the I/O calls added with them. */
+#define PW_LATER_EVENT_LIST(X)                                                \
+	X(STAT, META, "stat", PW_K_STAT)                                      \
+	X(LSTAT, META, "lstat", PW_K_STAT)                                    \
+	X(FSTAT, META, "fstat", PW_K_STAT_FD)                                 \
+	X(FSTATAT, META, "fstatat", PW_K_STAT)                                \
+	X(STATX, META, "statx", PW_K_STAT)                                    \
+	X(ACCESS, META, "access", PW_K_STAT)                                  \
+	X(FACCESSAT, META, "faccessat", PW_K_STAT)                            \
+	X(OPENDIR, META, "opendir", PW_K_OPEN)                                \
+	X(FDOPENDIR, META, "fdopendir", PW_K_PLAIN)                           \
+	X(READDIR, META, "readdir", PW_K_DIR_READ)                            \
+	X(GETDENTS64, META, "getdents64", PW_K_DIR_READ)                      \
+	X(CLOSEDIR, META, "closedir", PW_K_CLOSE)                             \
+	X(PIPE, IO, "pipe", PW_K_CHANNEL)                                     \
+	X(PIPE2, IO, "pipe2", PW_K_CHANNEL)                                   \
+	X(SOCKET, IO, "socket", PW_K_CHANNEL)                                 \
+	X(SOCKETPAIR, IO, "socketpair", PW_K_CHANNEL)                         \
+	X(ACCEPT, IO, "accept", PW_K_CHANNEL)                                 \
+	X(ACCEPT4, IO, "accept4", PW_K_CHANNEL)                               \
+	X(PPOLL, WAIT, "ppoll", PW_K_SLEEP)                                   \
+	X(PSELECT, WAIT, "pselect", PW_K_SLEEP)                               \
+	X(EPOLL_PWAIT, WAIT, "epoll_pwait", PW_K_SLEEP)                       \
+	X(MUTEX_LOCK, WAIT, "pthread_mutex_lock", PW_K_SLEEP)                 \
+	X(PREADV2, IO, "preadv2", PW_K_READ)                                  \
+	X(PWRITEV2, IO, "pwritev2", PW_K_WRITE)                               \
+	X(FALLOCATE, IO, "fallocate", PW_K_PLAIN)                             \
+	X(FTRUNCATE, IO, "ftruncate", PW_K_PLAIN)
+
 /* X(ID, domain, "name", kind). Append only: ids are stored in raw traces. */
 #define PW_EVENT_LIST(X)                                  \
 	X(PAD, IO, "pad", PW_K_PLAIN)                     \
@@ -495,7 +536,8 @@ enum pw_mem {
 	PW_MPI_EVENT_LIST(X)                              \
 	PW_GPU_EVENT_LIST_LATER(X)                        \
 	PW_IO_EVENT_LIST_LATER(X)                         \
-	X(RECORD_COST, PROCESS, "record cost", PW_K_COST)
+	X(RECORD_COST, PROCESS, "record cost", PW_K_COST) \
+	PW_LATER_EVENT_LIST(X)
 
 enum pw_event {
 #define PW_X(id, dom, name, kind) PW_EV_##id,
@@ -799,6 +841,31 @@ static inline uint64_t pw_put_mpi_comm(struct pw_mpi_comm c)
 static inline struct pw_mpi_comm pw_get_mpi_comm(uint64_t arg1)
 {
 	return (struct pw_mpi_comm){.size = (uint32_t)arg1, .root = (int32_t)(uint32_t)(arg1 >> 32) - 1};
+}
+
+/* Descriptors made for a pipe or sockets (PW_K_CHANNEL): arg0 = the first descriptor | the second << 32,
+ * arg1 = their inodes likewise (the kernel numbers pipes and sockets with 32 bits: get_next_ino). A call that
+ * makes one descriptor (socket, accept) has -1 and 0 for the second; a failed call -1 for both; an inode
+ * that could not be read is 0. */
+struct pw_channel {
+	int32_t fd[2];
+	uint32_t ino[2];
+};
+
+static inline uint64_t pw_put_channel_fds(int32_t first, int32_t second)
+{
+	return (uint64_t)(uint32_t)first | (uint64_t)(uint32_t)second << 32;
+}
+
+static inline uint64_t pw_put_channel_inos(uint32_t first, uint32_t second)
+{
+	return (uint64_t)first | (uint64_t)second << 32;
+}
+
+static inline struct pw_channel pw_get_channel(uint64_t arg0, uint64_t arg1)
+{
+	return (struct pw_channel){.fd = {(int32_t)(uint32_t)arg0, (int32_t)(uint32_t)(arg0 >> 32)},
+				   .ino = {(uint32_t)arg1, (uint32_t)(arg1 >> 32)}};
 }
 
 /* A loaded object (PW_K_MODULE). */

@@ -67,7 +67,7 @@ static void *search_as(const char *path, int flags, struct link_map *caller)
 		for (unsigned i = 0; i < own && !found; i++) {
 			char full[PATH_MAX];
 			int n = snprintf(full, sizeof full, "%s/%s", theirs->dls_serpath[i].dls_name, path);
-			if (n > 0 && n < (int)sizeof full && access(full, F_OK) == 0)
+			if (n > 0 && n < (int)sizeof full && pw_access_unrecorded(full, F_OK) == 0)
 				found = real_dlopen(full, flags);
 		}
 	}

@@ -801,8 +801,10 @@ void pw_after_fork_child(void)
 	pw_own_fd_close(PW_OWN_SEGMENT);
 	atomic_store_explicit(&arena_backed, 0, memory_order_relaxed);
 	memset(&pw_self, 0, sizeof pw_self);
+	pw_guard_set(PW_GUARD_INTERNAL); /* cleared with the rest: the new session's own calls are not the program's */
 	pw_cwd_after_fork();
 	pw_gpu_after_fork();
+	pw_meta_after_fork();
 	if (pw_cfg.follow_fork && !spawning_collector)
 		session_start(1);
 	pw_guard_leave(guard);

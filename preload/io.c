@@ -1,9 +1,12 @@
-/* POSIX file I/O: open/close, read/write families, seeks, syncs, and mappings of files.
+/* POSIX file I/O: open/close, read/write families, seeks, syncs, sizes, and mappings of files; the pipes and
+ * sockets a process makes, so that their descriptors have names.
  * The _chk and __open_2 variants are what programs built with _FORTIFY_SOURCE call instead. */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <stdarg.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -256,15 +259,32 @@ PW_FCNTL_WRAP(fcntl64)
 PW_WRAP_UNWIND(pw_unwind_read(fd, buf, n), IO, READ, ssize_t, read, (int fd, void *buf, size_t n), (fd, buf, n), fd,
 	       MOVED(ret), ret < 0)
 
-/* Not recorded: wrapped so that libunwind's pipe is made out of the program's way (pw_unwind_pipe2). */
-PW_REAL(int, pipe2, (int[2], int));
-PW_EXPORT int pipe2(int fds[2], int flags)
+/* Pipes and sockets are named as /proc/PID/fd names them, by their inode (one fstat per descriptor made, once
+ * the call has returned), so that a pipe the process made and the same pipe a child inherits are one. */
+static uint32_t fd_inode(int fd)
 {
-	if (PW_IN_UNWIND())
-		return pw_unwind_pipe2(fds, flags);
-	PW_RESOLVE(pipe2);
-	return real_pipe2(fds, flags);
+	struct stat st;
+	return fd >= 0 && pw_fstat_unrecorded(fd, &st) == 0 && st.st_ino <= UINT32_MAX ? (uint32_t)st.st_ino : 0;
 }
+
+#define CHANNEL_FDS(fds, failed) ((failed) ? pw_put_channel_fds(-1, -1) : pw_put_channel_fds((fds)[0], (fds)[1]))
+#define CHANNEL_INOS(fds, failed) ((failed) ? 0 : pw_put_channel_inos(fd_inode((fds)[0]), fd_inode((fds)[1])))
+#define CHANNEL_FD(fd) pw_put_channel_fds((fd), -1)
+#define CHANNEL_INO(fd) pw_put_channel_inos(fd_inode(fd), 0)
+
+PW_WRAP(IO, PIPE, int, pipe, (int fds[2]), (fds), CHANNEL_FDS(fds, ret < 0), CHANNEL_INOS(fds, ret < 0), ret < 0)
+
+/* libunwind's pipe is made out of the program's way (pw_unwind_pipe2). */
+PW_WRAP_UNWIND(pw_unwind_pipe2(fds, flags), IO, PIPE2, int, pipe2, (int fds[2], int flags), (fds, flags),
+	       CHANNEL_FDS(fds, ret < 0), CHANNEL_INOS(fds, ret < 0), ret < 0)
+PW_WRAP(IO, SOCKETPAIR, int, socketpair, (int domain, int type, int protocol, int fds[2]),
+	(domain, type, protocol, fds), CHANNEL_FDS(fds, ret < 0), CHANNEL_INOS(fds, ret < 0), ret < 0)
+PW_WRAP(IO, SOCKET, int, socket, (int domain, int type, int protocol), (domain, type, protocol), CHANNEL_FD(ret),
+	CHANNEL_INO(ret), ret < 0)
+PW_WRAP(IO, ACCEPT, int, accept, (int fd, struct sockaddr *addr, socklen_t *len), (fd, addr, len),
+	CHANNEL_FD(ret), CHANNEL_INO(ret), ret < 0)
+PW_WRAP(IO, ACCEPT4, int, accept4, (int fd, struct sockaddr *addr, socklen_t *len, int flags),
+	(fd, addr, len, flags), CHANNEL_FD(ret), CHANNEL_INO(ret), ret < 0)
 PW_WRAP(IO, READ, ssize_t, __read_chk, (int fd, void *buf, size_t n, size_t buflen), (fd, buf, n, buflen), fd,
 	MOVED(ret), ret < 0)
 PW_WRAP(IO, PREAD, ssize_t, pread, (int fd, void *buf, size_t n, off_t off), (fd, buf, n, off), fd, MOVED(ret),
@@ -281,6 +301,10 @@ PW_WRAP(IO, PREADV, ssize_t, preadv, (int fd, const struct iovec *iov, int cnt, 
 	fd, MOVED(ret), ret < 0)
 PW_WRAP(IO, PREADV, ssize_t, preadv64, (int fd, const struct iovec *iov, int cnt, off64_t off),
 	(fd, iov, cnt, off), fd, MOVED(ret), ret < 0)
+PW_WRAP(IO, PREADV2, ssize_t, preadv2, (int fd, const struct iovec *iov, int cnt, off_t off, int flags),
+	(fd, iov, cnt, off, flags), fd, MOVED(ret), ret < 0)
+PW_WRAP(IO, PREADV2, ssize_t, preadv64v2, (int fd, const struct iovec *iov, int cnt, off64_t off, int flags),
+	(fd, iov, cnt, off, flags), fd, MOVED(ret), ret < 0)
 
 PW_WRAP(IO, WRITE, ssize_t, write, (int fd, const void *buf, size_t n), (fd, buf, n), fd, MOVED(ret), ret < 0)
 PW_WRAP(IO, PWRITE, ssize_t, pwrite, (int fd, const void *buf, size_t n, off_t off), (fd, buf, n, off), fd,
@@ -293,11 +317,21 @@ PW_WRAP(IO, PWRITEV, ssize_t, pwritev, (int fd, const struct iovec *iov, int cnt
 	(fd, iov, cnt, off), fd, MOVED(ret), ret < 0)
 PW_WRAP(IO, PWRITEV, ssize_t, pwritev64, (int fd, const struct iovec *iov, int cnt, off64_t off),
 	(fd, iov, cnt, off), fd, MOVED(ret), ret < 0)
+PW_WRAP(IO, PWRITEV2, ssize_t, pwritev2, (int fd, const struct iovec *iov, int cnt, off_t off, int flags),
+	(fd, iov, cnt, off, flags), fd, MOVED(ret), ret < 0)
+PW_WRAP(IO, PWRITEV2, ssize_t, pwritev64v2, (int fd, const struct iovec *iov, int cnt, off64_t off, int flags),
+	(fd, iov, cnt, off, flags), fd, MOVED(ret), ret < 0)
 
 PW_WRAP(IO, LSEEK, off_t, lseek, (int fd, off_t off, int whence), (fd, off, whence), fd, whence, ret < 0)
 PW_WRAP(IO, LSEEK, off64_t, lseek64, (int fd, off64_t off, int whence), (fd, off, whence), fd, whence, ret < 0)
 PW_WRAP(IO, FSYNC, int, fsync, (int fd), (fd), fd, 0, ret < 0)
 PW_WRAP(IO, FDATASYNC, int, fdatasync, (int fd), (fd), fd, 0, ret < 0)
+PW_WRAP(IO, FTRUNCATE, int, ftruncate, (int fd, off_t len), (fd, len), fd, len, ret < 0)
+PW_WRAP(IO, FTRUNCATE, int, ftruncate64, (int fd, off64_t len), (fd, len), fd, len, ret < 0)
+PW_WRAP(IO, FALLOCATE, int, fallocate, (int fd, int mode, off_t off, off_t len), (fd, mode, off, len), fd, len,
+	ret < 0)
+PW_WRAP(IO, FALLOCATE, int, fallocate64, (int fd, int mode, off64_t off, off64_t len), (fd, mode, off, len), fd,
+	len, ret < 0)
 
 /* Mappings: only those of files are recorded. Their addresses are kept in a small lock-free table so that
  * munmap records only file mappings too (anonymous munmaps are an allocator's business, not I/O). */

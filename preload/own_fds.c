@@ -52,7 +52,7 @@ int pw_own_fd_move_high(int fd)
 void pw_own_fd_note(enum pw_own_fd_slot slot, int fd)
 {
 	struct stat st;
-	if (fd < 0 || fstat(fd, &st) < 0) {
+	if (fd < 0 || pw_fstat_unrecorded(fd, &st) < 0) {
 		atomic_store(&pw_own_fd_numbers[slot], -1);
 		return;
 	}
@@ -69,7 +69,7 @@ int pw_own_fd_get(enum pw_own_fd_slot slot)
 static int still_ours(int slot, int fd)
 {
 	struct stat st;
-	return fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == own[slot].dev && st.st_ino == own[slot].ino;
+	return fd >= 0 && pw_fstat_unrecorded(fd, &st) == 0 && st.st_dev == own[slot].dev && st.st_ino == own[slot].ino;
 }
 
 int pw_own_fd_slot(int fd)

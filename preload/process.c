@@ -297,7 +297,7 @@ PW_SPAWN_WRAP(POSIX_SPAWNP, posix_spawnp)
 static pw_strref exec_path_ref(const char *path)
 {
 	int saved = errno;
-	int bad = access(path, F_OK) < 0 && errno == EFAULT;
+	int bad = pw_access_unrecorded(path, F_OK) < 0 && errno == EFAULT;
 	errno = saved;
 	return bad ? 0 : pw_intern_path(path);
 }

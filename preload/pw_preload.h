@@ -375,13 +375,23 @@ enum {
 
 static inline int pw_kind_tracked(int k)
 {
-	return k == PW_K_OPEN || k == PW_K_CLOSE || k == PW_K_DUP || k == PW_K_FORK || k == PW_K_WAIT ||
-	       k == PW_K_EXIT || k == PW_K_EXEC || k == PW_K_CHDIR;
+	return k == PW_K_OPEN || k == PW_K_CLOSE || k == PW_K_DUP || k == PW_K_CHANNEL || k == PW_K_FORK ||
+	       k == PW_K_WAIT || k == PW_K_EXIT || k == PW_K_EXEC || k == PW_K_CHDIR;
 }
 
 /* pw_should_record or pw_should_track, as event ev's kind calls for (decided at compile time). */
 #define PW_SHOULD_RECORD(dom, ev) \
 	(pw_kind_tracked(PW_EVKIND_##ev) ? pw_should_track(PW_DOM_##dom) : pw_should_record(PW_DOM_##dom))
+
+/* The real functions behind wrappers that the profiler itself calls, for its own calls: never recorded nor
+ * counted, whatever the guard (a check of one of its descriptors made in a wrapper, exec's path probe made
+ * while its record is written, libunwind's module list). */
+struct stat;
+int pw_fstat_unrecorded(int fd, struct stat *st);
+int pw_access_unrecorded(const char *path, int mode);
+int pw_mutex_lock_unrecorded(pthread_mutex_t *m);
+/* In a fork child: the interned paths of meta.c name entries of the parent's arena. */
+void pw_meta_after_fork(void);
 
 /* Copies a path into the arena; returns its reference, 0 for NULL or a full arena. Guard held. */
 pw_strref pw_intern_path(const char *path);

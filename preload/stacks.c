@@ -211,7 +211,7 @@ static void list_modules(void)
 	if (!pw_seg)
 		return;
 	atomic_store_explicit(&modules_stale, 0, memory_order_relaxed);
-	pthread_mutex_lock(&modules_lock);
+	pw_mutex_lock_unrecorded(&modules_lock);
 	dl_iterate_phdr(list_module, NULL);
 	pthread_mutex_unlock(&modules_lock);
 }
@@ -234,7 +234,7 @@ void pw_stacks_after_dlclose(void)
 		return;
 	/* listed again (and recorded again) at the next capture or dlopen: an object loaded later at the same
 	 * addresses must be recorded too */
-	pthread_mutex_lock(&modules_lock);
+	pw_mutex_lock_unrecorded(&modules_lock);
 	atomic_store_explicit(&nmodules, 0, memory_order_release);
 	pthread_mutex_unlock(&modules_lock);
 	atomic_store_explicit(&modules_stale, 2, memory_order_relaxed);
@@ -271,8 +271,8 @@ static int unw_pipe_end(int fd)
 {
 	struct stat st;
 	for (int i = 0; i < 2; i++)
-		if (fd >= 0 && fd == unw_pipe[i].fd && fstat(fd, &st) == 0 && st.st_dev == unw_pipe[i].dev &&
-		    st.st_ino == unw_pipe[i].ino)
+		if (fd >= 0 && fd == unw_pipe[i].fd && pw_fstat_unrecorded(fd, &st) == 0 &&
+		    st.st_dev == unw_pipe[i].dev && st.st_ino == unw_pipe[i].ino)
 			return i;
 	return -1;
 }
@@ -294,7 +294,7 @@ int pw_unwind_pipe2(int fds[2], int flags)
 			made[i] = high;
 		}
 		struct stat st;
-		fstat(made[i], &st);
+		pw_fstat_unrecorded(made[i], &st);
 		unw_pipe[i].fd = fds[i] = made[i];
 		unw_pipe[i].dev = st.st_dev;
 		unw_pipe[i].ino = st.st_ino;

@@ -63,7 +63,7 @@ int pw_raw_write_header(int fd)
 int pw_kind_has_string(enum pw_event_kind k)
 {
 	return k == PW_K_OPEN || k == PW_K_FDINFO || k == PW_K_DLOPEN || k == PW_K_EXEC || k == PW_K_FORK ||
-	       k == PW_K_GPU_LAUNCH ||
+	       k == PW_K_STAT || k == PW_K_GPU_LAUNCH ||
 	       k == PW_K_ACT_KERNEL || k == PW_K_ACT_DEVICE || k == PW_K_ACT_STATUS || k == PW_K_RANGE_PUSH ||
 	       k == PW_K_RANGE_START || k == PW_K_MARK || k == PW_K_NVTX_NAME || k == PW_K_CAPTURE ||
 	       k == PW_K_MODULE || k == PW_K_CHDIR;

@@ -186,6 +186,12 @@ static struct rank_state *rank_get(struct analysis_state *as, int rank, const ch
 	return rs;
 }
 
+/* Pipes and sockets, as /proc/PID/fd names them and as the channel records are named (bind_channel). */
+static int is_stream_name(const char *path)
+{
+	return strncmp(path, "pipe:[", 6) == 0 || strncmp(path, "socket:[", 8) == 0;
+}
+
 static size_t file_index(struct file_ctx *c, const char *path, size_t len)
 {
 	struct rank_state *rs = c->rs;
@@ -204,6 +210,7 @@ static size_t file_index(struct file_ctx *c, const char *path, size_t len)
 	}
 	rs->r.files = n;
 	rs->r.files[rs->r.nfiles].path = copy;
+	rs->r.files[rs->r.nfiles].stream = is_stream_name(copy);
 	return rs->r.nfiles++;
 }
 
@@ -321,6 +328,40 @@ static size_t follow_fd(struct file_ctx *c, const struct pw_raw_event *e)
 		break;
 	}
 	return file;
+}
+
+/* The descriptors a pipe, socket pair, socket or accept made, bound to the names the kernel gives them (an
+ * inode not recorded binds to nothing). */
+static void bind_channel(struct file_ctx *c, const struct pw_raw_event *e)
+{
+	if (e->rec->h.err)
+		return;
+	struct pw_channel ch = pw_get_channel(e->rec->arg0, e->rec->arg1);
+	int pipe = e->rec->h.type == PW_EV_PIPE || e->rec->h.type == PW_EV_PIPE2;
+	for (int i = 0; i < 2; i++) {
+		if (ch.fd[i] < 0)
+			continue;
+		char name[32];
+		int n = snprintf(name, sizeof name, "%s:[%u]", pipe ? "pipe" : "socket", ch.ino[i]);
+		fd_bind(c, ch.fd[i], ch.ino[i] ? file_index(c, name, (size_t)n) : (size_t)-1, e->t1_ns);
+	}
+}
+
+/* The file a metadata call's path names: an empty path is the descriptor's own file; a relative one with a
+ * directory descriptor is joined to that directory's path when it is known; else the path as given. */
+static struct pw_file_stat *file_at(struct file_ctx *c, int64_t dirfd, const char *path, size_t len, uint64_t t)
+{
+	if (!len)
+		return file_of_fd(c, dirfd, t);
+	const struct pw_file_stat *dir = path[0] != '/' ? file_of_fd(c, dirfd, t) : NULL;
+	char *joined = NULL;
+	if (dir && !dir->stream && asprintf(&joined, "%s/%.*s", dir->path, (int)len, path) < 0) {
+		c->oom = 1;
+		return NULL;
+	}
+	size_t i = joined ? file_index(c, joined, strlen(joined)) : file_index(c, path, len);
+	free(joined);
+	return i == (size_t)-1 ? NULL : &c->rs->r.files[i];
 }
 
 static void on_proc(void *ctx, const struct pw_raw_proc_view *v)
@@ -557,6 +598,8 @@ static void on_outside(struct file_ctx *c, const struct pw_proc *p, const struct
 {
 	if (kind == PW_K_OPEN || kind == PW_K_DUP || kind == PW_K_CLOSE)
 		follow_fd(c, e);
+	else if (kind == PW_K_CHANNEL)
+		bind_channel(c, e);
 	else if (kind == PW_K_WAIT && (int64_t)e->rec->arg0 > 0)
 		note_reaped(c, p, e->rec);
 	else if (kind == PW_K_FORK)
@@ -614,6 +657,20 @@ static uint32_t file_number(const struct file_ctx *c, const struct pw_file_stat 
 	return f ? (uint32_t)(f - c->rs->r.files) : PW_TL_NONE;
 }
 
+/* A file call's time by what it was on: the meta domain's share of a file's time; the calls on pipes and
+ * sockets (and those that made them), which are not file I/O. */
+static void note_file_domain(struct file_ctx *c, struct pw_file_stat *f, const struct pw_raw_event *e,
+			     enum pw_event_kind kind, uint64_t dur)
+{
+	enum pw_domain d = pw_events[e->rec->h.type].domain;
+	if (d != PW_DOM_IO && d != PW_DOM_STDIO && d != PW_DOM_META)
+		return;
+	if (f && d == PW_DOM_META)
+		f->meta_ns += dur;
+	if (kind == PW_K_CHANNEL || (f && f->stream))
+		c->rs->r.stream_ns += dur;
+}
+
 /* What a call did, by its kind: bytes, files, children, libraries, GPU work. Returns the file it was on. */
 static uint32_t account_call(struct file_ctx *c, struct pw_proc *p, struct pw_call_stat *cs,
 			     const struct pw_raw_event *e, enum pw_event_kind kind, uint64_t dur)
@@ -665,11 +722,29 @@ static uint32_t account_call(struct file_ctx *c, struct pw_proc *p, struct pw_ca
 		follow_fd(c, e);
 		break;
 	case PW_K_PLAIN:
-		if (pw_events[rec->h.type].domain == PW_DOM_IO) {
-			struct pw_file_stat *on = file_of_fd(c, (int64_t)rec->arg0, e->t0_ns);
-			if (on)
-				on->time_ns += dur;
+		if (pw_events[rec->h.type].domain == PW_DOM_IO || pw_events[rec->h.type].domain == PW_DOM_META) {
+			if ((f = file_of_fd(c, (int64_t)rec->arg0, e->t0_ns)))
+				f->time_ns += dur;
 		}
+		break;
+	case PW_K_STAT:
+	case PW_K_STAT_FD:
+		if (!rec->h.err && (kind == PW_K_STAT_FD || e->str))
+			f = kind == PW_K_STAT ? file_at(c, (int64_t)rec->arg0, e->str, e->str_len, e->t0_ns)
+					      : file_of_fd(c, (int64_t)rec->arg0, e->t0_ns);
+		if (f) {
+			f->stats++;
+			f->time_ns += dur;
+		}
+		break;
+	case PW_K_DIR_READ:
+		if (!rec->h.err && (f = file_of_fd(c, (int64_t)rec->arg0, e->t0_ns))) {
+			f->dir_reads++;
+			f->time_ns += dur;
+		}
+		break;
+	case PW_K_CHANNEL:
+		bind_channel(c, e);
 		break;
 	case PW_K_WAIT:
 		if ((int64_t)rec->arg0 > 0)
@@ -687,6 +762,7 @@ static uint32_t account_call(struct file_ctx *c, struct pw_proc *p, struct pw_ca
 			c->oom = 1;
 		break;
 	}
+	note_file_domain(c, f, e, kind, dur);
 	return file_number(c, f);
 }
 

@@ -1085,8 +1085,12 @@ static int is_input_event(uint16_t ev, enum pw_event_kind kind)
 {
 	switch (ev) {
 	case PW_EV_POLL:
+	case PW_EV_PPOLL:
 	case PW_EV_SELECT:
+	case PW_EV_PSELECT:
 	case PW_EV_EPOLL_WAIT:
+	case PW_EV_EPOLL_PWAIT:
+	case PW_EV_MUTEX_LOCK:
 	case PW_EV_COND_WAIT:
 	case PW_EV_COND_TIMEDWAIT:
 	case PW_EV_SEM_WAIT:

@@ -48,8 +48,9 @@
  * plus T's time in the gap in synchronising calls cover at least half the gap: without the wait, the work
  * it waited for could have covered most of what T did next. A call that waited briefly (a weights copy
  * before a long set-up) leaves the gap to the rules below;
- * INPUT: T's reads (PW_K_READ) and waits on other threads or processes (poll, select, epoll_wait, condition
- * variables, semaphores, joins, PW_K_WAIT) cover at least half the gap;
+ * INPUT: T's reads (PW_K_READ) and waits on other threads or processes (poll, ppoll, select, pselect,
+ * epoll_wait, epoll_pwait, condition variables, semaphores, joins, mutexes held by another thread, PW_K_WAIT)
+ * cover at least half the gap;
  * SLEEP: T's sleeps (nanosleep, clock_nanosleep, usleep, sleep) cover at least half;
  * LAUNCH: the gap is shorter than PW_ACT_LAUNCH_GAP_NS: T was between launches;
  * CPU: otherwise, T computed on the CPU without recorded I/O or waits;

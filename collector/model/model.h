@@ -35,7 +35,11 @@ struct pw_file_stat {
 	uint64_t writes;
 	uint64_t read_bytes;
 	uint64_t write_bytes;
-	uint64_t time_ns; /* time in calls on this file (open, read, write, close, sync, mmap...) */
+	uint64_t time_ns; /* time in calls on this file (open, read, write, close, sync, mmap, metadata...) */
+	uint64_t stats;     /* stat-family and access calls that succeeded on it */
+	uint64_t dir_reads; /* readdir and getdents64 calls on it (a directory) */
+	uint64_t meta_ns;   /* of time_ns, the meta domain's calls (stats, directory opens, reads and closes) */
+	int stream;         /* a pipe or a socket (pipe:[ino], socket:[ino]), not a file */
 };
 
 struct pw_lib_stat {
@@ -160,6 +164,7 @@ struct pw_rank_report {
 	size_t unfinished;
 	int unfinished_pid; /* the first of them */
 	struct pw_own_cost own_cost;
+	uint64_t stream_ns;   /* time in io, stdio and meta calls on pipes and sockets (not file I/O) */
 	/* coverage self-check: bytes the kernel counted (rchar+wchar) for processes that reported them, and the
 	 * share of those that the wrappers accounted for */
 	uint64_t kernel_bytes;

@@ -38,9 +38,12 @@ void pw_rank_figures(const struct pw_rank_report *r, struct pw_rank_figures *f)
 			f->collective_ns += c->total_ns;
 		else if (k == PW_K_COLL && e != PW_EV_NCCL_SEND && e != PW_EV_NCCL_RECV)
 			nccl_call_ns += c->total_ns;
-		else if (d == PW_DOM_IO || d == PW_DOM_STDIO)
+		else if (d == PW_DOM_IO || d == PW_DOM_STDIO || d == PW_DOM_META)
 			f->io_ns += c->total_ns;
 	}
+	/* pipes and sockets are another process's pace (a shell reading a command's output), not the files' */
+	f->stream_ns = r->stream_ns < f->io_ns ? r->stream_ns : f->io_ns;
+	f->io_ns -= f->stream_ns;
 	const struct pw_act_report *act = r->act;
 	uint64_t all_kernels_ns = 0;
 	for (size_t i = 0; act && i < act->ndevices; i++) {

@@ -16,7 +16,8 @@ struct pw_rank_figures {
 	uint64_t gpu_busy_ns;   /* the union of GPU activity, per device, summed over devices */
 	uint64_t kernel_ns;     /* compute kernels' GPU time (NCCL's excluded) */
 	uint64_t collective_ns; /* MPI collective calls, and NCCL's kernels (or its calls, without GPU activity) */
-	uint64_t io_ns;         /* calls of the io and stdio domains */
+	uint64_t io_ns;         /* file I/O: calls of the io, stdio and meta domains but those on pipes and sockets */
+	uint64_t stream_ns;     /* calls on pipes and sockets (and those that made them) */
 	uint64_t wait_ns;       /* the main process's main thread in waits and GPU synchronisation (not inside MPI) */
 	uint64_t busy_ns;       /* the main process's life minus its main thread's blocked time (model.h) */
 };

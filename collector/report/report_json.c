@@ -95,6 +95,11 @@ static void write_files(struct pw_json *j, const struct pw_rank_report *r)
 		pw_json_kv_uint(j, "read_bytes", f->read_bytes);
 		pw_json_kv_uint(j, "write_bytes", f->write_bytes);
 		pw_json_kv_uint(j, "time_ns", f->time_ns);
+		pw_json_kv_uint(j, "stats", f->stats);
+		pw_json_kv_uint(j, "dir_reads", f->dir_reads);
+		pw_json_kv_uint(j, "meta_ns", f->meta_ns);
+		pw_json_key(j, "stream"); /* a pipe or a socket */
+		pw_json_bool(j, f->stream);
 		pw_json_end_object(j);
 	}
 	pw_json_end_array(j);
@@ -176,6 +181,8 @@ int pw_write_rank_json(const struct pw_analysis *a, const struct pw_rank_report 
 	pw_json_kv_string(&j, "incomplete_reason", why[0] ? why : NULL);
 
 	write_own_cost(&j, &r->own_cost);
+
+	pw_json_kv_uint(&j, "stream_ns", r->stream_ns); /* io, stdio and meta calls on pipes and sockets */
 
 	write_calls(&j, r);
 	write_files(&j, r);

@@ -69,7 +69,7 @@ static void print_activity(FILE *f, const struct pw_rank_report *r)
 		const char *label;
 		uint64_t ns;
 	} parts[] = {{"main thread busy", fig.busy_ns}, {"GPU busy", fig.gpu_busy_ns},   {"collectives", fig.collective_ns},
-		     {"file I/O", fig.io_ns},          {"waits", fig.wait_ns}};
+		     {"file I/O", fig.io_ns},          {"pipes and sockets", fig.stream_ns}, {"waits", fig.wait_ns}};
 	char line[256] = "", dur[32];
 	size_t n = 0;
 	for (size_t i = 0; i < sizeof parts / sizeof parts[0] && n < sizeof line; i++) {
@@ -358,8 +358,9 @@ static int print_files(FILE *f, const struct pw_rank_report *r)
 		fputs("Files: none recorded\n\n", f);
 		return 0;
 	}
-	static const char *const headers[] = {"File", "Reads", "Read", "Writes", "Written", "Time", "Throughput"};
-	struct pw_table t = {.ncols = 7, .headers = headers, .align = "lrrrrrr"};
+	static const char *const headers[] = {"File",  "Reads",     "Read", "Writes",    "Written",
+					      "Stats", "Dir reads", "Time", "Throughput"};
+	struct pw_table t = {.ncols = 9, .headers = headers, .align = "lrrrrrrrr"};
 	const struct pw_file_stat **order = malloc(r->nfiles * sizeof *order);
 	if (!order)
 		return -1;
@@ -384,10 +385,13 @@ static int print_files(FILE *f, const struct pw_rank_report *r)
 		pw_table_set(&t, 2, "%s", cell[0]);
 		pw_table_set(&t, 3, "%" PRIu64, s->writes);
 		pw_table_set(&t, 4, "%s", cell[1]);
-		pw_table_set(&t, 5, "%s", cell[2]);
-		pw_table_set(&t, 6, "%s", cell[3]);
+		pw_table_set(&t, 5, "%" PRIu64, s->stats);
+		pw_table_set(&t, 6, "%" PRIu64, s->dir_reads);
+		pw_table_set(&t, 7, "%s", cell[2]);
+		pw_table_set(&t, 8, "%s", cell[3]);
 	}
-	fprintf(f, "Files (%zu, by time in calls)\n", r->nfiles);
+	fprintf(f, "Files (%zu, by time in calls; Stats: stat-family and access calls, Dir reads: readdir and "
+		   "getdents64)\n", r->nfiles);
 	pw_table_print(f, &t);
 	if (r->nfiles > shown)
 		fprintf(f, "... %zu more files\n", r->nfiles - shown);

@@ -88,7 +88,8 @@ static void write_file_path(struct pw_json *j, const char *path)
 
 static int has_fd(enum pw_event_kind k)
 {
-	return k == PW_K_OPEN || k == PW_K_CLOSE || k == PW_K_READ || k == PW_K_WRITE || k == PW_K_MMAP;
+	return k == PW_K_OPEN || k == PW_K_CLOSE || k == PW_K_READ || k == PW_K_WRITE || k == PW_K_MMAP ||
+	       k == PW_K_STAT_FD || k == PW_K_DIR_READ;
 }
 
 static const char *copy_dir_name(unsigned dir)

@@ -7,7 +7,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from pwtest import *  # noqa: E402,F401,F403
 
-DOMAINS = {"io", "stdio", "process", "dl", "wait"}
+DOMAINS = {"io", "stdio", "process", "dl", "wait", "meta"}
 
 
 def test_output_dir():

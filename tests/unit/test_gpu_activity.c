@@ -635,6 +635,36 @@ static void test_gap_causes(void **state)
 	assert_int_equal(a->gaps[4].running_ns, 170000);
 }
 
+/* ppoll, pselect, epoll_pwait and a contended mutex are waits on other threads or processes, as poll and
+ * condition waits are: four 990 us gaps, each 800 us of it in one of them on the launching thread, are four
+ * input gaps. */
+static void test_gap_input_waits(void **state)
+{
+	struct fx *fx = *state;
+	static const uint16_t waits[] = {PW_EV_MUTEX_LOCK, PW_EV_PPOLL, PW_EV_PSELECT, PW_EV_EPOLL_PWAIT};
+	int fd = pwt_open(fx, 10, 0, 1000);
+	struct pw_rec_api calls[5];
+	struct pw_rec_gpu g[10];
+	struct pw_rec_call cpu[4];
+	for (uint64_t i = 0; i < 5; i++) { /* kernel i runs [i ms + 20 us, i ms + 30 us), launched just before */
+		calls[i] = call(PW_EV_CUDA_LAUNCH_KERNEL, T, i * 1000000 + 5000, i * 1000000 + 6000, i + 1);
+		g[i] = extcorr((uint32_t)(11 + i), i + 1);
+		g[5 + i] = kern(0, 7, (uint32_t)(11 + i), i * 1000000 + 20000, i * 1000000 + 30000, KNAME);
+	}
+	for (uint64_t i = 0; i < 4; i++)
+		cpu[i] = mkrec(waits[i], T, i * 1000000 + 100000, i * 1000000 + 900000, 0, 0, 0, 0);
+	put_act_records(fd, g, NREC(g));
+	put_api_records(fd, calls, NREC(calls));
+	put_records(fd, cpu, NREC(cpu));
+	fx_raw_end(fd, 10000000);
+	fx_analyze(fx);
+	const struct pw_act_class *k = act0(fx)->classes;
+	assert_int_equal(k[PW_GAP_INPUT].gaps, 4);
+	assert_int_equal(k[PW_GAP_INPUT].idle_ns, 4 * 990000);
+	for (size_t i = 0; i < 4; i++)
+		assert_int_equal(k[PW_GAP_INPUT].call_ns[waits[i]], 800000);
+}
+
 /* The gap sections of the reports. */
 static void test_gap_reports(void **state)
 {
@@ -982,6 +1012,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_correlation_per_process, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_copies_by_kind, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gap_causes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_gap_input_waits, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gap_reports, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kernel_row_bound, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hostile_records, setup, teardown),

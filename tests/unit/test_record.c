@@ -85,8 +85,9 @@ static void test_event_table_entries(void **state)
 
 static void test_domain_names(void **state)
 {
-	assert_int_equal(PW_DOM_COUNT, 13);
+	assert_int_equal(PW_DOM_COUNT, 14);
 	assert_string_equal(pw_domain_names[PW_DOM_MPI], "mpi");
+	assert_string_equal(pw_domain_names[PW_DOM_META], "meta");
 	assert_string_equal(pw_domain_names[PW_DOM_NVTX], "nvtx");
 	assert_string_equal(pw_domain_names[PW_DOM_IO], "io");
 	assert_string_equal(pw_domain_names[PW_DOM_STDIO], "stdio");
@@ -201,6 +202,26 @@ static size_t build_stack(uint8_t *buf, uint16_t native, const char *const *py, 
 	return at;
 }
 
+/* A channel's descriptors and inodes come back as put: -1 for a descriptor not made, the full 32 bits of an
+ * inode. */
+static void test_channel_round_trip(void **state)
+{
+	(void)state;
+	struct pw_channel c = pw_get_channel(pw_put_channel_fds(7, 1023), pw_put_channel_inos(0xfffffffeu, 12));
+	assert_int_equal(c.fd[0], 7);
+	assert_int_equal(c.fd[1], 1023);
+	assert_int_equal(c.ino[0], 0xfffffffeu);
+	assert_int_equal(c.ino[1], 12);
+	c = pw_get_channel(pw_put_channel_fds(5, -1), pw_put_channel_inos(99, 0));
+	assert_int_equal(c.fd[0], 5);
+	assert_int_equal(c.fd[1], -1);
+	assert_int_equal(c.ino[0], 99);
+	assert_int_equal(c.ino[1], 0);
+	c = pw_get_channel(pw_put_channel_fds(-1, -1), 0);
+	assert_int_equal(c.fd[0], -1);
+	assert_int_equal(c.fd[1], -1);
+}
+
 static void test_stack_parse(void **state)
 {
 	uint8_t buf[1024];
@@ -274,6 +295,7 @@ int main(void)
 		cmocka_unit_test(test_domain_from_name_unknown),
 		cmocka_unit_test(test_domain_from_name_length_limited),
 		cmocka_unit_test(test_struct_sizes),
+		cmocka_unit_test(test_channel_round_trip),
 		cmocka_unit_test(test_stack_parse),
 		cmocka_unit_test(test_stack_parse_refuses_damage),
 	};
