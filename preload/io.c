@@ -198,7 +198,8 @@ PW_WRAP(IO, PREADV, ssize_t, preadv, (int fd, const struct iovec *iov, int cnt, 
 PW_WRAP(IO, PREADV, ssize_t, preadv64, (int fd, const struct iovec *iov, int cnt, off64_t off),
 	(fd, iov, cnt, off), fd, MOVED(ret), ret < 0)
 
-PW_WRAP(IO, WRITE, ssize_t, write, (int fd, const void *buf, size_t n), (fd, buf, n), fd, MOVED(ret), ret < 0)
+PW_WRAP_UNWIND(pw_unwind_write(fd, buf, n), IO, WRITE, ssize_t, write, (int fd, const void *buf, size_t n),
+	       (fd, buf, n), fd, MOVED(ret), ret < 0)
 PW_WRAP(IO, PWRITE, ssize_t, pwrite, (int fd, const void *buf, size_t n, off_t off), (fd, buf, n, off), fd,
 	MOVED(ret), ret < 0)
 PW_WRAP(IO, PWRITE, ssize_t, pwrite64, (int fd, const void *buf, size_t n, off64_t off), (fd, buf, n, off), fd,

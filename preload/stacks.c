@@ -291,6 +291,14 @@ static int unw_pipe_number(int fd)
 	return fd >= 0 && (fd == unw_pipe[0].fd || fd == unw_pipe[1].fd);
 }
 
+/* Bytes moved through libunwind's pipe: the kernel counts them, and they are not the program's. */
+static ssize_t own_bytes(ssize_t n)
+{
+	if (n > 0 && pw_seg)
+		atomic_fetch_add_explicit(&pw_seg->io_own, (uint64_t)n, memory_order_relaxed);
+	return n;
+}
+
 ssize_t pw_unwind_read(int fd, void *buf, size_t n)
 {
 	if (!unw_pipe_number(fd))
@@ -300,7 +308,13 @@ ssize_t pw_unwind_read(int fd, void *buf, size_t n)
 		errno = EBADF;
 		return -1;
 	}
-	return syscall(SYS_read, fd, buf, n);
+	return own_bytes(syscall(SYS_read, fd, buf, n));
+}
+
+ssize_t pw_unwind_write(int fd, const void *buf, size_t n)
+{
+	ssize_t put = syscall(SYS_write, fd, buf, n);
+	return unw_pipe_number(fd) ? own_bytes(put) : put;
 }
 
 int pw_unwind_close(int fd)

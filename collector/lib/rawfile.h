@@ -108,6 +108,14 @@ struct pw_raw_end {
 	uint64_t stacks_dropped;  /* stacks not stored: the stack table or the arena was full */
 	uint64_t samples_skipped; /* CPU samples not taken: the thread was inside the profiler */
 	uint64_t shm_refused;     /* of the dropped records, those /dev/shm had no room for (0 in older files) */
+	/* The coverage check's window (pw_seg_header's io_start_* and what follows them; 0 in older files) */
+	uint64_t io_start_rchar;
+	uint64_t io_start_wchar;
+	uint64_t io_start_valid;
+	uint64_t io_own;
+	uint64_t io_loader;
+	uint64_t io_unflushed;
+	uint64_t io_unread;
 };
 
 /* ---- writer ---- */
