@@ -11,42 +11,27 @@ significant figures). The times themselves are not judged."""
 import glob
 import os
 import re
-import struct
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from pwtest import *  # noqa: E402,F401,F403
 
-REC_STACK = 0x4000  # PW_REC_STACK
 UNITS = {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}
 COST_LINE = re.compile(r"^profwrap's own cost: (\S+ \S+) \((\S+) % of wall\): (\d+) records x (\S+) ns, (\d+) stacks "
                        r"\((\S+ \S+)\), CUPTI overhead (\S+ \S+)$", re.M)
 
 
 def raw_truth(out):
-    """Over the raw traces of OUT: records, records with a stack, record-cost records, and the summed durations
-    (ns) of the CUPTI overhead records."""
-    ids = event_ids()
-    cost_id, overhead_id = ids["record cost"], ids["CUPTI overhead"]
+    """Over the raw traces of OUT (read through profwrap dump): records, records with a stack, record-cost
+    records, and the summed durations (ns) of the CUPTI overhead records."""
     records = stacked = costs = overhead_ns = 0
     for path in glob.glob(os.path.join(out, "raw", "*.pwt")):
-        with open(path, "rb") as f:
-            body = f.read()
-        for off, typ, n in raw_chunks(body):
-            if typ != RAW_CHUNK_RECORDS:
-                continue
-            r, end = off + 8, off + 8 + n
-            while r + 8 <= end:
-                ev, size8 = struct.unpack_from("<HB", body, r)
-                check(size8 > 0 and r + size8 * 8 <= end, "%s: bad record at offset %d", path, r)
-                typ_ev = ev & ~RAW_REC_FLAGS
-                records += 1
-                stacked += bool(ev & REC_STACK)
-                costs += typ_ev == cost_id
-                if typ_ev == overhead_id:
-                    t0, t1 = struct.unpack_from("<QQ", body, r + 8)
-                    overhead_ns += t1 - t0
-                r += size8 * 8
+        for d in raw_records(path):
+            records += 1
+            stacked += d["stack"] is not None
+            costs += d["event"] == "record cost"
+            if d["event"] == "CUPTI overhead":
+                overhead_ns += d["t1"] - d["t0"]
     return {"records": records, "stacked": stacked, "costs": costs, "overhead_ns": overhead_ns}
 
 
