@@ -1,7 +1,8 @@
 """stdio's character calls are counted: a C program that copies files one byte at a time (getc/putc,
 fgetc/fputc with ungetc, the inline getc_unlocked/putc_unlocked, getchar/putchar), reads numbers with fscanf
-and writes with dprintf, and mawk printing fields (fputs and putc): every file's bytes in the report are the
-file's size, and the wrappers account for at least 99 % of what the kernel counted.
+and writes with dprintf; four threads each writing a file with putc and fputs while they all print to
+stdout (the streams' locks taken); and mawk printing fields (fputs and putc): every file's bytes in the report
+are the file's size, and the wrappers account for at least 99 % of what the kernel counted.
 
 mawk is optional: when it is not installed (`apt-get install mawk`) its part is skipped, loudly."""
 import os
@@ -68,6 +69,48 @@ def test_charloop():
     check_coverage(rep, "charloop")
 
 
+THREADS_C = r"""
+#include <pthread.h>
+#include <stdio.h>
+static const char *dir;
+static void *run(void *arg)
+{
+	char path[4096];
+	snprintf(path, sizeof path, "%s/thread-%ld.txt", dir, (long)arg);
+	FILE *f = fopen(path, "w");
+	for (int i = 0; f && i < 200000; i++) {
+		putc('a' + i % 26, f);
+		if (i % 1000 == 0) {
+			fputs("--", f);
+			printf("thread %ld at %d\n", (long)arg, i);
+		}
+	}
+	return f && fclose(f) == 0 ? NULL : arg;
+}
+int main(int argc, char **argv)
+{
+	pthread_t t[4];
+	dir = argv[1];
+	for (long i = 0; i < 4; i++)
+		pthread_create(&t[i], NULL, run, (void *)i);
+	for (int i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	return 0;
+}
+"""
+
+
+def test_threads():
+    prog = build_c("char_threads", THREADS_C, cflags=["-O2", "-pthread"], ldflags=["-pthread"])
+    here, stdout = os.getcwd(), os.path.abspath("threads-stdout.txt")
+    rep = profile_redirected([prog, here], "OUT-threads", os.devnull, stdout)
+    for i in range(4):
+        path = os.path.join(here, "thread-%d.txt" % i)
+        check_bytes(rep, path, written=os.path.getsize(path))
+    check_bytes(rep, stdout, written=os.path.getsize(stdout))
+    check_coverage(rep, "threads")
+
+
 def test_mawk():
     mawk = shutil.which("mawk")
     if not mawk:
@@ -85,6 +128,7 @@ def test_mawk():
 
 def test():
     test_charloop()
+    test_threads()
     test_mawk()
 
 
