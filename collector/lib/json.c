@@ -112,6 +112,22 @@ size_t pw_utf8_sequence(const unsigned char *s, size_t n, size_t *invalid_len)
 	return need + 1;
 }
 
+/* The code point of a valid UTF-8 sequence of len bytes (2 or 3 here). */
+static unsigned code_point(const unsigned char *s, size_t len)
+{
+	return len == 2 ? (s[0] & 0x1fu) << 6 | (s[1] & 0x3fu)
+			: (s[0] & 0x0fu) << 12 | (s[1] & 0x3fu) << 6 | (s[2] & 0x3fu);
+}
+
+/* C1 controls (U+0080-U+009F: NEL among them) and U+2028/U+2029 are valid in JSON strings, but line-oriented
+ * readers (Python's splitlines, JavaScript before ES2019) break lines there, so they are escaped. */
+static int is_line_break_like(const unsigned char *s, size_t len)
+{
+	if (len == 2)
+		return s[0] == 0xc2 && s[1] <= 0x9f;
+	return len == 3 && s[0] == 0xe2 && s[1] == 0x80 && (s[2] == 0xa8 || s[2] == 0xa9);
+}
+
 static void write_string_body(FILE *f, const unsigned char *s, size_t n)
 {
 	static const char hex[] = "0123456789abcdef";
@@ -121,8 +137,15 @@ static void write_string_body(FILE *f, const unsigned char *s, size_t n)
 		if (b >= 0x80) {
 			size_t invalid_len = 0;
 			size_t len = pw_utf8_sequence(s + i, n - i, &invalid_len);
-			if (len) {
+			if (len && !is_line_break_like(s + i, len)) {
 				i += len;
+				continue;
+			}
+			if (len) {
+				fwrite(s + run, 1, i - run, f);
+				fprintf(f, "\\u%04x", code_point(s + i, len));
+				i += len;
+				run = i;
 				continue;
 			}
 			fwrite(s + run, 1, i - run, f);

@@ -76,6 +76,15 @@ static void test_valid_utf8_passes(void **state)
 	CHECK_STRING("\xed\x9f\xbf", "\"\xed\x9f\xbf\"");               /* U+D7FF, just below the surrogates */
 }
 
+/* Code points that line-oriented readers take for line ends are escaped, so one JSON value stays one line. */
+static void test_line_separators_escaped(void **state)
+{
+	CHECK_STRING("a\xc2\x85" "b", "\"a\\u0085b\"");                 /* NEL */
+	CHECK_STRING("\xc2\x80\xc2\x9f\xc2\xa0", "\"\\u0080\\u009f\xc2\xa0\""); /* C1 only, not U+00A0 */
+	CHECK_STRING("\xe2\x80\xa8\xe2\x80\xa9", "\"\\u2028\\u2029\"");
+	CHECK_STRING("\xe2\x80\xa7\xe2\x80\xaa", "\"\xe2\x80\xa7\xe2\x80\xaa\"");  /* neighbours pass */
+}
+
 #define FFFD "\xef\xbf\xbd"
 
 static void test_invalid_utf8_replaced(void **state)
@@ -228,6 +237,7 @@ int main(void)
 		cmocka_unit_test(test_escapes_control_chars),
 		cmocka_unit_test(test_valid_utf8_passes),
 		cmocka_unit_test(test_invalid_utf8_replaced),
+		cmocka_unit_test(test_line_separators_escaped),
 		cmocka_unit_test(test_null_strings),
 		cmocka_unit_test(test_commas_in_nested_containers),
 		cmocka_unit_test(test_keys_are_escaped),
