@@ -26,7 +26,8 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 PROFWRAP=$BIN/profwrap
 LIB=$BIN/libprofwrap.so
 [ -e "$LIB" ] || die "missing $LIB (run: make all, then make bench)"
-for f in "$PROFWRAP" "$BIN/profwrap-collector" "$BB/readloop" "$BB/metaloop" "$BB/ring" "$BB/mktrace" "$BB/timeit"; do
+for f in "$PROFWRAP" "$BIN/profwrap-collector" "$BB/readloop" "$BB/metaloop" "$BB/stdioloop" "$BB/ring" "$BB/mktrace" \
+	"$BB/timeit"; do
 	[ -e "$f" ] || die "missing $f (run: make all, then make bench)"
 	# A rebuild with a stale build/bench/*.d can leave a precompiled header under the program's name.
 	[ -x "$f" ] || die "$f is not an executable program (remove build/bench and run make bench again)"
@@ -497,6 +498,46 @@ out "A stat is recorded with its path, interned in the string arena once per dis
 out "pthread_mutex_lock is a pthread_mutex_trylock that succeeds (the same atomic operation): only a lock that"
 out "finds the mutex held is timed and recorded."
 rm -rf "$TMP/meta.d" "$TMP/metaoff.d"
+
+# 1f. stdio's character calls: accounted at the stream's buffer, not one by one.
+
+STDIO_N=400000
+section "1f. stdio calls on a 4 KiB buffer (/dev/null, /dev/zero), $STDIO_N per loop (best of 5 timed loops per process)"
+for call in putc fputc putc_unlocked getc fwrite; do
+	i=1
+	while [ "$i" -le "$ROUNDS" ]; do
+		"$BB/stdioloop" "$call" "$STDIO_N" 5 >"$TMP/io.plain.$call.$i" 2>&1
+		track "io_plain_$call" "$TMP/io.plain.$call.$i" || die "stdioloop $call failed: $(cat "$TMP/io.plain.$call.$i")"
+		rm -rf "$TMP/stdio.d"
+		"$PROFWRAP" -q -o "$TMP/stdio.d" --ring-size=256M -- "$BB/stdioloop" "$call" "$STDIO_N" 5 \
+			>"$TMP/io.rec.$call.$i" 2>&1
+		track "io_rec_$call" "$TMP/io.rec.$call.$i" "$(jnum "$TMP/stdio.d/rank0.json" dropped_events)" ||
+			out "stdioloop $call under profwrap, round $i failed: $(tail -n 3 "$TMP/io.rec.$call.$i")"
+		i=$((i + 1))
+	done
+done
+rule
+outf "$row_fmt" "call" "calls/loop" "loops" "cpu ns" "added" "wall ns" "added" "notes"
+rule
+for call in putc fputc putc_unlocked getc fwrite; do
+	[ -s "$TMP/io_plain_$call.vals" ] && [ -s "$TMP/io_rec_$call.vals" ] || continue
+	# shellcheck disable=SC2046
+	set -- $(pick "io_plain_$call")
+	p_cpu=$1 p_wall=$2
+	# shellcheck disable=SC2046
+	set -- $(pick "io_rec_$call")
+	case $call in
+	fwrite) note="recorded per call; the stream's marks follow it" ;;
+	putc_unlocked) note="inline: libc is called only to flush" ;;
+	*) note="a record per buffer flush or refill" ;;
+	esac
+	outf "$row_fmt" "$call under profwrap" "$STDIO_N" 5 "$(fmt %.1f "$1")" "$(diff1 "$1" "$p_cpu")" \
+		"$(fmt %.1f "$2")" "$(diff1 "$2" "$p_wall")" "plain $(fmt %.1f "$p_cpu") cpu ns; ${3:-?} dropped; $note"
+done
+rule
+out "A character call that finds room in the buffer costs the wrapper one compare; the bytes are read off the"
+out "buffer when it is flushed or refilled."
+rm -rf "$TMP/stdio.d"
 
 # ---------------------------------------------------------------------------------------------------------
 # 2. Ring throughput.

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define PW_FORMAT_VERSION 6u
+#define PW_FORMAT_VERSION 8u
 
 /* Domains: the unit of --trace=LIST selection and the "domain" column of the report. */
 #define PW_DOMAIN_LIST(X) \
@@ -466,6 +466,21 @@ enum pw_mem {
 	X(FALLOCATE, IO, "fallocate", PW_K_PLAIN)                             \
 	X(FTRUNCATE, IO, "ftruncate", PW_K_PLAIN)
 
+/* Character stdio and what the coverage check needs (appended: ids are stored). The character calls of
+ * stdio (putc, fputc, putchar, getc, fgetc, getchar, their _unlocked forms and the inline macros'
+ * __overflow/__uflow) are not recorded one by one: their bytes are counted per stream and written as one record per buffer flush or refill (preload/stdio.c),
+ * arg1 = the bytes since the stream's previous such record. io_uring_setup: ret = the ring's descriptor, arg0 =
+ * -1, arg1 = the entries asked for; the I/O done through a ring is seen neither by the wrappers nor by the
+ * kernel's rchar/wchar. setlocale: arg0 = -1, arg1 = the bytes libc read itself in the call (the locale alias
+ * file), as the kernel counted them. */
+#define PW_CHAR_IO_EVENT_LIST(X)                                    \
+	X(PUTC_BUFFERED, STDIO, "putc (per buffer)", PW_K_WRITE)    \
+	X(GETC_BUFFERED, STDIO, "getc (per buffer)", PW_K_READ)     \
+	X(FSCANF, STDIO, "fscanf", PW_K_READ)                       \
+	X(DPRINTF, STDIO, "dprintf", PW_K_WRITE)                    \
+	X(IO_URING_SETUP, IO, "io_uring_setup", PW_K_PLAIN)         \
+	X(SETLOCALE, IO, "setlocale (libc's reads)", PW_K_READ)
+
 /* X(ID, domain, "name", kind). Append only: ids are stored in raw traces. */
 #define PW_EVENT_LIST(X)                                  \
 	X(PAD, IO, "pad", PW_K_PLAIN)                     \
@@ -537,7 +552,8 @@ enum pw_mem {
 	PW_GPU_EVENT_LIST_LATER(X)                        \
 	PW_IO_EVENT_LIST_LATER(X)                         \
 	X(RECORD_COST, PROCESS, "record cost", PW_K_COST) \
-	PW_LATER_EVENT_LIST(X)
+	PW_LATER_EVENT_LIST(X)                            \
+	PW_CHAR_IO_EVENT_LIST(X)
 
 enum pw_event {
 #define PW_X(id, dom, name, kind) PW_EV_##id,

@@ -86,7 +86,7 @@ struct pw_seg_header {
 	int32_t exit_status;
 	uint64_t end_ticks;       /* time of exit or of the exec that replaced the image */
 	pw_strref exec_ref;       /* path given to the exec in progress */
-	uint64_t io_rchar;        /* /proc/self/io at exit, for the coverage check (io_valid = 1) */
+	uint64_t io_rchar;        /* /proc/self/io at exit or exec, for the coverage check (io_valid = 1) */
 	uint64_t io_wchar;
 	uint64_t io_valid;
 	_Atomic uint64_t arena_used;    /* bytes of the arena handed out, starts at 8 (0 means "no string") */
@@ -98,6 +98,15 @@ struct pw_seg_header {
 	pw_strref output_ref; /* the absolute output directory: where `profwrap salvage` and `clean` take it */
 	pw_strref session_ref; /* the session directory: its collector holds <session>/alive locked while it runs */
 	struct pw_thread_drops thread_drops[PW_DROP_SLOTS];
+	/* The coverage check's window: /proc/self/io once the image's set-up is done (the exec's and the
+	 * loader's reads before it are left out; io_start_valid = 1), and what is left out or added within it. */
+	uint64_t io_start_rchar;
+	uint64_t io_start_wchar;
+	uint64_t io_start_valid;
+	_Atomic uint64_t io_own;    /* bytes profwrap itself read or wrote (libunwind's pipe) */
+	_Atomic uint64_t io_loader; /* bytes the loader read for the objects dlopen loaded */
+	uint64_t io_unflushed;      /* at exit: bytes in stdio's output buffers, which libc writes after io_* */
+	_Atomic uint64_t io_unread; /* bytes stdio read ahead that the program never took (at fclose and exit) */
 	/* struct pw_lane lanes[lane_count] follows, cache-line aligned */
 };
 

@@ -91,7 +91,7 @@ static int measure(void)
 	recorded_domain = (enum pw_domain)__builtin_ctz(domains);
 	/* the record path's drop count (pw_note_thread_drop) returns at once for a thread past the table */
 	scratch_thread = (struct pw_thread){.lane = &scratch_lane, .data = scratch_data, .lane_backed = UINT64_MAX,
-					    .tid = pw_self.tid ? pw_self.tid : (uint32_t)syscall(SYS_gettid),
+					    .tid = pw_self.tid ? pw_self.tid : (uint32_t)PW_SYSCALL(SYS_gettid),
 					    .drop_slot = PW_DROP_SLOTS + 1};
 	int64_t stack_min_ticks = pw_stack_min_ticks;
 	pw_stack_min_ticks = INT64_MAX;

@@ -282,7 +282,7 @@ static _Thread_local int starting_here;
 static void sleep_ns(uint64_t ns)
 {
 	struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
-	syscall(SYS_clock_nanosleep, CLOCK_MONOTONIC, 0, &ts, NULL);
+	PW_SYSCALL(SYS_clock_nanosleep, CLOCK_MONOTONIC, 0, &ts, NULL);
 }
 
 /* A short sleep for the rare waits below. */

@@ -106,6 +106,80 @@ static void *dlopen_as(const char *path, int flags, const void *caller_addr)
 	return found ? found : real_dlopen(path, flags);
 }
 
+/* ---- What the loader reads ----
+ * glibc's loader reads the first 832 bytes of each object it maps (its FILEBUF_SIZE), and its program
+ * headers twice more when they lie beyond them: bytes the kernel counts in rchar that no wrapper sees. The
+ * objects loaded since the last count are the last ones of the list (dl_iterate_phdr's dlpi_adds counts
+ * loads, dlpi_subs unloads); an unload in between makes the count an upper bound. */
+struct load_count {
+	unsigned long long adds, subs;
+	size_t objects;
+	size_t skip;    /* objects before the new ones */
+	uint64_t bytes; /* the loader's reads of the new ones */
+};
+static struct load_count loads_counted;
+static int loads_lock;
+
+static int count_objects(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	struct load_count *c = data;
+	c->adds = info->dlpi_adds;
+	c->subs = info->dlpi_subs;
+	c->objects++;
+	return 0;
+}
+
+static uint64_t loader_reads(const struct dl_phdr_info *info)
+{
+	uint64_t phoff = sizeof(ElfW(Ehdr)), phdrs = (uint64_t)info->dlpi_phnum * sizeof(ElfW(Phdr));
+	for (int i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_PHDR)
+			phoff = info->dlpi_phdr[i].p_offset;
+	return 832 + (phoff + phdrs > 832 ? 2 * phdrs : 0);
+}
+
+static int sum_new_objects(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	struct load_count *c = data;
+	if (c->skip)
+		c->skip--;
+	else
+		c->bytes += loader_reads(info);
+	return 0;
+}
+
+void pw_loads_baseline(void)
+{
+	struct load_count now = {0};
+	dl_iterate_phdr(count_objects, &now);
+	loads_counted = now;
+	if (pw_seg)
+		atomic_store_explicit(&pw_seg->io_loader, 0, memory_order_relaxed); /* loads before: not in the window */
+}
+
+void pw_count_loads(void)
+{
+	struct pw_seg_header *h = pw_seg;
+	if (!h || __atomic_exchange_n(&loads_lock, 1, __ATOMIC_ACQUIRE))
+		return; /* another thread counts: it will see these loads too */
+	struct load_count now = {0};
+	dl_iterate_phdr(count_objects, &now);
+	size_t gone = (size_t)(now.subs - loads_counted.subs);
+	size_t kept = loads_counted.objects > gone ? loads_counted.objects - gone : 0; /* at least */
+	size_t added = now.objects > kept ? now.objects - kept : 0;
+	if (now.adds - loads_counted.adds < added)
+		added = (size_t)(now.adds - loads_counted.adds);
+	if (added) {
+		now.skip = now.objects - added;
+		dl_iterate_phdr(sum_new_objects, &now);
+		atomic_fetch_add_explicit(&h->io_loader, now.bytes, memory_order_relaxed);
+	}
+	loads_counted = now;
+	__atomic_store_n(&loads_lock, 0, __ATOMIC_RELEASE);
+}
+
 /* A load may bring a GPU library whose functions the wrappers need (pw_gpu_scan), and code whose addresses
  * stacks will hold (pw_stacks_after_dlopen). */
 PW_EXPORT void *dlopen(const char *path, int flags)
@@ -117,6 +191,7 @@ PW_EXPORT void *dlopen(const char *path, int flags)
 		if (h) {
 			pw_gpu_scan();
 			pw_stacks_after_dlopen(h, path);
+			pw_count_loads();
 		}
 		return h;
 	}
@@ -126,6 +201,7 @@ PW_EXPORT void *dlopen(const char *path, int flags)
 	if (ret) {
 		pw_gpu_scan();
 		pw_stacks_after_dlopen(ret, path);
+		pw_count_loads();
 	}
 	return ret;
 }

@@ -184,6 +184,38 @@ static char *read_small_file(const char *path, char *buf, size_t size, ssize_t *
 	return buf;
 }
 
+int pw_read_io(uint64_t *rchar, uint64_t *wchar)
+{
+	char buf[1024];
+	ssize_t len;
+	if (!read_small_file("/proc/self/io", buf, sizeof buf - 1, &len) || len <= 0)
+		return -1;
+	buf[len] = 0;
+	char *r = strstr(buf, "rchar: "), *w = strstr(buf, "wchar: ");
+	if (!r || !w)
+		return -1;
+	*rchar = strtoull(r + 7, NULL, 10);
+	*wchar = strtoull(w + 7, NULL, 10);
+	return (int)len;
+}
+
+/* The coverage check's window opens once the image is set up: what the exec, the loader and profwrap read
+ * until now is not the program's. */
+static void note_io_start(void)
+{
+	struct pw_seg_header *h = pw_seg;
+	if (!h)
+		return;
+	struct pw_guarded guard = pw_guard_enter(PW_GUARD_INTERNAL); /* a fork child's state was just reset */
+	pw_loads_baseline();
+	int len = pw_read_io(&h->io_start_rchar, &h->io_start_wchar);
+	if (len >= 0) {
+		h->io_start_rchar += (uint64_t)len; /* this read itself, counted after its figures */
+		h->io_start_valid = 1;
+	}
+	pw_guard_leave(guard);
+}
+
 /* What profwrap leaves free in /dev/shm for the program: a quarter of it, at least 16 MiB. A program that
  * needs more than what is left when profwrap grows may still run short, but never because profwrap took
  * the last of it. */
@@ -665,7 +697,7 @@ int pw_thread_attach(struct pw_thread *t)
 	if (!h)
 		return -1;
 	if (!t->tid)
-		t->tid = (uint32_t)syscall(SYS_gettid);
+		t->tid = (uint32_t)PW_SYSCALL(SYS_gettid);
 	struct pw_lane *lanes = pw_seg_lanes(h);
 	uint32_t shared = h->lane_count - 1;
 	/* A lane the collector has emptied first: a lane left by a thread that ended keeps that thread's records
@@ -745,16 +777,18 @@ void pw_note_exit(int status, int finished)
 	 * flush period's work, is lost. */
 	if (pw_cupti_at_exit && (!finished || !pw_self.gpu_depth))
 		pw_cupti_at_exit();
-	char buf[1024];
-	ssize_t len;
-	if (read_small_file("/proc/self/io", buf, sizeof buf - 1, &len) && len > 0) {
-		buf[len] = 0;
-		char *r = strstr(buf, "rchar: "), *w = strstr(buf, "wchar: ");
-		if (r && w) {
-			h->io_rchar = strtoull(r + 7, NULL, 10);
-			h->io_wchar = strtoull(w + 7, NULL, 10);
-			h->io_valid = 1;
-		}
+	if (!finished) {
+		uint64_t unread = 0;
+		pw_stdio_at_exit(&h->io_unflushed, &unread);
+		atomic_fetch_add_explicit(&h->io_unread, unread, memory_order_relaxed);
+		pw_count_loads();
+	}
+	int len = pw_read_io(&h->io_rchar, &h->io_wchar);
+	if (len >= 0) {
+		/* this read is counted after its figures, in the kernel's total a parent gets at the reap */
+		h->io_rchar += (uint64_t)len;
+		atomic_fetch_add_explicit(&h->io_own, (uint64_t)len, memory_order_relaxed);
+		h->io_valid = 1;
 	}
 	h->exit_status = status;
 	h->end_ticks = pw_clock_ticks();
@@ -805,8 +839,11 @@ void pw_after_fork_child(void)
 	pw_cwd_after_fork();
 	pw_gpu_after_fork();
 	pw_meta_after_fork();
-	if (pw_cfg.follow_fork && !spawning_collector)
+	pw_stdio_after_fork();
+	if (pw_cfg.follow_fork && !spawning_collector) {
 		session_start(1);
+		note_io_start();
+	}
 	pw_guard_leave(guard);
 }
 
@@ -836,6 +873,7 @@ __attribute__((constructor)) static void pw_init(int argc, char **argv)
 		session_start(0);
 		pw_gpu_scan(); /* again, now that records can be written: starts CUPTI if CUDA is loaded */
 		be_nvtx_tool();
+		note_io_start();
 	}
 	pw_guard_leave(guard);
 }

@@ -94,7 +94,7 @@ static pw_strref make_cwd_name(uint64_t hash, const void *arg)
 pw_strref pw_cwd_note(void)
 {
 	char buf[4096];
-	long n = syscall(SYS_getcwd, buf, sizeof buf);
+	long n = PW_SYSCALL(SYS_getcwd, buf, sizeof buf);
 	pw_strref ref = 0;
 	if (n > 1 && buf[0] == '/') {
 		struct cwd_text t = {buf, (size_t)n - 1};
@@ -213,7 +213,7 @@ static int dup23_call(int fd, int fd2, int flags, int three)
 	int ret = three ? real_dup3(fd, fd2, flags) : real_dup2(fd, fd2);
 	if (ret < 0 && moved) {
 		int saved = errno;
-		syscall(SYS_close, fd2);
+		PW_SYSCALL(SYS_close, fd2);
 		errno = saved;
 	}
 	return ret;
@@ -306,7 +306,8 @@ PW_WRAP(IO, PREADV2, ssize_t, preadv2, (int fd, const struct iovec *iov, int cnt
 PW_WRAP(IO, PREADV2, ssize_t, preadv64v2, (int fd, const struct iovec *iov, int cnt, off64_t off, int flags),
 	(fd, iov, cnt, off, flags), fd, MOVED(ret), ret < 0)
 
-PW_WRAP(IO, WRITE, ssize_t, write, (int fd, const void *buf, size_t n), (fd, buf, n), fd, MOVED(ret), ret < 0)
+PW_WRAP_UNWIND(pw_unwind_write(fd, buf, n), IO, WRITE, ssize_t, write, (int fd, const void *buf, size_t n),
+	       (fd, buf, n), fd, MOVED(ret), ret < 0)
 PW_WRAP(IO, PWRITE, ssize_t, pwrite, (int fd, const void *buf, size_t n, off_t off), (fd, buf, n, off), fd,
 	MOVED(ret), ret < 0)
 PW_WRAP(IO, PWRITE, ssize_t, pwrite64, (int fd, const void *buf, size_t n, off64_t off), (fd, buf, n, off), fd,

@@ -37,7 +37,7 @@ static atomic_flag table_lock = ATOMIC_FLAG_INIT;
 static struct kernel_table *table_new(size_t slots)
 {
 	size_t bytes = sizeof(struct kernel_table) + slots * sizeof(struct kernel_entry);
-	void *p = (void *)syscall(SYS_mmap, NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	void *p = (void *)PW_SYSCALL(SYS_mmap, NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
 		return NULL;
 	struct kernel_table *t = p;

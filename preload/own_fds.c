@@ -42,10 +42,10 @@ int pw_own_fd_move_high(int fd)
 	int floor = high_floor();
 	if (fd < 0 || floor < 0)
 		return fd;
-	int high = (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, floor);
+	int high = (int)PW_SYSCALL(SYS_fcntl, fd, F_DUPFD_CLOEXEC, floor);
 	if (high < 0)
 		return fd;
-	syscall(SYS_close, fd);
+	PW_SYSCALL(SYS_close, fd);
 	return high;
 }
 
@@ -84,7 +84,7 @@ void pw_own_fd_close(enum pw_own_fd_slot slot)
 {
 	int fd = atomic_exchange(&pw_own_fd_numbers[slot], -1);
 	if (still_ours(slot, fd))
-		syscall(SYS_close, fd);
+		PW_SYSCALL(SYS_close, fd);
 }
 
 void pw_own_fd_forget(enum pw_own_fd_slot slot)
@@ -120,14 +120,14 @@ int pw_own_fd_vacate(int fd)
 	if (slot < 0 || !movable(slot))
 		return 0;
 	int floor = high_floor();
-	int moved = (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, floor < 0 ? 3 : floor);
+	int moved = (int)PW_SYSCALL(SYS_fcntl, fd, F_DUPFD_CLOEXEC, floor < 0 ? 3 : floor);
 	if (moved < 0)
-		moved = (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, 3);
+		moved = (int)PW_SYSCALL(SYS_fcntl, fd, F_DUPFD_CLOEXEC, 3);
 	if (moved < 0)
 		return 0; /* no free number at all: the program's call takes ours, as it would without profwrap */
 	int expected = fd;
 	if (!atomic_compare_exchange_strong(&pw_own_fd_numbers[slot], &expected, moved)) {
-		syscall(SYS_close, moved); /* another thread moved it first */
+		PW_SYSCALL(SYS_close, moved); /* another thread moved it first */
 		return 0;
 	}
 	/* A call that took the old number before it moved must end before the number is the program's. A
@@ -172,7 +172,7 @@ __attribute__((constructor)) static void resolve_close_calls(void)
 static int close_range_call(unsigned first, unsigned last, int flags)
 {
 	return real_close_range ? real_close_range(first, last, flags)
-				: (int)syscall(SYS_close_range, first, last, flags);
+				: (int)PW_SYSCALL(SYS_close_range, first, last, flags);
 }
 
 /* close_range over [first, last] without our descriptors: the ranges between them. With nothing between
@@ -216,7 +216,7 @@ PW_EXPORT void closefrom(int low)
 	for (int i = 0; i < n; i++) {
 		if (ours[i] > from && close_range_call(from, ours[i] - 1, 0) < 0 && errno == ENOSYS)
 			for (unsigned fd = from; fd < ours[i]; fd++)
-				syscall(SYS_close, fd);
+				PW_SYSCALL(SYS_close, fd);
 		from = ours[i] + 1;
 	}
 	errno = saved;

@@ -212,7 +212,7 @@ static int clone_child(void *p)
 int pw_tls_owner(void)
 {
 	struct pw_thread *t = &pw_self;
-	uint32_t tid = (uint32_t)syscall(SYS_gettid);
+	uint32_t tid = (uint32_t)PW_SYSCALL(SYS_gettid);
 	if (!t->tid)
 		t->tid = tid; /* a thread's first call: clone() gave every creator a thread id before its clone */
 	if (t->tid == tid)
@@ -259,7 +259,7 @@ PW_EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
 		 * (pw_tls_owner). A creator that is itself such a clone has its owner's id already. */
 		int saved = errno;
 		if (!pw_self.tid)
-			pw_self.tid = (uint32_t)syscall(SYS_gettid);
+			pw_self.tid = (uint32_t)PW_SYSCALL(SYS_gettid);
 		atomic_fetch_or_explicit(&pw_recording, PW_TLS_SHARED, memory_order_seq_cst);
 		errno = saved;
 	}
@@ -308,6 +308,9 @@ static void exec_begin(const char *path)
 		return;
 	struct pw_guarded guard = pw_guard_enter(PW_GUARD_RECORDING);
 	pw_seg->exec_ref = exec_path_ref(path);
+	pw_guard_set(PW_GUARD_INTERNAL); /* the profiler's own reads: not skipped calls */
+	pw_count_loads();
+	pw_seg->io_valid = pw_read_io(&pw_seg->io_rchar, &pw_seg->io_wchar) >= 0; /* the image's window ends */
 	pw_seg->end_ticks = pw_clock_ticks();
 	atomic_store_explicit(&pw_seg->state, PW_STATE_EXECING, memory_order_release);
 	pw_guard_leave(guard);
@@ -316,8 +319,10 @@ static void exec_begin(const char *path)
 static void exec_failed(uint64_t t0, const char *path)
 {
 	struct pw_guarded guard = pw_guard_enter(PW_GUARD_RECORDING);
-	if (pw_seg)
+	if (pw_seg) {
+		pw_seg->io_valid = 0;
 		atomic_store_explicit(&pw_seg->state, PW_STATE_RUNNING, memory_order_release);
+	}
 	pw_emit_call(PW_EV_EXECVE | pw_outside_flag(), t0, pw_clock_ticks(), -1, 0,
 		     guard.saved_errno == EFAULT ? 0 : pw_intern_path(path), guard.saved_errno);
 	pw_guard_leave(guard);

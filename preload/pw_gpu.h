@@ -11,7 +11,7 @@
 
 /* The libraries whose calls are wrapped, found among the loaded objects by the name their files start with
  * (libcudart.so.12 and libcudart.so.13 alike). MPI (mpi.c) is found the same way: libmpi.so is OpenMPI's,
- * MPICH's (3.1 and later), Intel MPI's and MVAPICH's library. */
+ * MPICH's (3.1 and later), Intel MPI's and MVAPICH's library; and liburing (uring.c). */
 #define PW_GPU_LIB_LIST(X)                 \
 	X(CUDART, "libcudart.so")          \
 	X(CUBLAS, "libcublas.so")          \
@@ -19,7 +19,8 @@
 	X(CUDNN, "libcudnn.so")            \
 	X(NCCL, "libnccl.so")              \
 	X(CUPTI, "libcupti.so")            \
-	X(MPI, "libmpi.so")
+	X(MPI, "libmpi.so")                \
+	X(URING, "liburing.so")
 
 /* Other file names of a library above: an object loaded under one of them fills the same slots. MPICH
  * before 3.1, and Debian's and Ubuntu's MPICH packages to this day, link programs with libmpich.so. */

@@ -87,6 +87,7 @@ struct pw_thread {
  * closed; other descriptors are served as usual. */
 int pw_unwind_pipe2(int fds[2], int flags);
 ssize_t pw_unwind_read(int fd, void *buf, size_t n);
+ssize_t pw_unwind_write(int fd, const void *buf, size_t n);
 int pw_unwind_close(int fd);
 #define PW_IN_UNWIND() PW_UNLIKELY(pw_self.guard == PW_GUARD_UNWIND)
 
@@ -390,6 +391,12 @@ struct stat;
 int pw_fstat_unrecorded(int fd, struct stat *st);
 int pw_access_unrecorded(const char *path, int mode);
 int pw_mutex_lock_unrecorded(pthread_mutex_t *m);
+/* libc's syscall() (uring.c): the library's own references to syscall() bind to its wrapper, as the program's
+ * do, which would record its SYS_read and SYS_write (and count a clone's on shared TLS as dropped twice). */
+long pw_syscall_unrecorded(long number, long a, long b, long c, long d, long e, long f);
+#define PW_SYSCALL_PAD(number, a, b, c, d, e, f, ...) \
+	pw_syscall_unrecorded((long)(number), (long)(a), (long)(b), (long)(c), (long)(d), (long)(e), (long)(f))
+#define PW_SYSCALL(...) PW_SYSCALL_PAD(__VA_ARGS__, 0, 0, 0, 0, 0, 0, 0)
 /* In a fork child: the interned paths of meta.c name entries of the parent's arena. */
 void pw_meta_after_fork(void);
 
@@ -445,6 +452,18 @@ void pw_start_thread(const char *name, void *(*fn)(void *), size_t stack_size);
 /* exit/_exit/return from main: the status to report, and /proc/self/io for the coverage check. finished is
  * 0 when atexit handlers and destructors are still to run (exit, return from main), 1 for _exit. */
 void pw_note_exit(int status, int finished);
+/* stdio at exit (stdio.c), before libc's own flush: records the streams' pending bytes; *unflushed gets the
+ * bytes still in output buffers (libc writes them after /proc/self/io is read), *unread those read ahead and
+ * not taken. In a fork child: the pending bytes are the parent's to record. */
+void pw_stdio_at_exit(uint64_t *unflushed, uint64_t *unread);
+void pw_stdio_after_fork(void);
+/* rchar and wchar of /proc/self/io. Returns the bytes read to learn them (the kernel counts them after), or -1
+ * when they cannot be read. */
+int pw_read_io(uint64_t *rchar, uint64_t *wchar);
+/* What the loader reads of the objects it maps (dl.c): pw_loads_baseline when the coverage window opens,
+ * pw_count_loads after a load and at exit, which adds the objects loaded since to the segment's io_loader. */
+void pw_loads_baseline(void);
+void pw_count_loads(void);
 /* Once MPI_Init has returned: the process's rank and world size as MPI says (they replace what the
  * launcher's environment said; the collector reads them when the process ends). */
 void pw_process_set_rank(int rank, int world_size);

@@ -301,7 +301,7 @@ static struct {
 static int peek(void *dst, const void *src, size_t n)
 {
 	struct iovec local = {dst, n}, remote = {(void *)src, n};
-	return syscall(SYS_process_vm_readv, getpid(), &local, 1UL, &remote, 1UL, 0UL) == (ssize_t)n ? 0 : -1;
+	return PW_SYSCALL(SYS_process_vm_readv, getpid(), &local, 1UL, &remote, 1UL, 0UL) == (ssize_t)n ? 0 : -1;
 }
 
 static void *peek_ptr(const void *at)

@@ -280,7 +280,7 @@ static int unw_pipe_end(int fd)
 int pw_unwind_pipe2(int fds[2], int flags)
 {
 	int made[2];
-	if (syscall(SYS_pipe2, made, flags | O_CLOEXEC) < 0)
+	if (PW_SYSCALL(SYS_pipe2, made, flags | O_CLOEXEC) < 0)
 		return -1;
 	/* above the numbers programs use, as the profiler's own descriptors are */
 	struct rlimit rl;
@@ -288,9 +288,9 @@ int pw_unwind_pipe2(int fds[2], int flags)
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur > 128)
 		floor = rl.rlim_cur > 1024 ? 1024 - 96 : (int)rl.rlim_cur - 48;
 	for (int i = 0; i < 2; i++) {
-		int high = (int)syscall(SYS_fcntl, made[i], F_DUPFD_CLOEXEC, floor);
+		int high = (int)PW_SYSCALL(SYS_fcntl, made[i], F_DUPFD_CLOEXEC, floor);
 		if (high >= 0) {
-			syscall(SYS_close, made[i]);
+			PW_SYSCALL(SYS_close, made[i]);
 			made[i] = high;
 		}
 		struct stat st;
@@ -310,28 +310,42 @@ static int unw_pipe_number(int fd)
 	return fd >= 0 && (fd == unw_pipe[0].fd || fd == unw_pipe[1].fd);
 }
 
+/* Bytes moved through libunwind's pipe: the kernel counts them, and they are not the program's. */
+static ssize_t own_bytes(ssize_t n)
+{
+	if (n > 0 && pw_seg)
+		atomic_fetch_add_explicit(&pw_seg->io_own, (uint64_t)n, memory_order_relaxed);
+	return n;
+}
+
 ssize_t pw_unwind_read(int fd, void *buf, size_t n)
 {
 	if (!unw_pipe_number(fd))
-		return syscall(SYS_read, fd, buf, n);
+		return PW_SYSCALL(SYS_read, fd, buf, n);
 	/* both ends must still be the pipe: libunwind writes to the other end next */
 	if (unw_pipe_end(fd) != 0 || unw_pipe_end(unw_pipe[1].fd) != 1) {
 		errno = EBADF;
 		return -1;
 	}
-	return syscall(SYS_read, fd, buf, n);
+	return own_bytes(PW_SYSCALL(SYS_read, fd, buf, n));
+}
+
+ssize_t pw_unwind_write(int fd, const void *buf, size_t n)
+{
+	ssize_t put = PW_SYSCALL(SYS_write, fd, buf, n);
+	return unw_pipe_number(fd) ? own_bytes(put) : put;
 }
 
 int pw_unwind_close(int fd)
 {
 	if (!unw_pipe_number(fd))
-		return (int)syscall(SYS_close, fd);
+		return (int)PW_SYSCALL(SYS_close, fd);
 	int end = unw_pipe_end(fd);
 	if (end < 0)
 		return 0; /* the number is the program's now: left alone */
 	unw_pipe[end].fd = -1;
 	pw_own_fd_forget(PW_OWN_UNWIND_READ + end);
-	return (int)syscall(SYS_close, fd);
+	return (int)PW_SYSCALL(SYS_close, fd);
 }
 
 /* ---- the unwinder ---- */

@@ -584,6 +584,13 @@ void pw_producer_finish(struct pw_drain *s, struct pw_producer *p, int still_run
 		end.samples_skipped = atomic_load(&h->samples_skipped);
 		end.shm_refused = atomic_load(&h->shm_refused);
 		sum_stack_costs(p, &end);
+		end.io_start_rchar = h->io_start_rchar;
+		end.io_start_wchar = h->io_start_wchar;
+		end.io_start_valid = h->io_start_valid;
+		end.io_own = atomic_load(&h->io_own);
+		end.io_loader = atomic_load(&h->io_loader);
+		end.io_unflushed = h->io_unflushed;
+		end.io_unread = atomic_load(&h->io_unread);
 		write_thread_drops(s, p);
 		rank = __atomic_load_n(&h->rank, __ATOMIC_RELAXED);
 		world = __atomic_load_n(&h->world_size, __ATOMIC_RELAXED);

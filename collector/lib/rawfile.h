@@ -111,6 +111,14 @@ struct pw_raw_end {
 	/* the call stacks its threads took and the ticks they spent taking them (0 in older files) */
 	uint64_t stacks;
 	uint64_t stack_ticks;
+	/* The coverage check's window (pw_seg_header's io_start_* and what follows them; 0 in older files) */
+	uint64_t io_start_rchar;
+	uint64_t io_start_wchar;
+	uint64_t io_start_valid;
+	uint64_t io_own;
+	uint64_t io_loader;
+	uint64_t io_unflushed;
+	uint64_t io_unread;
 };
 
 /* ---- writer ---- */

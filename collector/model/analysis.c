@@ -722,6 +722,8 @@ static uint32_t account_call(struct file_ctx *c, struct pw_proc *p, struct pw_ca
 		follow_fd(c, e);
 		break;
 	case PW_K_PLAIN:
+		if (rec->h.type == PW_EV_IO_URING_SETUP && rec->ret >= 0)
+			p->io_uring_rings++;
 		if (pw_events[rec->h.type].domain == PW_DOM_IO || pw_events[rec->h.type].domain == PW_DOM_META) {
 			if ((f = file_of_fd(c, (int64_t)rec->arg0, e->t0_ns)))
 				f->time_ns += dur;
@@ -896,6 +898,11 @@ static void on_end(void *ctx, const struct pw_raw_end *end, uint64_t end_ns, con
 	p->io_rchar = end->io_rchar;
 	p->io_wchar = end->io_wchar;
 	p->io_valid = end->io_valid == 1;
+	p->io_start_valid = end->io_start_valid == 1;
+	p->io_start = end->io_start_rchar + end->io_start_wchar;
+	p->io_left_out = end->io_own + end->io_loader;
+	p->io_unflushed = end->io_unflushed;
+	p->io_unread = end->io_unread;
 	p->skipped += end->bad_records;
 	p->dropped += end->guard_skipped; /* calls a signal handler made while its thread was writing a record */
 	c->rs->r.strings_dropped += end->arena_dropped;
@@ -1152,6 +1159,53 @@ static void sum_own_cost(struct pw_rank_report *r)
 	o->wall_share = r->wall_ns ? (double)o->total_ns / (double)r->wall_ns : 0.0;
 }
 
+/* Whether p is the last image of its pid in r. */
+static int last_image(const struct pw_rank_report *r, const struct pw_proc *p)
+{
+	for (size_t j = 0; j < r->nprocs; j++)
+		if (r->procs[j].pid == p->pid && r->procs[j].image > p->image)
+			return 0;
+	return 1;
+}
+
+/* The coverage check of one pid, last its last image. The kernel's counters span every image (exec keeps
+ * them): each image's window runs from the end of its set-up to its exit or exec, less what profwrap and the
+ * loader moved in it, plus what libc flushed after the counters were read; the bytes of children it reaped
+ * (the kernel adds them in) come off. An image of an older file has no start: its window starts at 0, and an
+ * earlier image without counters (exec'd) leaves its bytes to the next one's. The check cannot be made when
+ * the last image's counters, or a child's, were never read. */
+static void check_pid(struct pw_rank_report *r, const struct pw_proc *last)
+{
+	uint64_t windows = 0, raw = 0, left_out = 0, seen = 0, end = last->io_rchar + last->io_wchar;
+	int ok = last->io_valid && !last->io_uncertain;
+	for (size_t j = 0; j < r->nprocs && ok; j++) {
+		const struct pw_proc *q = &r->procs[j];
+		if (q->pid != last->pid)
+			continue;
+		seen += q->seen_read_bytes + q->seen_write_bytes + q->io_unread;
+		if (!q->io_valid) {
+			ok = q->how == PW_END_EXECED;
+			continue;
+		}
+		uint64_t q_end = q->io_rchar + q->io_wchar, q_start = q->io_start_valid ? q->io_start : 0;
+		uint64_t window = q_end > q_start ? q_end - q_start : 0;
+		uint64_t out = q->io_left_out < window ? q->io_left_out : window;
+		raw += window;
+		windows += window - out + q->io_unflushed;
+		left_out += out;
+	}
+	if (!ok) {
+		if (!r->io_unchecked++)
+			r->io_unchecked_pid = last->pid;
+		return;
+	}
+	left_out += end > raw ? end - raw : 0; /* before each image's window: the exec and the loader */
+	r->io_checked++;
+	r->kernel_bytes += windows > last->io_children ? windows - last->io_children : 0;
+	r->seen_bytes += seen;
+	r->io_left_out += left_out;
+}
+
 static void finish_rank(struct pw_analysis *a, struct pw_rank_report *r)
 {
 	qsort(r->procs, r->nprocs, sizeof *r->procs, cmp_proc);
@@ -1165,14 +1219,10 @@ static void finish_rank(struct pw_analysis *a, struct pw_rank_report *r)
 		r->skipped += p->skipped;
 		if (p->raw_path && !p->how && !r->unfinished++)
 			r->unfinished_pid = p->pid;
-		if (p->io_valid && !p->io_uncertain) {
-			/* The kernel's counters span every image of the pid (exec keeps them): so do ours. */
-			uint64_t own = p->io_rchar + p->io_wchar;
-			r->kernel_bytes += own > p->io_children ? own - p->io_children : 0;
-			for (size_t j = 0; j < r->nprocs; j++)
-				if (r->procs[j].pid == p->pid)
-					r->seen_bytes += r->procs[j].seen_read_bytes + r->procs[j].seen_write_bytes;
-		}
+		if (last_image(r, p))
+			check_pid(r, p);
+		if (p->io_uring_rings && !r->io_uring_procs++)
+			r->io_uring_pid = p->pid;
 		if (!r->command && p->argv)
 			r->command = strdup(a->command && a->target_pid == p->pid ? a->command : p->argv);
 	}

@@ -74,11 +74,18 @@ struct pw_proc {
 	uint64_t dropped;
 	uint64_t skipped; /* records refused by the reader */
 	uint64_t threads;
-	uint64_t io_rchar; /* kernel's count at exit (io_valid) */
+	uint64_t io_rchar; /* kernel's count at exit or exec (io_valid) */
 	uint64_t io_wchar;
 	int io_valid;
+	uint64_t io_start;    /* rchar+wchar once its set-up was done (io_start_valid): the exec's and the loader's
+			       * reads before are not the program's */
+	int io_start_valid;
+	uint64_t io_left_out; /* within the window: what profwrap itself and the loader (dlopen) moved */
+	uint64_t io_unflushed; /* in stdio's buffers at exit: libc wrote them after the counters were read */
+	uint64_t io_unread;    /* read ahead by stdio, never taken by the program */
 	uint64_t io_children; /* of io_rchar+io_wchar, what reaped children did (the kernel adds it in) */
 	int io_uncertain;     /* a child ended whose share of io_rchar/io_wchar is unknown */
+	uint32_t io_uring_rings; /* io_uring instances it set up: their I/O is measured by no one */
 	uint64_t seen_read_bytes; /* what the wrappers accounted for */
 	uint64_t seen_write_bytes;
 	/* time its main thread (tid = pid) spent blocked, each moment counted once (a poll inside MPI_Allreduce
@@ -170,6 +177,12 @@ struct pw_rank_report {
 	uint64_t kernel_bytes;
 	uint64_t seen_bytes;
 	double coverage; /* seen/kernel, 1.0 when the kernel counted nothing */
+	uint64_t io_left_out;   /* left out of kernel_bytes: what the exec, the loader and profwrap moved */
+	uint32_t io_checked;    /* processes whose bytes were checked */
+	uint32_t io_unchecked;  /* processes whose bytes could not be checked (their counters, or a child's, unread) */
+	int io_unchecked_pid;   /* the first of them */
+	uint32_t io_uring_procs; /* processes that set up io_uring */
+	int io_uring_pid;        /* the first of them */
 	struct pw_gpu_report *gpu; /* GPU library calls: NULL when the rank made none */
 	/* What the GPU did (CUPTI activity records; never counted as calls), and the GPU call figures the
 	 * findings need: NULL when the rank has neither activity records nor GPU calls */

@@ -210,6 +210,9 @@ int pw_write_rank_json(const struct pw_analysis *a, const struct pw_rank_report 
 	pw_json_kv_uint(&j, "kernel_bytes", r->kernel_bytes);
 	pw_json_kv_uint(&j, "seen_bytes", r->seen_bytes);
 	pw_json_kv_double(&j, "share", r->coverage, 4);
+	pw_json_kv_uint(&j, "left_out_bytes", r->io_left_out);
+	pw_json_kv_uint(&j, "unchecked_processes", r->io_unchecked);
+	pw_json_kv_uint(&j, "io_uring_processes", r->io_uring_procs);
 	pw_json_end_object(&j);
 
 	pw_json_end_object(&j);

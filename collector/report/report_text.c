@@ -500,32 +500,54 @@ static void write_drops_by_thread(FILE *f, const struct pw_rank_report *r)
 	}
 }
 
+/* ", and N more" after the first of n processes named. */
+static void print_more(FILE *f, uint32_t n)
+{
+	if (n > 1)
+		fprintf(f, " and %" PRIu32 " more", n - 1);
+}
+
 static void print_coverage(FILE *f, const struct pw_rank_report *r)
 {
-	char seen[32], kernel[32];
+	char seen[32], kernel[32], left_out[32];
 	fputs("Coverage\n", f);
 	if (r->kernel_bytes) {
 		pw_format_bytes(seen, sizeof seen, r->seen_bytes);
 		pw_format_bytes(kernel, sizeof kernel, r->kernel_bytes);
+		pw_format_bytes(left_out, sizeof left_out, r->io_left_out);
 		fprintf(f,
-			"  The wrappers accounted for %.1f%% of the bytes the kernel counted (rchar+wchar): "
-			"%s of %s.\n",
-			r->coverage * 100.0, seen, kernel);
+			"  The wrappers accounted for %.1f%% of the bytes the kernel counted (rchar+wchar): %s of %s "
+			"(left out: %s that the exec, the loader and profwrap itself read).\n",
+			r->coverage * 100.0, seen, kernel, left_out);
+	} else if (r->io_checked) {
+		fputs("  The kernel counted no bytes read or written.\n", f);
 	} else {
-		int any_valid = 0;
-		for (size_t i = 0; i < r->nprocs; i++)
-			any_valid |= r->procs[i].io_valid;
-		fputs(any_valid ? "  The kernel counted no bytes read or written.\n"
-				: "  No process reported the kernel's I/O counters (they are read at exit).\n",
+		fputs(r->io_unchecked ? "  The check could not be made: no process's counters can be compared (below).\n"
+				      : "  No process reported the kernel's I/O counters (they are read at exit).\n",
 		      f);
 	}
-	/* Small gaps are the dynamic loader and the profiler's own reads: only a real gap is worth a warning. */
+	if (r->io_unchecked) {
+		fprintf(f, "  Not checked: %" PRIu32 " process%s (pid %d", r->io_unchecked,
+			r->io_unchecked == 1 ? "" : "es", r->io_unchecked_pid);
+		print_more(f, r->io_unchecked);
+		fputs("): killed before reporting the kernel's counters, or the parent of a child that was (the kernel "
+		      "adds a reaped child's counters to its parent's).\n",
+		      f);
+	}
+	if (r->io_uring_procs) {
+		fprintf(f, "WARNING: %" PRIu32 " process%s (pid %d", r->io_uring_procs, r->io_uring_procs == 1 ? "" : "es",
+			r->io_uring_pid);
+		print_more(f, r->io_uring_procs);
+		fputs(") set up io_uring: the I/O done through it is not measured (neither the wrappers nor the "
+		      "kernel's rchar/wchar see it).\n",
+		      f);
+	}
+	/* Small gaps are libc's own reads (locale files): only a real gap is worth a warning. */
 	if (r->kernel_bytes && r->coverage < 0.95 && r->kernel_bytes > r->seen_bytes + (1u << 20))
 		fprintf(f,
-			"WARNING: %.1f%% of the bytes the kernel counted went through calls profwrap does not wrap: "
-			"probably network (send/recv), pipes or files moved by unwrapped calls (sendfile, splice, "
-			"copy_file_range), or I/O by code that makes system calls directly%s.\n",
-			(1.0 - r->coverage) * 100.0, r->dropped ? "; or calls among the dropped events below" : "");
+			"WARNING: %.1f%% of the bytes the kernel counted went through calls profwrap did not see%s "
+			"(README, Limits: what profwrap does not see).\n",
+			(1.0 - r->coverage) * 100.0, r->dropped ? ", or are among the dropped events below" : "");
 	if (r->shm_refused)
 		fprintf(f,
 			"WARNING: %" PRIu64 " events dropped because /dev/shm had too little room: profwrap leaves a "

@@ -802,7 +802,8 @@ static void test_skipped_and_strings_dropped(void **state)
 		mkrec(PW_EV_READ, 82, 1000, 1001, 1, 0, 1, 0),
 	};
 	put_records(fd, a, NREC(a));
-	struct pw_raw_end e = {PW_END_EXITED, 0, 2000, 0, 0, 0, 0, 6, 0, 2, 0, 0, 5, 0, 0};
+	struct pw_raw_end e = {.how = PW_END_EXITED, .end_ticks = 2000, .arena_dropped = 6, .bad_records = 2,
+				 .shm_refused = 5};
 	pwt_end_full(fd, &e);
 
 	struct pw_analysis *an = &fx->an;
@@ -833,7 +834,8 @@ static void test_coverage(void **state)
 		mkrec(PW_EV_WRITE, 60, 1300, 1400, 300, 1, 300, 0),
 	};
 	put_records(fd, a, NREC(a));
-	struct pw_raw_end e = {PW_END_EXITED, 0, 2000, 0, 1000, 600, 1, 0, 0, 0, 0, 0, 0, 0, 0};
+	struct pw_raw_end e = {.how = PW_END_EXITED, .end_ticks = 2000, .io_rchar = 1000, .io_wchar = 600,
+				 .io_valid = 1};
 	pwt_end_full(fd, &e);
 	fd = pwt_open(fx, "0-61.pwt", 61, 1, 0, 1000);
 	struct pw_rec_call b[] = {mkrec(PW_EV_READ, 61, 1100, 1200, 999, 0, 999, 0)};
@@ -848,7 +850,8 @@ static void test_coverage(void **state)
 	fd = pwt_open_spec(fx, "1-70.1.pwt", &img1);
 	struct pw_rec_call d[] = {mkrec(PW_EV_WRITE, 70, 1700, 1800, 300, 1, 300, 0)};
 	put_records(fd, d, NREC(d));
-	struct pw_raw_end e2 = {PW_END_EXITED, 0, 2000, 0, 500, 300, 1, 0, 0, 0, 0, 0, 0, 0, 0};
+	struct pw_raw_end e2 = {.how = PW_END_EXITED, .end_ticks = 2000, .io_rchar = 500, .io_wchar = 300,
+				 .io_valid = 1};
 	pwt_end_full(fd, &e2);
 
 	fd = pwt_open(fx, "2-90.pwt", 90, 1, 2, 1000);
@@ -876,6 +879,69 @@ static void test_coverage(void **state)
 	r = rank_of(an, 2);
 	assert_int_equal(r->kernel_bytes, 0);
 	assert_true(r->coverage == 1.0);
+	pw_analysis_free(an);
+}
+
+/* The window of each image: from the end of its set-up (io_start) to its exit or exec, less what profwrap and
+ * the loader moved in it (io_own, io_loader), plus what libc flushed after the counters were read
+ * (io_unflushed); the exec and the loader before each window are left out (left_out); stdio's read-ahead
+ * never taken counts as seen (io_unread), and a reaped child's bytes come off its parent's. Pid 40:
+ * image 0 (100..450, 50 its own) and image 1 (900..2600, 10 its own, 40 unflushed, 60 unread), reaped
+ * pid 41 (700 at its end, 50 before its window). In rank 1, pid 50 reaped a child killed before it
+ * reported: neither can be checked. */
+static void test_coverage_window(void **state)
+{
+	struct fx *fx = *state;
+	int fd = pwt_open(fx, "0-40.pwt", 40, 1, 0, 1000);
+	struct pw_rec_call a[] = {mkrec(PW_EV_READ, 40, 1100, 1200, 250, 0, 250, 0)};
+	put_records(fd, a, NREC(a));
+	struct pw_raw_end e0 = {.how = PW_END_EXECED, .end_ticks = 1500, .io_rchar = 400, .io_wchar = 50,
+				 .io_valid = 1, .io_start_rchar = 100, .io_start_valid = 1, .io_own = 20,
+				 .io_loader = 30};
+	pwt_end_full(fd, &e0);
+	struct procspec img1 = {40, 1, 0, 2, 1600, "x", 1, "/x", "node0", 1, 0};
+	fd = pwt_open_spec(fx, "0-40.1.pwt", &img1);
+	struct pw_rec_call b[] = {
+		mkrec(PW_EV_WRITE, 40, 1700, 1800, 900, 1, 900, 0),
+		mkrec(PW_EV_WAITPID, 40, 1800, 1900, 41, 41, 0, 0),
+	};
+	put_records(fd, b, NREC(b));
+	struct pw_raw_end e1 = {.how = PW_END_EXITED, .end_ticks = 2000, .io_rchar = 1900, .io_wchar = 700,
+				 .io_valid = 1, .io_start_rchar = 800, .io_start_wchar = 100, .io_start_valid = 1,
+				 .io_own = 10, .io_unflushed = 40, .io_unread = 60};
+	pwt_end_full(fd, &e1);
+	fd = pwt_open(fx, "0-41.pwt", 41, 40, 0, 1650);
+	struct pw_rec_call c[] = {mkrec(PW_EV_READ, 41, 1660, 1670, 640, 0, 640, 0)};
+	put_records(fd, c, NREC(c));
+	struct pw_raw_end e2 = {.how = PW_END_EXITED, .end_ticks = 1700, .io_rchar = 500, .io_wchar = 200,
+				 .io_valid = 1, .io_start_rchar = 50, .io_start_valid = 1};
+	pwt_end_full(fd, &e2);
+
+	fd = pwt_open(fx, "1-50.pwt", 50, 1, 1, 1000);
+	struct pw_rec_call d[] = {mkrec(PW_EV_WAITPID, 50, 1100, 1200, 51, 51, SIGKILL, 0)};
+	put_records(fd, d, NREC(d));
+	struct pw_raw_end e3 = {.how = PW_END_EXITED, .end_ticks = 2000, .io_rchar = 5000, .io_wchar = 10,
+				 .io_valid = 1, .io_start_rchar = 100, .io_start_valid = 1};
+	pwt_end_full(fd, &e3);
+	fd = pwt_open(fx, "1-51.pwt", 51, 50, 1, 1010);
+	pwt_end(fd, PW_END_VANISHED, 0, 0, 0);
+
+	struct pw_analysis *an = &fx->an;
+	analyze_ok(fx, an);
+	const struct pw_rank_report *r = rank_of(an, 0);
+	/* pid 40: (450 - 100 - 50) + (2600 - 900 - 10 + 40) - 700; pid 41: 700 - 50 */
+	assert_int_equal(r->kernel_bytes, 300 + 1730 - 700 + 650);
+	assert_int_equal(r->seen_bytes, 250 + 900 + 60 + 640);
+	/* pid 40: 50 + 10 in its windows, 100 + (900 - 450) before them; pid 41: 50 before its window */
+	assert_int_equal(r->io_left_out, 60 + 550 + 50);
+	assert_int_equal(r->io_checked, 2);
+	assert_int_equal(r->io_unchecked, 0);
+
+	r = rank_of(an, 1);
+	assert_int_equal(r->kernel_bytes, 0);
+	assert_int_equal(r->io_checked, 0);
+	assert_int_equal(r->io_unchecked, 2);
+	assert_int_equal(r->io_unchecked_pid, 50);
 	pw_analysis_free(an);
 }
 
@@ -1240,7 +1306,8 @@ static void build_two_ranks(const struct fx *fx)
 	pwt_end(fd, PW_END_EXECED, 0, 2000, 40);
 	struct procspec img = {1000, 1, 0, 2, 2100, "next", 4, "/bin/next", "node0", 1, 0};
 	fd = pwt_open_spec(fx, "0-1000.1.pwt", &img);
-	struct pw_raw_end e = {PW_END_EXITED, 0, 3000, 0, 600, 600, 1, 0, 0, 0, 0, 0, 0, 0, 0};
+	struct pw_raw_end e = {.how = PW_END_EXITED, .end_ticks = 3000, .io_rchar = 600, .io_wchar = 600,
+				 .io_valid = 1};
 	pwt_end_full(fd, &e);
 	fd = pwt_open(fx, "1-2000.pwt", 2000, 1, 1, 1500);
 	struct pw_rec_call b[] = {mkrec(PW_EV_WRITE, 2000, 1600, 1700, 10, 1, 10, 0)};
@@ -1823,6 +1890,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_dropped_cumulative, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_skipped_and_strings_dropped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_coverage, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_coverage_window, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_libraries, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_garbage_among_good, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_error_no_raw_dir, setup, teardown),

@@ -310,7 +310,9 @@ static void test_roundtrip_all_fields(void **state)
 	put_records(fd, recs, 7);
 	put_lost(fd, 1, 7);
 	put_clock(fd, 2000000, 2000000);
-	struct pw_raw_end e = {PW_END_EXECED, 0, 1500000, 64, 123, 456, 1, 2, 3, 4, 5, 6, 7, 0, 0};
+	struct pw_raw_end e = {.how = PW_END_EXECED, .end_ticks = 1500000, .exec_ref = 64, .io_rchar = 123,
+				 .io_wchar = 456, .io_valid = 1, .arena_dropped = 2, .guard_skipped = 3,
+				 .bad_records = 4, .stacks_dropped = 5, .samples_skipped = 6, .shm_refused = 7};
 	put_end(fd, &e);
 	close(fd);
 
@@ -393,7 +395,7 @@ static void test_end_without_shm_refused(void **state)
 	int fd = create(t->path);
 	put_header(fd);
 	put_proc(fd, mkproc(7, PW_CLOCK_TSC, 1000, 5000), "a", 1, "/a", "h");
-	struct pw_raw_end e = {PW_END_EXITED, 4, 0, 0, 0, 0, 0, 0, 9, 0, 0, 0, 77, 0, 0};
+	struct pw_raw_end e = {.how = PW_END_EXITED, .exit_status = 4, .guard_skipped = 9, .shm_refused = 77};
 	put_chunk(fd, PW_CHUNK_END, &e, offsetof(struct pw_raw_end, shm_refused), NULL, 0);
 	close(fd);
 	struct got g;
@@ -415,7 +417,7 @@ static void test_roundtrip_end_exited(void **state)
 	put_header(fd);
 	put_proc(fd, mkproc(7, PW_CLOCK_TSC, 1000, 5000), "a", 1, "/a", "h");
 	put_clock(fd, 3000, 6000);
-	struct pw_raw_end e = {PW_END_EXITED, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+	struct pw_raw_end e = {.how = PW_END_EXITED, .exit_status = 3};
 	put_end(fd, &e);
 	close(fd);
 	struct got g;
@@ -495,7 +497,7 @@ static void test_null_callbacks(void **state)
 	struct pw_rec_call r = mkrec(PW_EV_OPEN, 1, 1100, 1200, 3, 3, 8, 0);
 	put_records(fd, &r, 1);
 	put_lost(fd, 0, 1);
-	struct pw_raw_end e = {PW_END_EXITED, 0, 1300, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+	struct pw_raw_end e = {.how = PW_END_EXITED, .end_ticks = 1300};
 	put_end(fd, &e);
 	close(fd);
 	static const struct pw_raw_visitor none = {0};
@@ -523,7 +525,7 @@ static void test_clock_tsc_two_pairs(void **state)
 		mkrec(PW_EV_READ, 1, 600, 5000, 0, 0, 0, 0),
 	};
 	put_records(fd, recs, 3);
-	struct pw_raw_end e = {PW_END_EXITED, 0, 4000, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+	struct pw_raw_end e = {.how = PW_END_EXITED, .end_ticks = 4000};
 	put_end(fd, &e);
 	close(fd);
 	struct got g;
@@ -601,7 +603,7 @@ static void test_clock_monotonic_identity(void **state)
 		mkrec(PW_EV_READ, 1, 6000, 123456789, 0, 0, 0, 0),
 	};
 	put_records(fd, recs, 2);
-	struct pw_raw_end e = {PW_END_EXITED, 0, 123456790, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+	struct pw_raw_end e = {.how = PW_END_EXITED, .end_ticks = 123456790};
 	put_end(fd, &e);
 	close(fd);
 	struct got g;
@@ -882,7 +884,7 @@ static void test_truncated_tail(void **state)
 	put_records(fd, recs, 1);
 	at = here(fd);
 	struct pw_raw_chunk ce = {PW_CHUNK_END, sizeof(struct pw_raw_end)};
-	struct pw_raw_end e = {PW_END_EXITED, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+	struct pw_raw_end e = {.how = PW_END_EXITED, .end_ticks = 1};
 	put_raw(fd, &ce, sizeof ce);
 	put_raw(fd, &e, sizeof e - 1);
 	close(fd);
@@ -1086,7 +1088,7 @@ static void test_string_undefined_ref(void **state)
 		mkrec(PW_EV_EXECVE, 1, 1500, 1600, -1, 0, 9, ENOENT),
 	};
 	put_records(fd, recs, 3);
-	struct pw_raw_end e = {PW_END_EXECED, 0, 1700, 72, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+	struct pw_raw_end e = {.how = PW_END_EXECED, .end_ticks = 1700, .exec_ref = 72};
 	put_end(fd, &e);
 	close(fd);
 	struct got g;
@@ -1161,7 +1163,7 @@ static void test_odd_chunk_lengths(void **state)
 	put_chunk(fd, 99, "12345", 5, NULL, 0);
 	off_t at = here(fd);
 	put_chunk(fd, PW_CHUNK_LOST, "\1\0\0\0", 4, NULL, 0);
-	struct pw_raw_end e = {PW_END_EXITED, 1, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+	struct pw_raw_end e = {.how = PW_END_EXITED, .exit_status = 1, .end_ticks = 2};
 	put_chunk(fd, PW_CHUNK_END, &e, 12, NULL, 0);
 	struct pw_rec_call r = mkrec(PW_EV_OPEN, 1, 1100, 1200, 3, 3, 8, 0);
 	put_records(fd, &r, 1);
@@ -1456,7 +1458,8 @@ static void build_fuzz_base(const char *path, struct layout *L)
 	put_clock(fd, 200000, 2050000);
 	put_lost(fd, 1, 2);
 	L->lost_end[L->nlost++] = (size_t)here(fd);
-	struct pw_raw_end e = {PW_END_EXECED, 0, 110000, 72, 100, 200, 1, 0, 0, 0, 0, 0, 0, 0, 0};
+	struct pw_raw_end e = {.how = PW_END_EXECED, .end_ticks = 110000, .exec_ref = 72, .io_rchar = 100,
+				 .io_wchar = 200, .io_valid = 1};
 	put_end(fd, &e);
 	L->end_end = (size_t)here(fd);
 	L->content_end = (size_t)here(fd);
