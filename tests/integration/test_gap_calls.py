@@ -6,7 +6,10 @@
 - polls: 40 each of ppoll, pselect and epoll_pwait; the pipe they wait on is made by pipe() and is a row
   (pipe:[inode]) with the byte written into it.
 - sizes: one pwritev2 and one preadv2 of 3,345 bytes, one ftruncate, one fallocate and one fstat of a file: the
-  file's row has the bytes both ways and the fstat, and the calls have their bytes."""
+  file's row has the bytes both ways and the fstat, and the calls have their bytes.
+- errno: readdir to the end of a 5-entry directory with errno set to EDOM leaves it EDOM (the wrapper clears
+  errno to tell the end from an error, and gives it back); a failing stat and fstat leave ENOENT and EBADF,
+  and are counted as errors; the listing's 8 readdir calls are none."""
 import os
 import re
 import sys
@@ -55,6 +58,17 @@ def test():
     check_eq(count(rep, "io", "fallocate"), 1, "io.fallocate calls")
     check_eq(call(rep, "io", "fallocate")["errors"], 0 if got["fallocate"] == "0" else 1, "io.fallocate errors")
     check_eq(count(rep, "meta", "fstat"), 1, "meta.fstat calls")
+
+    listed = tmpdir("listed-")
+    for i in range(5):
+        write_file(os.path.join(listed, "e%d" % i), i)
+    r, rep = profile([prog, "errno", listed], "OUT-errno")
+    check_eq(own(r.out), {"entries": "7", "after_end": "EDOM", "after_stat": "ENOENT", "after_fstat": "EBADF",
+                          "failed": "2"}, "what the workload saw under profwrap")
+    check_eq((count(rep, "meta", "readdir"), call(rep, "meta", "readdir")["errors"]), (8, 0), "meta.readdir calls, errors")
+    check_eq(call(rep, "meta", "stat")["errors"], 1, "meta.stat errors")
+    check_eq(call(rep, "meta", "fstat")["errors"], 1, "meta.fstat errors")
+    check_eq(need_file(rep, listed)["dir_reads"], 8, "dir_reads of the listed directory")
 
 
 main(test)

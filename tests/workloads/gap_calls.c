@@ -4,8 +4,12 @@
  *               locks that find it free
  *   polls N     a pipe with a byte in it, then N calls each of ppoll, pselect and epoll_pwait, all ready
  *   sizes PATH  PATH written by one pwritev2 and read back by one preadv2, sized by one ftruncate and one
- *               fallocate, then one fstat */
+ *               fallocate, then one fstat
+ *   errno DIR   DIR listed with errno set to EDOM before each readdir (the end of a listing leaves errno
+ *               alone), then stat and fstat that fail: the errno each call left */
 #define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
@@ -120,6 +124,32 @@ static int sizes_mode(const char *path)
 	return 0;
 }
 
+static int errno_mode(const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return die(dir);
+	long entries = 0;
+	for (;;) {
+		errno = EDOM;
+		if (!readdir(d))
+			break;
+		entries++;
+	}
+	int after_end = errno;
+	closedir(d);
+	struct stat st;
+	errno = 0;
+	int rc = stat("", &st);
+	int after_stat = errno;
+	errno = 0;
+	rc += fstat(-1, &st);
+	printf("entries=%ld\nafter_end=%s\nafter_stat=%s\nafter_fstat=%s\nfailed=%d\n", entries,
+	       after_end == EDOM ? "EDOM" : strerror(after_end), after_stat == ENOENT ? "ENOENT" : strerror(after_stat),
+	       errno == EBADF ? "EBADF" : strerror(errno), -rc);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 4 && strcmp(argv[1], "mutex") == 0)
@@ -128,6 +158,8 @@ int main(int argc, char **argv)
 		return polls_mode(atol(argv[2]));
 	if (argc == 3 && strcmp(argv[1], "sizes") == 0)
 		return sizes_mode(argv[2]);
-	fprintf(stderr, "usage: gap_calls mutex N M | polls N | sizes PATH\n");
+	if (argc == 3 && strcmp(argv[1], "errno") == 0)
+		return errno_mode(argv[2]);
+	fprintf(stderr, "usage: gap_calls mutex N M | polls N | sizes PATH | errno DIR\n");
 	return 2;
 }
