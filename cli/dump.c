@@ -539,7 +539,7 @@ static void show_kind_fields(struct pw_json *j, const struct pw_raw_event *e, un
 		show_nvtx_scope(j, e->rec->arg0);
 	else if (k == PW_K_MPI_COLL)
 		show_mpi_comm(j, e->rec->arg1);
-	if (k == PW_K_OPEN) {
+	if (k == PW_K_OPEN || k == PW_K_STAT) {
 		pw_json_kv_int(j, "dirfd", e->dirfd);
 		pw_json_key(j, "cwd");
 		pw_json_string_n(j, e->cwd, e->cwd_len); /* null when not recorded */

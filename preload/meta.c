@@ -60,15 +60,16 @@ void pw_meta_after_fork(void)
 	memset((void *)path_slots, 0, sizeof path_slots);
 }
 
-/* The path argument of a call that has returned (PW_PATH_ARG, interned once). */
-#define META_PATH(path, failed) ((failed) && errno_ == EFAULT ? 0 : intern_path_once(path))
+/* A call naming a path relative to dirfd: arg0 = dirfd, the path interned once, and the working directory
+ * when the path is relative to it (pw_record_path). */
+#define PW_META_PATH_WRAP(ev, ret_t, name, params, args, dirfd, path) \
+	PW_WRAP_PATH(META, ev, ret_t, name, params, args, dirfd, dirfd, path, ret < 0, intern_path_once)
 
-#define PW_STAT_WRAP(ev, name, stat_t)                                                                       \
-	PW_WRAP(META, ev, int, name, (const char *path, struct stat_t *st), (path, st), AT_FDCWD,            \
-		META_PATH(path, ret < 0), ret < 0)
+#define PW_STAT_WRAP(ev, name, stat_t) \
+	PW_META_PATH_WRAP(ev, int, name, (const char *path, struct stat_t *st), (path, st), AT_FDCWD, path)
 #define PW_XSTAT_WRAP(ev, name, stat_t)                                                                      \
-	PW_WRAP(META, ev, int, name, (int ver, const char *path, struct stat_t *st), (ver, path, st), AT_FDCWD, \
-		META_PATH(path, ret < 0), ret < 0)
+	PW_META_PATH_WRAP(ev, int, name, (int ver, const char *path, struct stat_t *st), (ver, path, st), AT_FDCWD, \
+			  path)
 PW_STAT_WRAP(STAT, stat, stat)
 PW_STAT_WRAP(STAT, stat64, stat64)
 PW_XSTAT_WRAP(STAT, __xstat, stat)
@@ -89,21 +90,20 @@ int pw_fstat_unrecorded(int fd, struct stat *st)
 	return real_fstat(fd, st);
 }
 
-PW_WRAP(META, FSTATAT, int, fstatat, (int dirfd, const char *path, struct stat *st, int flags),
-	(dirfd, path, st, flags), dirfd, META_PATH(path, ret < 0), ret < 0)
-PW_WRAP(META, FSTATAT, int, fstatat64, (int dirfd, const char *path, struct stat64 *st, int flags),
-	(dirfd, path, st, flags), dirfd, META_PATH(path, ret < 0), ret < 0)
-PW_WRAP(META, FSTATAT, int, __fxstatat, (int ver, int dirfd, const char *path, struct stat *st, int flags),
-	(ver, dirfd, path, st, flags), dirfd, META_PATH(path, ret < 0), ret < 0)
-PW_WRAP(META, FSTATAT, int, __fxstatat64, (int ver, int dirfd, const char *path, struct stat64 *st, int flags),
-	(ver, dirfd, path, st, flags), dirfd, META_PATH(path, ret < 0), ret < 0)
-PW_WRAP(META, STATX, int, statx, (int dirfd, const char *path, int flags, unsigned int mask, struct statx *st),
-	(dirfd, path, flags, mask, st), dirfd, META_PATH(path, ret < 0), ret < 0)
+PW_META_PATH_WRAP(FSTATAT, int, fstatat, (int dirfd, const char *path, struct stat *st, int flags),
+		  (dirfd, path, st, flags), dirfd, path)
+PW_META_PATH_WRAP(FSTATAT, int, fstatat64, (int dirfd, const char *path, struct stat64 *st, int flags),
+		  (dirfd, path, st, flags), dirfd, path)
+PW_META_PATH_WRAP(FSTATAT, int, __fxstatat, (int ver, int dirfd, const char *path, struct stat *st, int flags),
+		  (ver, dirfd, path, st, flags), dirfd, path)
+PW_META_PATH_WRAP(FSTATAT, int, __fxstatat64, (int ver, int dirfd, const char *path, struct stat64 *st, int flags),
+		  (ver, dirfd, path, st, flags), dirfd, path)
+PW_META_PATH_WRAP(STATX, int, statx, (int dirfd, const char *path, int flags, unsigned int mask, struct statx *st),
+		  (dirfd, path, flags, mask, st), dirfd, path)
 
-PW_WRAP(META, ACCESS, int, access, (const char *path, int mode), (path, mode), AT_FDCWD, META_PATH(path, ret < 0),
-	ret < 0)
-PW_WRAP(META, FACCESSAT, int, faccessat, (int dirfd, const char *path, int mode, int flags),
-	(dirfd, path, mode, flags), dirfd, META_PATH(path, ret < 0), ret < 0)
+PW_META_PATH_WRAP(ACCESS, int, access, (const char *path, int mode), (path, mode), AT_FDCWD, path)
+PW_META_PATH_WRAP(FACCESSAT, int, faccessat, (int dirfd, const char *path, int mode, int flags),
+		  (dirfd, path, mode, flags), dirfd, path)
 
 int pw_access_unrecorded(const char *path, int mode)
 {
@@ -113,8 +113,8 @@ int pw_access_unrecorded(const char *path, int mode)
 
 /* A directory stream is followed by its descriptor: opendir binds it to the path as an open does, readdir
  * counts on it, closedir unbinds it. */
-PW_WRAP(META, OPENDIR, DIR *, opendir, (const char *path), (path), ret ? dirfd(ret) : -1, META_PATH(path, !ret),
-	!ret)
+PW_WRAP_PATH(META, OPENDIR, DIR *, opendir, (const char *path), (path), ret ? dirfd(ret) : -1, AT_FDCWD, path, !ret,
+	     intern_path_once)
 PW_WRAP(META, FDOPENDIR, DIR *, fdopendir, (int fd), (fd), fd, 0, !ret)
 
 /* readdir leaves errno alone at the end of the directory and sets it on an error: errno is cleared for the

@@ -545,28 +545,36 @@ void pw_resolve_all(void);
 		return ret;                                                                               \
 	}
 
-/* The record of an open that started at t0 (struct pw_rec_open), written as PW_RECORD writes a call's: the new
- * descriptor fd, the path and what it was relative to (dirfd; the working directory for AT_FDCWD). */
-static inline __attribute__((always_inline)) void pw_record_open(uint16_t ev, uint64_t t0, int64_t ret, int64_t fd,
-								  int failed, int dirfd, const char *path)
+/* The record of a call that names a path (struct pw_rec_open: an open, a stat-family or access call), written as
+ * PW_RECORD writes a call's: arg0 (an open's new descriptor, a stat's directory descriptor), the path interned
+ * by intern, and what it was relative to (dirfd; the working directory for AT_FDCWD), so that the collector
+ * names the file by its absolute path. type is the event with its flags. */
+static inline __attribute__((always_inline)) void pw_record_path(uint16_t type, uint64_t t0, int64_t ret, int64_t a0,
+								  int failed, int dirfd, const char *path,
+								  pw_strref (*intern)(const char *))
 {
 	uint64_t t1 = pw_clock_ticks();
 	struct pw_guarded was = pw_guard_enter(PW_GUARD_INTERNAL);
 	int errno_ = was.saved_errno;
 	int err = failed ? (errno_ ? errno_ : PW_ERR_NO_ERRNO) : 0;
-	pw_strref ref = PW_PATH_ARG(path, failed);
+	pw_strref ref = failed && errno_ == EFAULT ? 0 : intern(path);
 	struct pw_rec_open r = {
-		.c = {.h = {.type = ev | pw_outside_flag(), .size8 = sizeof r / 8,
+		.c = {.h = {.type = type, .size8 = sizeof r / 8,
 			    .err = (uint8_t)(err > PW_ERR_NO_ERRNO ? PW_ERR_NO_ERRNO : err)},
-		      .t0 = t0, .t1 = t1, .ret = ret, .arg0 = (uint64_t)fd, .arg1 = ref},
+		      .t0 = t0, .t1 = t1, .ret = ret, .arg0 = (uint64_t)a0, .arg1 = ref},
 		.dirfd = dirfd,
 		.cwd = ref && dirfd == AT_FDCWD && path[0] != '/' ? atomic_load_explicit(&pw_cwd, memory_order_relaxed) : 0,
 	};
 	pw_record_done(&r, sizeof r, pw_call_wants_stack(t0, t1), was);
 }
 
-/* PW_WRAP for an open (pw_record_open): fd is an expression of ret, dirfd and path of the parameters. */
-#define PW_WRAP_OPEN(dom, ev, ret_t, name, params, args, fd, dirfd, path, failed)                         \
+/* An open that started at t0: fd is the new descriptor. */
+#define pw_record_open(ev, t0, ret, fd, failed, dirfd, path) \
+	pw_record_path((ev) | pw_outside_flag(), t0, ret, fd, failed, dirfd, path, pw_intern_path)
+
+/* PW_WRAP for a call that names a path (pw_record_path): a0 is an expression of ret and the parameters, dirfd
+ * and path of the parameters; intern interns the path. */
+#define PW_WRAP_PATH(dom, ev, ret_t, name, params, args, a0, dirfd, path, failed, intern)                 \
 	PW_REAL(ret_t, name, params);                                                                     \
 	PW_EXPORT ret_t name params                                                                       \
 	{                                                                                                 \
@@ -575,9 +583,14 @@ static inline __attribute__((always_inline)) void pw_record_open(uint16_t ev, ui
 			return real_##name args;                                                          \
 		uint64_t t0_ = pw_clock_ticks();                                                          \
 		ret_t ret = real_##name args;                                                             \
-		pw_record_open(PW_EV_##ev, t0_, (int64_t)(intptr_t)ret, fd, failed, dirfd, path);         \
+		pw_record_path(PW_EV_##ev | (pw_kind_tracked(PW_EVKIND_##ev) ? pw_outside_flag() : 0), t0_, \
+			       (int64_t)(intptr_t)ret, a0, failed, dirfd, path, intern);                  \
 		return ret;                                                                               \
 	}
+
+/* An open: fd is the new descriptor, an expression of ret. */
+#define PW_WRAP_OPEN(dom, ev, ret_t, name, params, args, fd, dirfd, path, failed) \
+	PW_WRAP_PATH(dom, ev, ret_t, name, params, args, fd, dirfd, path, failed, pw_intern_path)
 
 /* For hand-written wrappers: PW_BEGIN() before the real call, PW_END(...) after it. */
 #define PW_BEGIN() uint64_t t0_ = pw_clock_ticks()

@@ -29,7 +29,7 @@ static void strings_of(const struct pw_lane_visitor *v, const uint8_t *rec, uint
 		if (m.image)
 			v->string(v->ctx, m.image);
 	}
-	if (pw_rec_is_open(type, rsize - (raw_type & PW_REC_STACK ? 8 : 0))) { /* its path and working directory */
+	if (pw_rec_has_dir(type, rsize - (raw_type & PW_REC_STACK ? 8 : 0))) { /* its path and working directory */
 		struct pw_rec_open o;
 		memcpy(&o, rec, sizeof o);
 		if (o.cwd)

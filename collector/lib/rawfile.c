@@ -69,9 +69,10 @@ int pw_kind_has_string(enum pw_event_kind k)
 	       k == PW_K_MODULE || k == PW_K_CHDIR;
 }
 
-int pw_rec_is_open(uint16_t type, uint64_t size)
+int pw_rec_has_dir(uint16_t type, uint64_t size)
 {
-	return type < PW_EV_COUNT && pw_events[type].kind == PW_K_OPEN && size >= sizeof(struct pw_rec_open);
+	return type < PW_EV_COUNT && (pw_events[type].kind == PW_K_OPEN || pw_events[type].kind == PW_K_STAT) &&
+	       size >= sizeof(struct pw_rec_open);
 }
 
 enum pw_fd_effect pw_fd_effect_of(const struct pw_raw_event *e, int64_t *fd, int64_t *from)
@@ -312,7 +313,7 @@ static void read_records(const uint8_t *p, uint32_t len, size_t at, const struct
 			e.build_id = strtab_get(strings, m->build_id, &e.build_id_len);
 			e.image = strtab_get(strings, m->image, &e.image_len);
 		}
-		if (pw_rec_is_open(h.type, rsize - (stacked ? 8 : 0))) {
+		if (pw_rec_has_dir(h.type, rsize - (stacked ? 8 : 0))) {
 			const struct pw_rec_open *o = (const struct pw_rec_open *)rec;
 			e.dirfd = o->dirfd;
 			e.cwd = strtab_get(strings, o->cwd, &e.cwd_len);

@@ -157,8 +157,9 @@ struct pw_raw_event {
 	uint32_t build_id_len;
 	int nested; /* a GPU library call made inside another (PW_REC_NESTED) */
 	size_t offset; /* of the record in the file, as damage messages count it */
-	/* An open's (PW_K_OPEN, struct pw_rec_open) directory descriptor (AT_FDCWD for other records and an older
-	 * writer's opens) and the working directory its relative path was relative to (NULL: none recorded). */
+	/* The directory descriptor of a call naming a path (an open or a stat: struct pw_rec_open; AT_FDCWD for
+	 * other records and an older writer's opens) and the working directory its relative path was relative
+	 * to (NULL: none recorded). */
 	int64_t dirfd;
 	const char *cwd;
 	uint32_t cwd_len;
@@ -201,8 +202,9 @@ int pw_raw_read_mem(const char *name, const void *buf, size_t len, const struct 
 /* Whether records of this kind carry a string reference in arg1. */
 int pw_kind_has_string(enum pw_event_kind k);
 /* Whether a record of type (flags masked off) and size bytes (its stack reference left out) is a whole struct
- * pw_rec_open: an older writer's opens are a struct pw_rec_call. */
-int pw_rec_is_open(uint16_t type, uint64_t size);
+ * pw_rec_open, which says what its path was relative to: an open's, a stat-family or access call's (an older
+ * writer's opens are a struct pw_rec_call). */
+int pw_rec_has_dir(uint16_t type, uint64_t size);
 
 /* What a record does to a reader's table of descriptors (fd -> what it refers to), so that every reader
  * follows opens, duplicates and closes the same way. */

@@ -284,17 +284,17 @@ static void fd_unbind(struct file_ctx *c, int64_t fd, uint64_t t)
 		h->until_ns[i] = t;
 }
 
-/* The file an open named: a relative path taken from the directory it was relative to, the working directory
- * the record carries or openat's directory descriptor (bound at the call's start), so that one file has one
- * name. A relative path whose directory is not known (an older writer's record, a descriptor opened behind our
- * back: opendir's) stays as written. Returns the file's index, or (size_t)-1. */
-static size_t opened_file(struct file_ctx *c, const struct pw_raw_event *e)
+/* The file a call that names a path names (an open, a stat): a relative path taken from the directory it was
+ * relative to, the working directory the record carries or the directory descriptor (bound at the call's
+ * start), so that one file has one name. A relative path whose directory is not known (a descriptor opened
+ * behind our back) stays as written. Returns the file's index, or (size_t)-1. */
+static size_t named_file(struct file_ctx *c, const struct pw_raw_event *e)
 {
 	const char *dir = e->cwd;
 	size_t dir_len = e->cwd_len;
 	if (e->dirfd != AT_FDCWD) {
 		const struct pw_file_stat *d = file_of_fd(c, e->dirfd, e->t0_ns);
-		dir = d ? d->path : NULL;
+		dir = d && !d->stream ? d->path : NULL;
 		dir_len = dir ? strlen(dir) : 0;
 	}
 	char path[8192];
@@ -311,7 +311,7 @@ static size_t follow_fd(struct file_ctx *c, const struct pw_raw_event *e)
 	size_t file = (size_t)-1;
 	switch (pw_fd_effect_of(e, &fd, &from)) {
 	case PW_FD_BIND:
-		file = pw_events[e->rec->h.type].kind == PW_K_OPEN ? opened_file(c, e) : file_index(c, e->str, e->str_len);
+		file = pw_events[e->rec->h.type].kind == PW_K_OPEN ? named_file(c, e) : file_index(c, e->str, e->str_len);
 		fd_bind(c, fd, file, e->t1_ns);
 		break;
 	case PW_FD_UNBIND: /* a close, or an open whose path was not recorded */
@@ -347,20 +347,12 @@ static void bind_channel(struct file_ctx *c, const struct pw_raw_event *e)
 	}
 }
 
-/* The file a metadata call's path names: an empty path is the descriptor's own file; a relative one with a
- * directory descriptor is joined to that directory's path when it is known; else the path as given. */
-static struct pw_file_stat *file_at(struct file_ctx *c, int64_t dirfd, const char *path, size_t len, uint64_t t)
+/* The file a metadata call names: an empty path is the descriptor's own file (AT_EMPTY_PATH). */
+static struct pw_file_stat *stat_file(struct file_ctx *c, const struct pw_raw_event *e)
 {
-	if (!len)
-		return file_of_fd(c, dirfd, t);
-	const struct pw_file_stat *dir = path[0] != '/' ? file_of_fd(c, dirfd, t) : NULL;
-	char *joined = NULL;
-	if (dir && !dir->stream && asprintf(&joined, "%s/%.*s", dir->path, (int)len, path) < 0) {
-		c->oom = 1;
-		return NULL;
-	}
-	size_t i = joined ? file_index(c, joined, strlen(joined)) : file_index(c, path, len);
-	free(joined);
+	if (!e->str_len)
+		return file_of_fd(c, e->dirfd, e->t0_ns);
+	size_t i = named_file(c, e);
 	return i == (size_t)-1 ? NULL : &c->rs->r.files[i];
 }
 
@@ -732,8 +724,7 @@ static uint32_t account_call(struct file_ctx *c, struct pw_proc *p, struct pw_ca
 	case PW_K_STAT:
 	case PW_K_STAT_FD:
 		if (!rec->h.err && (kind == PW_K_STAT_FD || e->str))
-			f = kind == PW_K_STAT ? file_at(c, (int64_t)rec->arg0, e->str, e->str_len, e->t0_ns)
-					      : file_of_fd(c, (int64_t)rec->arg0, e->t0_ns);
+			f = kind == PW_K_STAT ? stat_file(c, e) : file_of_fd(c, (int64_t)rec->arg0, e->t0_ns);
 		if (f) {
 			f->stats++;
 			f->time_ns += dur;

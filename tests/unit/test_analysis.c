@@ -448,6 +448,39 @@ static void test_files_named_by_absolute_path(void **state)
 	pw_analysis_free(an);
 }
 
+/* Stat-family and access calls name files as opens do: a relative path from the working directory the record
+ * carries or from the directory descriptor; an empty path (AT_EMPTY_PATH) is the descriptor's own file. Only
+ * calls that succeeded count. */
+static void test_stats_named_by_absolute_path(void **state)
+{
+	struct fx *fx = *state;
+	int fd = pwt_open(fx, "0-60.pwt", 60, 1, 0, 1000);
+	static const char *const strs[] = {"f.txt", "/w/a", "/w/b", "/w", "a/f.txt", ""};
+	for (size_t i = 0; i < NREC(strs); i++)
+		put_string(fd, 8 * (i + 1), strs[i]);
+	put_open(fd, PW_EV_STAT, 1000, 0, 8, AT_FDCWD, 16);
+	put_open(fd, PW_EV_ACCESS, 1100, 0, 8, AT_FDCWD, 16);
+	put_open(fd, PW_EV_STAT, 1200, 0, 8, AT_FDCWD, 24);
+	put_open(fd, PW_EV_OPEN, 1300, 3, 32, AT_FDCWD, 0);
+	put_open(fd, PW_EV_FSTATAT, 1400, 0, 40, 3, 0);
+	put_open(fd, PW_EV_FSTATAT, 1500, 0, 48, 3, 0);
+	struct pw_rec_open failed = {mkrec(PW_EV_STAT, 60, 1600, 1610, -1, AT_FDCWD, 8, 0), AT_FDCWD, 24};
+	failed.c.h.size8 = sizeof failed / 8;
+	failed.c.h.err = ENOENT;
+	put_chunk(fd, PW_CHUNK_RECORDS, &failed, sizeof failed, NULL, 0);
+	pwt_end(fd, PW_END_EXITED, 0, 3000, 0);
+
+	struct pw_analysis *an = &fx->an;
+	analyze_ok(fx, an);
+	const struct pw_rank_report *r = rank_of(an, 0);
+	assert_int_equal(file_of(r, "/w/a/f.txt")->stats, 3);
+	assert_int_equal(file_of(r, "/w/b/f.txt")->stats, 1);
+	assert_int_equal(file_of(r, "/w")->stats, 1);
+	for (size_t i = 0; i < r->nfiles; i++)
+		assert_true(r->files[i].path[0] == '/');
+	pw_analysis_free(an);
+}
+
 /* fds are per process: an fd bound in one process means nothing in another of the same rank. */
 static void test_fd_map_per_process(void **state)
 {
@@ -1878,6 +1911,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_files_dup2_and_inherited, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_files_dup_variants, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_open_without_path_unbinds_fd, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stats_named_by_absolute_path, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_files_named_by_absolute_path, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fd_map_per_process, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_process_endings, setup, teardown),
