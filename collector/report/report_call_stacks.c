@@ -19,7 +19,7 @@
 #define TOP_SITES 3        /* call sites per call */
 #define TOP_FUNCTIONS 10   /* rows of each CPU sample table */
 #define NAME_WIDTH 48      /* a function's name in the text report */
-#define SITE_WIDTH 100     /* a call site with its caller, in the text report */
+#define SITE_WIDTH 78      /* a call site with its caller: the table fits 120 columns */
 #define JSON_CALLSITES 500 /* (call, stack) entries in the JSON report */
 #define JSON_SAMPLE_STACKS 100
 
@@ -214,8 +214,7 @@ static int write_callsites_text(FILE *f, const struct pw_stack_report *s)
 		if (add_sites(&t, s, calls[i].ev, calls[i].total_ns))
 			goto oom;
 	}
-	fputs("Top call sites (calls with a stack; the innermost frame of the program's own code <- its caller; "
-	      "percentage of the call's time)\n",
+	fputs("Top call sites (calls with a stack; the program's innermost frame <- its caller; % of the call's time)\n",
 	      f);
 	pw_table_print(f, &t);
 	if (n > TOP_CALLS)
