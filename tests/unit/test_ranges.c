@@ -979,9 +979,34 @@ static void test_null_file(void **state)
 	pw_ranges_free(NULL);
 }
 
+/* PyTorch's numbering decorations come out of a range's name; sizes and anything else stay. */
+static void check_undecorated(const char *in, const char *want)
+{
+	char buf[256];
+	snprintf(buf, sizeof buf, "%s", in);
+	size_t len = pw_range_undecorate(buf);
+	assert_string_equal(buf, want);
+	assert_int_equal(len, strlen(want));
+}
+
+static void test_undecorate(void **state)
+{
+	(void)state;
+	check_undecorated("[pl][profile]run_training_epoch, op_id = 1942", "[pl][profile]run_training_epoch");
+	check_undecorated("aten::add, seq = 12, op_id = 7", "aten::add");
+	check_undecorated("aten::mm, seq = 3, op_id = 9, sizes = [[2, 3], [3, 4]], input_op_ids = [4, 5]",
+			  "aten::mm, sizes = [[2, 3], [3, 4]]");
+	check_undecorated("aten::linear, op_id = #", "aten::linear");
+	check_undecorated("step, op_id = x1", "step, op_id = x1"); /* not a number: kept */
+	check_undecorated("loss, seq = 4 then", "loss, seq = 4 then");
+	check_undecorated("plain name", "plain name");
+	check_undecorated("", "");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_undecorate),
 		cmocka_unit_test_setup_teardown(test_nesting, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_same_name_two_depths, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_two_threads_interleaved, setup, teardown),
