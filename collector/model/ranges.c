@@ -8,11 +8,11 @@
 
 #include "../lib/hash_index.h"
 
-#define NONE UINT32_MAX
+#define NONE PW_RANGE_TOP
 
 struct group {
 	char *domain, *folded;
-	int32_t depth;
+	uint32_t parent;
 	uint8_t kind;
 	uint32_t distinct;
 	uint32_t folded_row; /* NONE until the group folds */
@@ -117,12 +117,12 @@ const char *pw_capture_reason_name(int reason)
 }
 
 
-static uint64_t key_hash(const char *domain, const char *name, int32_t depth, uint8_t kind)
+static uint64_t key_hash(const char *domain, const char *name, uint32_t parent, uint8_t kind)
 {
 	uint64_t h = PW_HASH_SEED;
 	h = pw_hash_bytes(h, domain, strlen(domain) + 1);
 	h = pw_hash_bytes(h, name, strlen(name) + 1);
-	h = pw_hash_bytes(h, &depth, sizeof depth);
+	h = pw_hash_bytes(h, &parent, sizeof parent);
 	h = pw_hash_bytes(h, &kind, sizeof kind);
 	return pw_hix_hash(h);
 }
@@ -131,7 +131,7 @@ struct key {
 	const struct pw_range_report *r;
 	const struct index *ix;
 	const char *domain, *name;
-	int32_t depth;
+	uint32_t parent;
 	uint8_t kind;
 };
 
@@ -139,7 +139,7 @@ static int row_eq(const void *ctx, uint32_t pos)
 {
 	const struct key *k = ctx;
 	const struct pw_range_row *row = &k->r->rows[pos];
-	return row->depth == k->depth && row->kind == k->kind && !row->merged && strcmp(row->domain, k->domain) == 0 &&
+	return row->parent == k->parent && row->kind == k->kind && !row->merged && strcmp(row->domain, k->domain) == 0 &&
 	       strcmp(row->name, k->name) == 0;
 }
 
@@ -147,7 +147,7 @@ static int group_eq(const void *ctx, uint32_t pos)
 {
 	const struct key *k = ctx;
 	const struct group *g = &k->ix->groups[pos];
-	return g->depth == k->depth && g->kind == k->kind && strcmp(g->domain, k->domain) == 0 &&
+	return g->parent == k->parent && g->kind == k->kind && strcmp(g->domain, k->domain) == 0 &&
 	       strcmp(g->folded, k->name) == 0;
 }
 
@@ -158,7 +158,7 @@ static int mark_eq(const void *ctx, uint32_t pos)
 	return strcmp(m->domain, k->domain) == 0 && strcmp(m->name, k->name) == 0;
 }
 
-static uint32_t new_row(struct pw_range_report *r, const char *domain, const char *name, int32_t depth, uint8_t kind)
+static uint32_t new_row(struct pw_range_report *r, const char *domain, const char *name, uint32_t parent, uint8_t kind)
 {
 	struct index *ix = r->index;
 	if (r->nrows >= NONE - 1 || pw_reserve(&r->rows, &r->rows_cap, r->nrows + 1, sizeof *r->rows))
@@ -167,39 +167,44 @@ static uint32_t new_row(struct pw_range_report *r, const char *domain, const cha
 	row->domain = strdup(domain);
 	row->name = strdup(name);
 	if (!row->domain || !row->name ||
-	    pw_hix_add(&ix->rows_ix, key_hash(domain, name, depth, kind), (uint32_t)r->nrows)) {
+	    pw_hix_add(&ix->rows_ix, key_hash(domain, name, parent, kind), (uint32_t)r->nrows)) {
 		free(row->domain);
 		free(row->name);
 		memset(row, 0, sizeof *row);
 		return NONE;
 	}
-	row->depth = depth;
+	row->parent = parent;
+	row->depth = parent == NONE ? 0 : r->rows[parent].depth + 1;
 	row->kind = kind;
 	row->min_ns = UINT64_MAX;
 	row->merged_into = NONE;
 	return (uint32_t)r->nrows++;
 }
 
-static void merge_row(struct pw_range_row *into, struct pw_range_row *from)
+/* Adds from's occurrences to into's; folding: they count as folded there (else from's own folded do). */
+static void merge_row(struct pw_range_row *into, const struct pw_range_row *from, int folding)
 {
 	into->count += from->count;
 	into->total_ns += from->total_ns;
 	into->gpu_ns += from->gpu_ns;
-	into->folded += from->count;
+	into->folded += folding ? from->count : from->folded;
 	if (from->min_ns < into->min_ns)
 		into->min_ns = from->min_ns;
 	if (from->max_ns > into->max_ns)
 		into->max_ns = from->max_ns;
 }
 
-/* The row an occurrence of (domain, name, depth, kind) adds to, NONE on out of memory. */
-static uint32_t row_for(struct pw_range_report *r, const char *domain, const char *name, int32_t depth, uint8_t kind)
+static void adopt_children(struct pw_range_report *r, uint32_t from, uint32_t to);
+
+/* The row an occurrence of (domain, name, kind) under the row parent (NONE: at the top) adds to, NONE on out of
+ * memory. */
+static uint32_t row_for(struct pw_range_report *r, const char *domain, const char *name, uint32_t parent, uint8_t kind)
 {
 	struct index *ix = r->index;
 	char folded[PW_RANGE_MAX_NAME];
 	pw_range_fold(name, strlen(name), folded, sizeof folded);
-	struct key k = {r, ix, domain, folded, depth, kind};
-	uint64_t gh = key_hash(domain, folded, depth, kind);
+	struct key k = {r, ix, domain, folded, parent, kind};
+	uint64_t gh = key_hash(domain, folded, parent, kind);
 	int64_t gi = pw_hix_find(&ix->groups_ix, gh, group_eq, &k);
 	if (gi < 0) {
 		if (pw_reserve(&ix->groups, &ix->groups_cap, ix->ngroups + 1, sizeof *ix->groups))
@@ -213,7 +218,7 @@ static uint32_t row_for(struct pw_range_report *r, const char *domain, const cha
 			memset(g, 0, sizeof *g);
 			return NONE;
 		}
-		g->depth = depth;
+		g->parent = parent;
 		g->kind = kind;
 		g->folded_row = NONE;
 		gi = (int64_t)ix->ngroups++;
@@ -224,11 +229,11 @@ static uint32_t row_for(struct pw_range_report *r, const char *domain, const cha
 		return g->folded_row;
 	}
 	k.name = name;
-	int64_t ri = pw_hix_find(&ix->rows_ix, key_hash(domain, name, depth, kind), row_eq, &k);
+	int64_t ri = pw_hix_find(&ix->rows_ix, key_hash(domain, name, parent, kind), row_eq, &k);
 	if (ri >= 0)
 		return (uint32_t)ri;
 	if (g->distinct < PW_RANGE_FOLD_AT) {
-		uint32_t row = new_row(r, domain, name, depth, kind);
+		uint32_t row = new_row(r, domain, name, parent, kind);
 		if (row != NONE) {
 			g = &ix->groups[gi];
 			g->rows[g->distinct++] = row;
@@ -237,20 +242,24 @@ static uint32_t row_for(struct pw_range_report *r, const char *domain, const cha
 	}
 	/* One name too many: the group becomes one row named by its folded form. The folded form may itself be
 	 * one of the group's exact names ("step #" from the preload's own folding): a fresh row either way. */
-	uint32_t row = new_row(r, domain, folded, depth, kind);
+	uint32_t row = new_row(r, domain, folded, parent, kind);
 	if (row == NONE)
 		return NONE;
 	g = &ix->groups[gi];
+	g->folded_row = row;
+	r->rows[row].folds = 1;
 	for (uint32_t i = 0; i < g->distinct; i++) {
 		struct pw_range_row *from = &r->rows[g->rows[i]];
-		merge_row(&r->rows[row], from);
+		merge_row(&r->rows[row], from, 1);
 		from->merged = 1;
 		from->merged_into = row;
 		note_folded_name(r, g, from->name);
 	}
-	g->folded_row = row;
-	r->rows[row].folds = 1;
 	note_folded_name(r, g, name);
+	uint32_t distinct = g->distinct, rows[PW_RANGE_FOLD_AT];
+	memcpy(rows, g->rows, sizeof rows);
+	for (uint32_t i = 0; i < distinct; i++)
+		adopt_children(r, rows[i], row);
 	return row;
 }
 
@@ -264,6 +273,27 @@ static uint32_t live_row(const struct pw_range_report *r, uint32_t row)
 	while (row != NONE && r->rows[row].merged)
 		row = r->rows[row].merged_into;
 	return row;
+}
+
+/* A row folded into another: its children become the same children of that one, each merged into the row of
+ * its name there (made when missing), their own children after them. */
+static void adopt_children(struct pw_range_report *r, uint32_t from, uint32_t to)
+{
+	for (uint32_t i = 0; i < r->nrows; i++) {
+		if (r->rows[i].parent != from || r->rows[i].merged)
+			continue;
+		char *domain = strdup(r->rows[i].domain), *name = strdup(r->rows[i].name);
+		uint32_t into = domain && name ? row_for(r, domain, name, to, r->rows[i].kind) : NONE;
+		free(domain);
+		free(name);
+		if (into == NONE || into == i)
+			continue;
+		merge_row(&r->rows[into], &r->rows[i], strcmp(r->rows[into].name, r->rows[i].name) != 0);
+		r->rows[into].folds |= r->rows[i].folds;
+		r->rows[i].merged = 1;
+		r->rows[i].merged_into = into;
+		adopt_children(r, i, into);
+	}
 }
 
 struct pw_ranges_file *pw_ranges_file_init(int pid, uint64_t start_ns)
@@ -393,7 +423,14 @@ int pw_ranges_event(struct pw_range_report **rp, struct pw_ranges_file *f, const
 		int32_t depth = start ? 0 : (int32_t)rec->ret;
 		if (depth < 0)
 			depth = 0;
-		uint32_t row = row_for(r, domain_of(f, domain, dbuf, sizeof dbuf), e->str ? name : "(unnamed)", depth,
+		/* a push's parent: the innermost push still open on its thread in its domain */
+		uint32_t parent = NONE;
+		for (size_t i = f->nopen; !start && i-- > 0;)
+			if (f->open[i].tid == tid && f->open[i].domain == domain && !f->open[i].id) {
+				parent = live_row(r, f->open[i].row);
+				break;
+			}
+		uint32_t row = row_for(r, domain_of(f, domain, dbuf, sizeof dbuf), e->str ? name : "(unnamed)", parent,
 				       start ? PW_RANGE_START : PW_RANGE_PUSH);
 		if (row == NONE || pw_reserve(&f->open, &f->open_cap, f->nopen + 1, sizeof *f->open))
 			return -1;

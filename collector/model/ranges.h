@@ -2,10 +2,12 @@
  *
  * Ranges: push/pop ranges are matched per thread and domain (a pop closes the innermost range of its domain
  * on its thread), start/end ranges by id across the process's threads. Each closed occurrence adds to one
- * row per (domain, name, depth, kind); depth is the level NVTX returned at the push (0: outermost). Names
- * are kept exactly until one digit-folded group ("step 12" -> "step #", same domain, depth and kind) has
- * more than PW_RANGE_FOLD_AT distinct names: then the group's rows merge into one row named by the folded
- * form, and "folded" counts the occurrences in it. So a message per step costs one row, not one per step.
+ * row per (domain, name, parent, kind): the rows form a tree, a push's parent being the row of the innermost
+ * push open on its thread in its domain (start/end ranges are at the top). Names are kept exactly until one
+ * digit-folded group ("step 12" -> "step #", same domain, parent and kind) has more than PW_RANGE_FOLD_AT
+ * distinct names: then the group's rows merge into one row named by the folded form, their children into
+ * the same children of it, and "folded" counts the occurrences in it. So a message per step costs one row,
+ * not one per step.
  * GPU time of a row: the kernels, copies and memsets whose launching call (gpu_activity.c's correlation)
  * fell inside an occurrence on the same thread.
  *
@@ -29,10 +31,13 @@
 
 enum pw_range_kind { PW_RANGE_PUSH = 0, PW_RANGE_START = 1 };
 
+#define PW_RANGE_TOP UINT32_MAX /* a row's parent when it has none */
+
 struct pw_range_row {
 	char *domain; /* "" for the default domain */
 	char *name;
-	int32_t depth;
+	uint32_t parent; /* the row it nests in, PW_RANGE_TOP for none */
+	int32_t depth;   /* its parents (0: at the top) */
 	uint8_t kind;   /* enum pw_range_kind */
 	uint8_t merged; /* folded into row merged_into: not shown */
 	uint8_t folds;  /* the row a group folded into */

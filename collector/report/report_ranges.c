@@ -10,29 +10,74 @@
 #include "report_format.h"
 #include "report_ranges.h"
 
-/* The shown rows (not folded into another), largest total first; equal totals by name. */
+/* Largest total first; equal totals by name. */
 static int by_total(const void *a, const void *b, void *ctx)
 {
 	const struct pw_range_row *rows = ctx;
 	const struct pw_range_row *x = &rows[*(const uint32_t *)a], *y = &rows[*(const uint32_t *)b];
 	if (x->total_ns != y->total_ns)
 		return x->total_ns > y->total_ns ? -1 : 1;
-	if (x->depth != y->depth)
-		return x->depth < y->depth ? -1 : 1;
 	return strcmp(x->name, y->name);
 }
 
+/* Appends the rows of sorted[0..n) under parent, each followed by its own, to out. */
+static void tree_order(const struct pw_range_report *r, const uint32_t *sorted, size_t n, uint32_t parent,
+		       uint32_t *out, size_t *nout)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (r->rows[sorted[i]].parent != parent)
+			continue;
+		out[(*nout)++] = sorted[i];
+		tree_order(r, sorted, n, sorted[i], out, nout);
+	}
+}
+
+/* The shown rows (not folded into another) as a tree: the top rows by total, each followed by its children,
+ * by total. */
 static uint32_t *shown_rows(const struct pw_range_report *r, size_t *n)
 {
-	uint32_t *ids = malloc((r->nrows ? r->nrows : 1) * sizeof *ids);
+	size_t cap = r->nrows ? r->nrows : 1;
+	uint32_t *sorted = malloc(cap * sizeof *sorted), *ids = malloc(cap * sizeof *ids);
+	size_t ns = 0;
 	*n = 0;
-	if (!ids)
+	if (!sorted || !ids) {
+		free(sorted);
+		free(ids);
 		return NULL;
+	}
 	for (size_t i = 0; i < r->nrows; i++)
-		if (!r->rows[i].merged && r->rows[i].count)
-			ids[(*n)++] = (uint32_t)i;
-	qsort_r(ids, *n, sizeof *ids, by_total, r->rows);
+		if (!r->rows[i].merged)
+			sorted[ns++] = (uint32_t)i;
+	qsort_r(sorted, ns, sizeof *sorted, by_total, r->rows);
+	tree_order(r, sorted, ns, PW_RANGE_TOP, ids, n);
+	free(sorted);
 	return ids;
+}
+
+/* Lightning's prefixes, shown once in the heading rather than on every row. */
+static const char *const shared_prefixes[] = {"[pl][profile]", "[pl][module]"};
+#define NPREFIXES (sizeof shared_prefixes / sizeof shared_prefixes[0])
+
+static const char *without_prefix(const char *name, unsigned *seen)
+{
+	for (size_t i = 0; i < NPREFIXES; i++) {
+		size_t len = strlen(shared_prefixes[i]);
+		if (strncmp(name, shared_prefixes[i], len) == 0 && name[len]) {
+			*seen |= 1u << i;
+			return name + len;
+		}
+	}
+	return name;
+}
+
+static void prefixes_note(FILE *f, unsigned seen)
+{
+	if (!seen)
+		return;
+	fputs("; without their prefix", f);
+	for (size_t i = 0, k = 0; i < NPREFIXES; i++)
+		if (seen & 1u << i)
+			fprintf(f, "%s %s", k++ ? "," : "", shared_prefixes[i]);
 }
 
 /* The time the phases' percentages are of: the windows when the run was captured in windows. */
@@ -53,6 +98,83 @@ void pw_capture_header(FILE *f, const struct pw_rank_report *rr, void (*field)(F
 	snprintf(buf, sizeof buf, "%zu window%s, %s of %s (%s)", r->nwindows, r->nwindows == 1 ? "" : "s", d1, d2,
 		 r->settings ? r->settings : "capture control");
 	field(f, "Capture:", buf);
+}
+
+/* One row of a Phases table: name indented by indent. */
+static int phase_row(struct pw_table *t, const struct pw_range_row *x, int indent, const char *name, uint64_t base,
+		     int gpu)
+{
+	char d[3][32];
+	if (pw_table_add_row(t))
+		return -1;
+	pw_format_mean(d[0], sizeof d[0], x->total_ns, x->count);
+	pw_format_duration(d[1], sizeof d[1], x->total_ns);
+	pw_format_duration(d[2], sizeof d[2], x->gpu_ns);
+	pw_table_set(t, 0, "%*s%s%s%s", indent, "", x->domain[0] ? x->domain : "", x->domain[0] ? ":" : "", name);
+	pw_table_set(t, 1, "%s", d[0]);
+	pw_table_set(t, 2, "%" PRIu64, x->count);
+	pw_table_set(t, 3, "%s", d[1]);
+	if (base)
+		pw_table_set(t, 4, "%.1f %%", (double)x->total_ns * 100.0 / (double)base);
+	else
+		pw_table_set(t, 4, "-");
+	if (gpu)
+		pw_table_set(t, 5, "%s", d[2]);
+	return 0;
+}
+
+static int same_action(const struct pw_range_row *a, const struct pw_range_row *b)
+{
+	return a->kind == b->kind && strcmp(a->domain, b->domain) == 0 && strcmp(a->name, b->name) == 0;
+}
+
+/* The flat table, as Lightning's SimpleProfiler prints its actions: one row per name, all its occurrences
+ * wherever they nest, by total time (a name nested in itself counts its time twice, as there). */
+static int write_flat(FILE *f, const struct pw_range_report *r, uint64_t base, int gpu)
+{
+	struct pw_range_row *flat = calloc(r->nrows ? r->nrows : 1, sizeof *flat);
+	uint32_t *ids = malloc((r->nrows ? r->nrows : 1) * sizeof *ids);
+	size_t n = 0;
+	if (!flat || !ids) {
+		free(flat);
+		free(ids);
+		return -1;
+	}
+	for (size_t i = 0; i < r->nrows; i++) {
+		const struct pw_range_row *x = &r->rows[i];
+		if (x->merged)
+			continue;
+		size_t k = 0;
+		while (k < n && !same_action(&flat[k], x))
+			k++;
+		if (k == n) {
+			flat[n] = *x;
+			flat[n].count = flat[n].total_ns = flat[n].gpu_ns = 0;
+			ids[n] = (uint32_t)n;
+			n++;
+		}
+		flat[k].count += x->count;
+		flat[k].total_ns += x->total_ns;
+		flat[k].gpu_ns += x->gpu_ns;
+	}
+	qsort_r(ids, n, sizeof *ids, by_total, flat);
+	static const char *const headers[] = {"Action",	    "Mean duration", "Num calls", "Total time",
+					      "Percentage", "GPU time"};
+	struct pw_table t = {.ncols = gpu ? 6 : 5, .headers = headers, .align = "lrrrrr"};
+	unsigned prefixes = 0;
+	int rc = 0;
+	for (size_t i = 0; i < n && !rc; i++)
+		rc = phase_row(&t, &flat[ids[i]], 0, without_prefix(flat[ids[i]].name, &prefixes), base, gpu);
+	if (!rc) {
+		fputs("\nPhases by action (all occurrences of each name, wherever they nest, as SimpleProfiler counts them", f);
+		prefixes_note(f, prefixes);
+		fputs(")\n", f);
+		pw_table_print(f, &t);
+	}
+	pw_table_free(&t);
+	free(flat);
+	free(ids);
+	return rc;
 }
 
 int pw_ranges_write_text(FILE *f, const struct pw_rank_report *rr)
@@ -106,7 +228,7 @@ windows_done:
 	if (!ids)
 		return -1;
 	uint64_t base = phase_base(rr);
-	char d[3][32];
+	char d[1][32];
 	if (pw_table_add_row(&t))
 		goto oom;
 	pw_format_duration(d[0], sizeof d[0], base);
@@ -117,29 +239,21 @@ windows_done:
 	pw_table_set(&t, 4, "%s", base ? "100 %" : "-");
 	if (gpu)
 		pw_table_set(&t, 5, "-");
+	unsigned prefixes = 0;
+	int nested = 0;
 	for (size_t i = 0; i < n; i++) {
 		const struct pw_range_row *x = &r->rows[ids[i]];
-		if (pw_table_add_row(&t))
-			goto oom;
-		pw_format_mean(d[0], sizeof d[0], x->total_ns, x->count);
-		pw_format_duration(d[1], sizeof d[1], x->total_ns);
-		pw_format_duration(d[2], sizeof d[2], x->gpu_ns);
+		nested |= x->depth > 0;
 		int indent = x->depth > 8 ? 16 : 2 * x->depth;
-		pw_table_set(&t, 0, "%*s%s%s%s", indent, "", x->domain[0] ? x->domain : "", x->domain[0] ? ":" : "",
-			     x->name);
-		pw_table_set(&t, 1, "%s", d[0]);
-		pw_table_set(&t, 2, "%" PRIu64, x->count);
-		pw_table_set(&t, 3, "%s", d[1]);
-		if (base)
-			pw_table_set(&t, 4, "%.1f %%", (double)x->total_ns * 100.0 / (double)base);
-		else
-			pw_table_set(&t, 4, "-");
-		if (gpu)
-			pw_table_set(&t, 5, "%s", d[2]);
+		if (phase_row(&t, x, indent, without_prefix(x->name, &prefixes), base, gpu))
+			goto oom;
 	}
-	fprintf(f, "Phases (NVTX ranges; nested ranges indented; percentage of the %s)\n",
-		r->windowed ? "captured time" : "rank's wall time");
+	fputs("Phases (NVTX ranges; each nested range under its own parent, siblings by total time", f);
+	prefixes_note(f, prefixes);
+	fprintf(f, "; percentage of the %s)\n", r->windowed ? "captured time" : "rank's wall time");
 	pw_table_print(f, &t);
+	if (nested && write_flat(f, r, base, gpu))
+		goto oom;
 	if (r->folded_names)
 		fprintf(f, "Names with digits folded (#): %" PRIu64 " distinct names grouped into rows of their pattern.\n",
 			r->folded_names);
@@ -173,6 +287,15 @@ void pw_ranges_write_json(struct pw_json *j, const struct pw_rank_report *rr)
 		pw_json_kv_string(j, "domain", x->domain);
 		pw_json_kv_string(j, "name", x->name);
 		pw_json_kv_int(j, "depth", x->depth);
+		/* the parent's index in this array: rows come in tree order, so it is an earlier one */
+		size_t parent = i;
+		while (x->parent != PW_RANGE_TOP && parent-- > 0 && ids[parent] != x->parent)
+			;
+		pw_json_key(j, "parent");
+		if (x->parent == PW_RANGE_TOP || parent >= i)
+			pw_json_null(j);
+		else
+			pw_json_uint(j, parent);
 		pw_json_kv_string(j, "kind", x->kind == PW_RANGE_START ? "start" : "push");
 		pw_json_kv_uint(j, "count", x->count);
 		pw_json_kv_uint(j, "total_ns", x->total_ns);

@@ -28,7 +28,7 @@ GPU_REL_TOL = 0.03
 GPU_ABS_NS = 100
 SLACK_NS = 50 * 1000 * 1000  # a range lasts at most its sleeps plus this (a busy machine)
 ROW_KEYS = ("domain", "name", "depth", "kind", "count", "total_ns", "mean_ns", "min_ns", "max_ns", "gpu_ns",
-            "folded")
+            "folded", "parent")
 # Settings of the run that a test must not inherit from the shell.
 UNSET = ("NVTX_INJECTION64_PATH", "NVTX_INJECTION32_PATH", "PROFWRAP_CAPTURE_RANGE", "PROFWRAP_CAPTURE_COUNT",
          "PROFWRAP_DELAY", "PROFWRAP_DURATION", "PROFWRAP_SCHEDULE", "PROFWRAP_STEP_RANGE", "PROFWRAP_CUPTI",
@@ -115,8 +115,22 @@ def check_ranges(rep, truth):
         check(key not in got, "two ranges[] rows for %r%s", key, ctx)
         got[key] = r
     check_eq(sorted(got), sorted(want), "ranges[] rows (domain, name, depth, kind)" + ctx)
-    totals = [r["total_ns"] for r in ranges]
-    check_eq(totals, sorted(totals, reverse=True), "ranges[] total_ns order (descending)" + ctx)
+    # A tree in order: each row after its parent (one level up), siblings by total time, largest first.
+    for i, r in enumerate(ranges):
+        p = r["parent"]
+        if p is None:
+            check_eq(r["depth"], 0, "depth of the top row %r" % r["name"] + ctx)
+        else:
+            check(0 <= p < i and ranges[p]["depth"] == r["depth"] - 1, "row %d (%r): parent %r is not an earlier row "
+                  "one level up%s", i, r["name"], p, ctx)
+    for p in set(r["parent"] for r in ranges):
+        totals = [r["total_ns"] for r in ranges if r["parent"] == p]
+        check_eq(totals, sorted(totals, reverse=True), "total_ns order of the rows under %r" % p + ctx)
+    def parent_name(name):
+        p = next(r["parent"] for r in ranges if r["name"] == name)
+        return ranges[p]["name"] if p is not None else None
+    for child, parent in (("forward", "step #"), ("backward", "step #"), ("grad", "backward"), ("step #", None)):
+        check_eq(parent_name(child), parent, "the parent of %r" % child + ctx)
     for key, w in want.items():
         r = got[key]
         what = "range %r" % (key,)

@@ -979,6 +979,67 @@ static void test_null_file(void **state)
 	pw_ranges_free(NULL);
 }
 
+/* The rows form a tree: one name under two parents is two rows, each child under its own parent. */
+static void test_tree_parents(void **state)
+{
+	struct rfx *x = *state;
+	file_open(x, 0, 10, 0);
+	push(x, T1, 100, 0, 0, "train");
+	push(x, T1, 110, 0, 1, "step");
+	pop(x, T1, 150, 0);
+	pop(x, T1, 200, 0);
+	push(x, T1, 300, 0, 0, "validate");
+	push(x, T1, 310, 0, 1, "step");
+	pop(x, T1, 320, 0);
+	pop(x, T1, 400, 0);
+	file_end(x, 0, 1000);
+	pw_ranges_finish(x->r);
+	const struct pw_range_report *r = x->r;
+	assert_int_equal(shown(r), 4);
+	const struct pw_range_row *train = row_ok(r, "", "train", 0, PW_RANGE_PUSH);
+	const struct pw_range_row *validate = row_ok(r, "", "validate", 0, PW_RANGE_PUSH);
+	assert_int_equal(train->parent, PW_RANGE_TOP);
+	size_t seen = 0;
+	for (size_t i = 0; i < r->nrows; i++) {
+		const struct pw_range_row *s = &r->rows[i];
+		if (s->merged || strcmp(s->name, "step") != 0)
+			continue;
+		const struct pw_range_row *p = &r->rows[s->parent];
+		assert_true(p == train || p == validate);
+		assert_int_equal(s->total_ns, p == train ? 40 : 10);
+		assert_int_equal(s->depth, 1);
+		seen++;
+	}
+	assert_int_equal(seen, 2);
+}
+
+/* A group that folds takes its rows' children with it: 20 "step N", each holding a "forward", end as one
+ * "step #" holding one "forward" of 20 calls. */
+static void test_fold_adopts_children(void **state)
+{
+	struct rfx *x = *state;
+	file_open(x, 0, 10, 0);
+	char name[32];
+	for (int i = 0; i < 20; i++) {
+		snprintf(name, sizeof name, "step %d", i);
+		push(x, T1, 1000 + 100 * (uint64_t)i, 0, 0, name);
+		push(x, T1, 1010 + 100 * (uint64_t)i, 0, 1, "forward");
+		pop(x, T1, 1030 + 100 * (uint64_t)i, 0);
+		pop(x, T1, 1050 + 100 * (uint64_t)i, 0);
+	}
+	file_end(x, 0, 10000);
+	pw_ranges_finish(x->r);
+	const struct pw_range_report *r = x->r;
+	assert_int_equal(shown(r), 2);
+	const struct pw_range_row *step = row_ok(r, "", "step #", 0, PW_RANGE_PUSH);
+	const struct pw_range_row *fwd = row_ok(r, "", "forward", 1, PW_RANGE_PUSH);
+	expect_row(step, 20, 20 * 50, 50, 50);
+	expect_row(fwd, 20, 20 * 20, 20, 20);
+	assert_int_equal(step->folded, 20);
+	assert_int_equal(fwd->folded, 0);
+	assert_ptr_equal(&r->rows[fwd->parent], step);
+}
+
 /* PyTorch's numbering decorations come out of a range's name; sizes and anything else stay. */
 static void check_undecorated(const char *in, const char *want)
 {
@@ -1007,6 +1068,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_undecorate),
+		cmocka_unit_test_setup_teardown(test_tree_parents, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fold_adopts_children, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_nesting, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_same_name_two_depths, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_two_threads_interleaved, setup, teardown),
