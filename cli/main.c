@@ -10,6 +10,7 @@
 
 #include "../collector/merge/merge.h"
 #include "../common/pw_capture.h"
+#include "../common/pw_pyfuncs.h"
 #include "../common/pw_session.h"
 #include "cli.h"
 
@@ -57,6 +58,11 @@ static void usage(FILE *f)
 	      "      --stack-threshold=DUR  calls at least DUR long get a stack: ns, us, ms, s (default 100us;\n"
 	      "                            0: every call)\n"
 	      "      --sample=HZ           sample each thread's stack HZ times per CPU second (default off)\n"
+	      "Python:\n"
+	      "      --python-functions=SPEC[,SPEC...]  each call of these Python functions is a range (Phases,\n"
+	      "                            the trace), named py:NAME: MODULE:QUALNAME (fnmatch wildcards),\n"
+	      "                            @FILE (a SPEC a line), lightning (Lightning's profiler actions),\n"
+	      "                            torch (module calls, backward, optimizer steps, DataLoader, save/load)\n"
 	      "  -h, --help            this help\n"
 	      "  -V, --version         print the version\n"
 	      "\n"
@@ -99,7 +105,8 @@ enum {
 	OPT_STEP_RANGE,
 	OPT_STACKS, /* the stack options, in stack_env's order */
 	OPT_STACK_THRESHOLD,
-	OPT_SAMPLE
+	OPT_SAMPLE,
+	OPT_PYTHON_FUNCTIONS,
 };
 
 static const char *const capture_env[] = {PW_ENV_CAPTURE_RANGE, PW_ENV_CAPTURE_COUNT, PW_ENV_DELAY,
@@ -161,6 +168,39 @@ static int check_environment(const struct pw_cli_opts *o, struct pw_capture_sett
 	return 0;
 }
 
+/* --python-functions (or its variable): checked, each @FILE made absolute (the processes that read it may run
+ * elsewhere), into o's environment entry. Returns 0, or -1 with the reason in err. */
+static int python_functions(const char *spec, struct pw_cli_opts *o, char *err, size_t errlen)
+{
+	static char env[8192];
+	struct pw_pyfn_set set;
+	if (pw_pyfn_parse(spec, &set, err, errlen) < 0)
+		return -1;
+	size_t n = (size_t)snprintf(env, sizeof env, "%s=", PW_ENV_PYTHON_FUNCTIONS);
+	for (const char *at = spec; *at && n < sizeof env;) {
+		size_t len = strcspn(at, ",");
+		char path[4096];
+		if (at[0] == '@' && len - 1 < sizeof path) {
+			memcpy(path, at + 1, len - 1);
+			path[len - 1] = 0;
+			char *abs = realpath(path, NULL);
+			n += (size_t)snprintf(env + n, sizeof env - n, "%s@%s", n > strlen(PW_ENV_PYTHON_FUNCTIONS) + 1 ? "," : "",
+					      abs ? abs : path);
+			free(abs);
+		} else {
+			n += (size_t)snprintf(env + n, sizeof env - n, "%s%.*s", n > strlen(PW_ENV_PYTHON_FUNCTIONS) + 1 ? "," : "",
+					      (int)len, at);
+		}
+		at += len + (at[len] == ',');
+	}
+	if (n >= sizeof env) {
+		snprintf(err, errlen, "the list is over %zu bytes", sizeof env - 64);
+		return -1;
+	}
+	o->python_functions_env = env;
+	return 0;
+}
+
 static int self_dir(char *buf, size_t size)
 {
 	ssize_t n = readlink("/proc/self/exe", buf, size - 1);
@@ -186,6 +226,7 @@ int main(int argc, char **argv)
 		{"duration", required_argument, 0, OPT_DURATION}, {"schedule", required_argument, 0, OPT_SCHEDULE},
 		{"step-range", required_argument, 0, OPT_STEP_RANGE}, {"stacks", required_argument, 0, OPT_STACKS},
 		{"stack-threshold", required_argument, 0, OPT_STACK_THRESHOLD}, {"sample", required_argument, 0, OPT_SAMPLE},
+		{"python-functions", required_argument, 0, OPT_PYTHON_FUNCTIONS},
 		{0, 0, 0, 0},
 	};
 	struct pw_cli_opts o = {.output = "profwrap-out", .follow_fork = 1, .ring_size = 2u << 20};
@@ -277,6 +318,10 @@ int main(int argc, char **argv)
 			given |= 1u << (c - OPT_CAPTURE_RANGE);
 			break;
 		}
+		case OPT_PYTHON_FUNCTIONS:
+			if (python_functions(optarg, &o, cap_err, sizeof cap_err))
+				return fail("--python-functions: %s", cap_err);
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -294,6 +339,9 @@ int main(int argc, char **argv)
 	}
 	if (!*o.output)
 		return fail("%s", "--output must not be empty");
+	const char *pyfn = getenv(PW_ENV_PYTHON_FUNCTIONS);
+	if (!o.python_functions_env && pyfn && *pyfn && python_functions(pyfn, &o, cap_err, sizeof cap_err))
+		return fail("environment: " PW_ENV_PYTHON_FUNCTIONS " is refused (%s)", cap_err);
 	if (check_environment(&o, &cap, given))
 		return 2;
 	if (pw_capture_check(&cap, cap_err, sizeof cap_err))

@@ -515,7 +515,7 @@ static void clean_stale(int quiet)
 struct target_env {
 	char ring[64], t0[64];
 	char *owned[3];
-	char *extra[11 + sizeof ((struct pw_cli_opts *)0)->capture_env / sizeof(char *)];
+	char *extra[12 + sizeof ((struct pw_cli_opts *)0)->capture_env / sizeof(char *)];
 };
 
 static int make_target_env(struct target_env *te, const struct pw_cli_opts *o, const char *sdir, const char *out)
@@ -545,6 +545,8 @@ static int make_target_env(struct target_env *te, const struct pw_cli_opts *o, c
 	for (size_t i = 0; i < sizeof o->stack_env / sizeof o->stack_env[0]; i++)
 		if (o->stack_env[i])
 			te->extra[ne++] = o->stack_env[i];
+	if (o->python_functions_env)
+		te->extra[ne++] = o->python_functions_env;
 	te->extra[ne] = NULL;
 	return 0;
 }

@@ -192,6 +192,8 @@ PW_EXPORT void *dlopen(const char *path, int flags)
 			pw_gpu_scan();
 			pw_stacks_after_dlopen(h, path);
 			pw_count_loads();
+			if (PW_UNLIKELY(pw_pyfn_waiting))
+				pw_pyfn_after_dlopen(h, path);
 		}
 		return h;
 	}
@@ -202,6 +204,8 @@ PW_EXPORT void *dlopen(const char *path, int flags)
 		pw_gpu_scan();
 		pw_stacks_after_dlopen(ret, path);
 		pw_count_loads();
+		if (PW_UNLIKELY(pw_pyfn_waiting))
+			pw_pyfn_after_dlopen(ret, path);
 	}
 	return ret;
 }

@@ -869,6 +869,7 @@ __attribute__((constructor)) static void pw_init(int argc, char **argv)
 	if (config_load() == 0) {
 		pthread_key_create(&lane_key, lane_release);
 		pthread_atfork(NULL, NULL, pw_after_fork_child);
+		pw_pyfn_config();
 		pw_py_detect(RTLD_DEFAULT); /* the python executable exports the C API */
 		session_start(0);
 		pw_gpu_scan(); /* again, now that records can be written: starts CUPTI if CUDA is loaded */

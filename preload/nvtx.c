@@ -449,6 +449,30 @@ static nvtxDomainHandle_t create_domain(const char *s, size_t len)
 	return (nvtxDomainHandle_t)(uintptr_t)id;
 }
 
+/* The domain of the Python function ranges (py_ranges.c), named again in each process that records in it (a
+ * fork child writes a raw trace of its own, and its segment may lie where its parent's did). */
+static uint32_t py_domain(void)
+{
+	static uint32_t id;
+	static int32_t named_by;
+	int32_t pid = pw_seg ? pw_seg->pid : 0;
+	if (named_by != pid || !id) {
+		id = (uint32_t)(uintptr_t)create_domain("py", 2);
+		named_by = pid;
+	}
+	return id;
+}
+
+void pw_nvtx_py_push(const char *name)
+{
+	push(py_domain(), NULL, name, NULL);
+}
+
+void pw_nvtx_py_pop(void)
+{
+	pop(py_domain());
+}
+
 static nvtxDomainHandle_t NVTX_API cb_domain_create_a(const char *s)
 {
 	return create_domain(s ? s : "", s ? strlen(s) : 0);

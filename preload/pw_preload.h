@@ -43,6 +43,9 @@ struct pw_config {
 	uint64_t capture_t0;    /* CLOCK_MONOTONIC ns that --delay counts from: the launch */
 };
 
+#define PW_PYFN_DEPTH 32   /* nested Python function ranges followed per thread */
+#define PW_PYFN_ACTIONS 16 /* nested Lightning actions followed per thread */
+
 /* Per-thread state. initial-exec TLS: the library is preloaded, so this costs one fs-relative load. */
 struct pw_thread {
 	struct pw_lane *lane; /* NULL until the thread's first record */
@@ -65,6 +68,14 @@ struct pw_thread {
 	uint32_t py_call_gen;    /* the builtin the hook saw start and not yet return (0: none), numbered */
 	uint32_t py_pending_gen; /* py_call_gen when the pending calls were made */
 	uint32_t py_gen_next;
+	/* Python function ranges (py_ranges.c) */
+	uint8_t pyfn_depth;        /* ranges of matched calls open on this thread; their frames in pyfn_frames */
+	uint8_t pyfn_actions;      /* Lightning actions started and not stopped, as ranges */
+	uint32_t pyfn_action_hash[PW_PYFN_ACTIONS]; /* each one's name, hashed */
+	uint8_t pyfn_action_again[PW_PYFN_ACTIONS]; /* starts of the same action inside it (profilers that forward
+						     * to others): no range of their own */
+	void *pyfn_module_frame;   /* the outermost torch module call open (only it is a range), or NULL */
+	void *pyfn_frames[PW_PYFN_DEPTH];
 	uint8_t sampling;    /* sample_timer is armed */
 	void *sample_timer;  /* timer_t of the thread's CPU-time samples */
 	uint64_t sample_cpu_ns; /* the thread's CPU clock at its previous sample, or when its timer started */
@@ -224,6 +235,31 @@ void pw_py_after_fork(void);
 /* Thread start and end: its CPU-time sample timer (--sample). */
 void pw_sample_thread_start(struct pw_thread *t);
 void pw_sample_thread_end(struct pw_thread *t);
+
+/* Python function ranges (py_ranges.c). pw_pyfn_on: --python-functions was given; pw_pyfn_waiting: the
+ * profile hook is still to be put on the interpreter's threads, which the opens and stats of the program ask
+ * for (pw_pyfn_try_install, python.c) until it is. pw_pyfn_event runs in the hook, for calls and returns. */
+extern int pw_pyfn_on;
+extern int pw_pyfn_waiting;
+void pw_pyfn_config(void);
+void pw_pyfn_try_install(void);
+void pw_pyfn_after_dlopen(void *handle, const char *path);
+void pw_pyfn_event(struct pw_thread *t, void *frame, int call);
+/* What py_ranges.c asks of the interpreter (python.c), holding the GIL: a frame's code (a new reference),
+ * references kept and dropped, a code's qualified name (its name before 3.11: pw_py_has_qualname), the module
+ * a frame runs in, a local of a frame as text (or the name of its type), and the exception state around it. */
+void *pw_py_code(void *frame);
+void pw_py_keep(void *obj);
+void pw_py_release(void *obj);
+int pw_py_has_qualname(void);
+size_t pw_py_code_qualname(void *code, char *dst, size_t max);
+size_t pw_py_frame_module(void *frame, char *dst, size_t max);
+size_t pw_py_frame_local(void *frame, const char *local, int type_name, char *dst, size_t max);
+void pw_py_error_save(void *saved[3]);
+void pw_py_error_restore(void *saved[3]);
+/* NVTX ranges in the domain "py" (nvtx.c), as the NVTX calls push and pop them. */
+void pw_nvtx_py_push(const char *name);
+void pw_nvtx_py_pop(void);
 
 /* Python (python.c). pw_py_detect looks for the interpreter's C API in handle (RTLD_DEFAULT at start, a
  * libpython that dlopen loaded later). */
@@ -566,6 +602,8 @@ static inline __attribute__((always_inline)) void pw_record_path(uint16_t type, 
 		.cwd = ref && dirfd == AT_FDCWD && path[0] != '/' ? atomic_load_explicit(&pw_cwd, memory_order_relaxed) : 0,
 	};
 	pw_record_done(&r, sizeof r, pw_call_wants_stack(t0, t1), was);
+	if (PW_UNLIKELY(pw_pyfn_waiting)) /* the interpreter may run now: its imports open and stat files */
+		pw_pyfn_try_install();
 }
 
 /* An open that started at t0: fd is the new descriptor. */

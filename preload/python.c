@@ -67,6 +67,7 @@ static struct {
 	void *(*Import_GetModule)(void *);
 	void *(*Unicode_FromString)(const char *);
 	int (*Object_SetAttrString)(void *, const char *, void *);
+	void *(*Mapping_GetItemString)(void *, const char *); /* new reference */
 	void *None;
 	const char *(*GetVersion)(void);
 	int (*Code_Addr2Line)(void *, int); /* may be missing */
@@ -79,7 +80,7 @@ static _Atomic int install_requested;
 
 void pw_py_detect(void *handle)
 {
-	if (atomic_load(&py_ready) || pw_cfg.stacks != PW_STACKS_ALL)
+	if (atomic_load(&py_ready) || (pw_cfg.stacks != PW_STACKS_ALL && !pw_pyfn_on))
 		return;
 	/* required: without one, not the interpreter (Py_IsInitialized, looked up first, settles that for most
 	 * objects) or older than 3.9 (no PyFrame_GetBack...); the others may be missing in some version */
@@ -114,6 +115,7 @@ void pw_py_detect(void *handle)
 		{&py.Import_GetModule, "PyImport_GetModule", NULL, 1},
 		{&py.Unicode_FromString, "PyUnicode_FromString", NULL, 1},
 		{&py.Object_SetAttrString, "PyObject_SetAttrString", NULL, 1},
+		{&py.Mapping_GetItemString, "PyMapping_GetItemString", NULL, 1},
 		{&py.None, "_Py_NoneStruct", NULL, 1},
 		{&py.GetVersion, "Py_GetVersion", NULL, 1},
 		{&py.CodeType, "PyCode_Type", NULL, 1},
@@ -138,6 +140,13 @@ void pw_py_detect(void *handle)
 	if (!py.GC_Enable)
 		py.GC_Disable = NULL;
 	atomic_store_explicit(&py_ready, 1, memory_order_release);
+}
+
+/* Whether this thread holds the GIL (the interpreter is running). */
+static int holds_gil(void)
+{
+	void *mine = py.GILState_GetThisThreadState();
+	return mine && py.ThreadState_GetUnchecked() == mine;
 }
 
 int pw_py_thread_state(void)
@@ -613,7 +622,7 @@ static void write_frames(void *start)
  * half-written then). */
 static int hook_needed(void)
 {
-	return !pw_py_direct_ready() || pw_cfg.sample_hz;
+	return pw_pyfn_on || (pw_stacks_on == PW_STACKS_ALL && (!pw_py_direct_ready() || pw_cfg.sample_hz));
 }
 
 static void hook_new_threads(void);
@@ -631,6 +640,8 @@ static int profile_hook(void *obj, void *frame, int what, void *arg)
 	(void)arg;
 	struct pw_thread *t = &pw_self;
 	t->py_hooked = 1;
+	if (pw_pyfn_on && (what == PY_TRACE_CALL || what == PY_TRACE_RETURN) && !t->guard && frame)
+		pw_pyfn_event(t, frame, what == PY_TRACE_CALL);
 	int returned = what == PY_TRACE_C_RETURN || what == PY_TRACE_C_EXCEPTION;
 	if (PW_LIKELY(!t->py_pending && !t->py_sample_pending) || t->guard || !frame) {
 		if (what == PY_TRACE_C_CALL)
@@ -741,7 +752,8 @@ static int install_hooks(void *unused)
 {
 	(void)unused;
 	struct pw_guarded guard = pw_guard_enter(PW_GUARD_INTERNAL);
-	learn_layout_once(); /* frames read directly need no hook */
+	if (pw_stacks_on == PW_STACKS_ALL)
+		learn_layout_once(); /* frames read directly need no hook */
 	void *et, *ev, *tb;
 	py.Err_Fetch(&et, &ev, &tb);
 	int gc = begin_no_gc();
@@ -810,10 +822,15 @@ PW_REAL(int, pthread_create, (pthread_t *, const pthread_attr_t *, void *(*)(voi
 PW_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*start)(void *), void *arg)
 {
 	PW_RESOLVE(pthread_create);
+	/* Python's own thread start holds the GIL: there, the hook's set-up may allocate (and collect) even
+	 * without PyGC_Disable (3.9), which only function ranges need */
 	if (PW_UNLIKELY(!new_threads_hooked) && atomic_load_explicit(&py_ready, memory_order_acquire) &&
-	    pw_stacks_on == PW_STACKS_ALL && !pw_self.guard && pw_py_thread_state() == 1) {
+	    !pw_self.guard &&
+	    ((pw_stacks_on == PW_STACKS_ALL && pw_py_thread_state() == 1) ||
+	     (pw_pyfn_on && !pw_pyfn_waiting && pw_py_thread_state() >= 0 && holds_gil()))) {
 		struct pw_guarded guard = pw_guard_enter(PW_GUARD_INTERNAL);
-		learn_layout_once(); /* the new thread's calls will not need the hook then */
+		if (pw_stacks_on == PW_STACKS_ALL)
+			learn_layout_once(); /* the new thread's calls will not need the hook then */
 		if (hook_needed())
 			hook_new_threads();
 		pw_guard_leave(guard);
@@ -824,4 +841,125 @@ PW_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void
 void pw_py_after_fork(void)
 {
 	atomic_store(&install_requested, 0);
+}
+
+/* ---- for the Python function ranges (py_ranges.c): the profile hook's thread, holding the GIL ---- */
+
+/* Asks the main thread to put the hook on the interpreter's threads once the interpreter runs (the program's
+ * next opens and stats ask again until it does). */
+void pw_pyfn_try_install(void)
+{
+	if (!atomic_load_explicit(&py_ready, memory_order_acquire))
+		return;
+	struct pw_guarded guard = pw_guard_enter(PW_GUARD_INTERNAL); /* the interpreter's locks are not the program's */
+	int expected = 0;
+	if (py.IsInitialized() && !(py.IsFinalizing && py.IsFinalizing()) &&
+	    atomic_compare_exchange_strong(&install_requested, &expected, 1)) {
+		if (py.AddPendingCall(install_hooks, NULL) < 0)
+			atomic_store(&install_requested, 0);
+		else
+			pw_pyfn_waiting = 0;
+	}
+	pw_guard_leave(guard);
+}
+
+void *pw_py_code(void *frame)
+{
+	return py.Frame_GetCode(frame);
+}
+
+void pw_py_keep(void *obj)
+{
+	py.IncRef(obj);
+}
+
+void pw_py_release(void *obj)
+{
+	py.DecRef(obj);
+}
+
+/* The UTF-8 of a str object into dst (cut at max - 1 bytes, NUL-terminated); 0 when it is not one. */
+static size_t str_text(void *o, char *dst, size_t max)
+{
+	ssize_t len = 0;
+	const char *s = o ? py.Unicode_AsUTF8AndSize(o, &len) : NULL;
+	size_t n = s && len > 0 ? ((size_t)len < max ? (size_t)len : max - 1) : 0;
+	if (!s)
+		py.Err_Clear();
+	memcpy(dst, s ? s : "", n);
+	dst[n] = 0;
+	return n;
+}
+
+int pw_py_has_qualname(void)
+{
+	return !py_no_qualname;
+}
+
+size_t pw_py_code_qualname(void *code, char *dst, size_t max)
+{
+	void *o = py.Object_GetAttrString(code, py_no_qualname ? "co_name" : "co_qualname");
+	if (!o && !py_no_qualname) { /* before 3.11 */
+		py.Err_Clear();
+		py_no_qualname = 1;
+		o = py.Object_GetAttrString(code, "co_name");
+	}
+	if (!o) {
+		py.Err_Clear();
+		dst[0] = 0;
+		return 0;
+	}
+	size_t n = str_text(o, dst, max);
+	py.DecRef(o);
+	return n;
+}
+
+/* The item key of the frame's mapping attribute attr (f_globals, f_locals), a new reference or NULL. */
+static void *frame_item(void *frame, const char *attr, const char *key)
+{
+	void *map = py.Object_GetAttrString(frame, attr);
+	void *item = map ? py.Mapping_GetItemString(map, key) : NULL;
+	if (map)
+		py.DecRef(map);
+	if (!item)
+		py.Err_Clear();
+	return item;
+}
+
+size_t pw_py_frame_module(void *frame, char *dst, size_t max)
+{
+	void *name = frame_item(frame, "f_globals", "__name__");
+	size_t n = str_text(name, dst, max);
+	if (name)
+		py.DecRef(name);
+	return n;
+}
+
+size_t pw_py_frame_local(void *frame, const char *local, int type_name, char *dst, size_t max)
+{
+	void *o = frame_item(frame, "f_locals", local), *named = o;
+	if (o && type_name) {
+		void *type = py.Object_GetAttrString(o, "__class__");
+		named = type ? py.Object_GetAttrString(type, "__name__") : NULL;
+		if (type)
+			py.DecRef(type);
+		if (!named)
+			py.Err_Clear();
+	}
+	size_t n = str_text(named, dst, max);
+	if (named && named != o)
+		py.DecRef(named);
+	if (o)
+		py.DecRef(o);
+	return n;
+}
+
+void pw_py_error_save(void *saved[3])
+{
+	py.Err_Fetch(&saved[0], &saved[1], &saved[2]);
+}
+
+void pw_py_error_restore(void *saved[3])
+{
+	py.Err_Restore(saved[0], saved[1], saved[2]);
 }

@@ -100,11 +100,35 @@ void pw_capture_header(FILE *f, const struct pw_rank_report *rr, void (*field)(F
 	field(f, "Capture:", buf);
 }
 
+/* An action's cell in the text tables, its indentation included, so that a table fits 120 columns (whole in
+ * the JSON). */
+#define ACTION_WIDTH 60
+#define ACTION_WIDTH_GPU 50
+
+/* name cut in its middle to width bytes (at character boundaries), into buf. */
+static const char *cut_middle(const char *name, size_t width, char *buf, size_t size)
+{
+	size_t len = strlen(name);
+	if (len <= width || width < 8 || size < width + 1)
+		return name;
+	size_t head = (width - 3) * 2 / 3, tail = width - 3 - head;
+	while (head > 0 && ((unsigned char)name[head] & 0xc0) == 0x80)
+		head--;
+	size_t from = len - tail;
+	while (from < len && ((unsigned char)name[from] & 0xc0) == 0x80)
+		from++;
+	snprintf(buf, size, "%.*s...%s", (int)head, name, name + from);
+	return buf;
+}
+
 /* One row of a Phases table: name indented by indent. */
 static int phase_row(struct pw_table *t, const struct pw_range_row *x, int indent, const char *name, uint64_t base,
 		     int gpu)
 {
-	char d[3][32];
+	char d[3][32], cut[ACTION_WIDTH + 1];
+	size_t domain_len = x->domain[0] ? strlen(x->domain) + 1 : 0, width = gpu ? ACTION_WIDTH_GPU : ACTION_WIDTH;
+	size_t room = width > (size_t)indent + domain_len + 8 ? width - (size_t)indent - domain_len : 8;
+	name = cut_middle(name, room, cut, sizeof cut);
 	if (pw_table_add_row(t))
 		return -1;
 	pw_format_mean(d[0], sizeof d[0], x->total_ns, x->count);

@@ -1,7 +1,7 @@
 """profwrap's end-to-end Lightning workload: Lightning's hook actions as NVTX ranges and SimpleProfiler's timings
 of the same actions, in one run.
 
-    python lightning_train.py --out DIR [--epochs 2] [--files 64] [--batch-size 8]
+    python lightning_train.py --out DIR [--epochs 2] [--files 64] [--batch-size 8] [--profiler both|simple|none]
 
 Lightning's Trainer takes one profiler, and calls profiler.start(action) / profiler.stop(action) around every
 hook it runs ("run_training_batch", "[Strategy]SingleDeviceStrategy.training_step",
@@ -14,6 +14,9 @@ calls to two profilers, as a Lightning user who wants both would write it:
     wraps every action in record_function("[pl][profile]" + action), which emit_nvtx turns into an NVTX range
     "[pl][profile]<action>, op_id = <n>" (PyTorch appends the record's id). Every autograd operation and, with
     record_module_names (the default), every submodule's forward ("[pl][module]...") are NVTX ranges too.
+
+--profiler simple gives the Trainer SimpleProfiler alone, --profiler none no profiler (Lightning's
+PassThroughProfiler, as an unmodified script runs): what profwrap --python-functions=lightning sees then.
 
 Order: SimpleProfiler starts first and stops last, so each NVTX range lies inside SimpleProfiler's interval of
 the same action.
@@ -123,6 +126,7 @@ def main():
     ap.add_argument("--epochs", type=int, default=2)
     ap.add_argument("--files", type=int, default=64)
     ap.add_argument("--batch-size", type=int, default=8)
+    ap.add_argument("--profiler", choices=("both", "simple", "none"), default="both")
     args = ap.parse_args()
     out = os.path.abspath(args.out)
     os.makedirs(out, exist_ok=True)
@@ -134,7 +138,8 @@ def main():
                         num_workers=train.NUM_WORKERS, persistent_workers=train.PERSISTENT_WORKERS)
 
     simple = SimpleProfiler(dirpath=out, filename="simple")
-    profiler = BothProfilers(simple, NvtxPyTorchProfiler(dirpath=out, filename="nvtx"))
+    profiler = {"both": lambda: BothProfilers(simple, NvtxPyTorchProfiler(dirpath=out, filename="nvtx")),
+                "simple": lambda: simple, "none": lambda: None}[args.profiler]()
     trainer = L.Trainer(max_epochs=args.epochs, accelerator="auto", devices=1, profiler=profiler, logger=False,
                         default_root_dir=out, enable_progress_bar=False, enable_model_summary=False)
     t_fit = time.monotonic()

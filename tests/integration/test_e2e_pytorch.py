@@ -301,6 +301,56 @@ def test_lightning(py):
     note("SimpleProfiler's own table: %s" % os.path.abspath(c["simple_txt"]))
 
 
+def py_actions(rep):
+    """{action: (calls, total s)} of the "py" ranges, wherever they nest."""
+    got = {}
+    for x in ranges(rep):
+        if x["domain"] == "py":
+            n, t = got.get(x["name"], (0, 0.0))
+            got[x["name"]] = (n + x["count"], t + x["total_ns"] / 1e9)
+    return got
+
+
+def test_lightning_functions(py):
+    """--python-functions=lightning on lightning_train.py with SimpleProfiler alone (the same run's
+    simple.json is the reference), then with no profiler at all (an unmodified script: Lightning's
+    PassThroughProfiler), under profwrap with and without the option."""
+    script = os.path.join(E2E, "lightning_train.py")
+    base = [py, script, "--epochs", str(LIGHTNING_EPOCHS)]
+    r, rep = timed("lightning_train.py --profiler simple", base + ["--profiler", "simple", "--out",
+                   os.path.abspath("lightning-fn")], "OUT-lightning-fn", ["--python-functions=lightning"])
+    durations = load_json(os.path.join("lightning-fn", "simple.json"))
+    simple = {a: (len(ds), sum(ds)) for a, ds in durations.items()}
+    prof = py_actions(rep)
+    table = side_by_side(simple, prof)
+    note("\nLightning's actions: SimpleProfiler and profwrap --python-functions=lightning (a py range from the "
+         "call of SimpleProfiler.start to that of its stop), one run:\n" + table)
+    ctx = "\n" + table
+    check_eq(sorted(prof), sorted(simple), "the actions (py ranges vs SimpleProfiler's)" + ctx)
+    for action, (n, t) in simple.items():
+        check_eq(prof[action][0], n, "calls of %r (profwrap vs SimpleProfiler)" % action + ctx)
+    for action, (n, t) in sorted(simple.items(), key=lambda kv: -kv[1][1])[:5]:
+        check_range(prof[action][1], t * 0.9, t * 1.1, "profwrap's total for %r (SimpleProfiler's %.6f s)" % (
+            action, t) + ctx)
+    epoch = [x for x in ranges(rep) if x["domain"] == "py" and x["name"] == "run_training_epoch"]
+    check_eq([(x["count"], x["parent"]) for x in epoch], [(LIGHTNING_EPOCHS, None)],
+             "the py:run_training_epoch rows (count, parent)" + ctx)
+
+    # An unmodified script: the same actions through PassThroughProfiler, as many calls.
+    none = base + ["--profiler", "none"]
+    timed("lightning_train.py --profiler none", none + ["--out", os.path.abspath("lightning-none-plain")],
+          "OUT-lightning-none-plain")
+    plain_fit = load_json(os.path.join("lightning-none-plain", "counters.json"))["fit_s"]
+    r, rep = timed("lightning_train.py --profiler none", none + ["--out", os.path.abspath("lightning-none")],
+                   "OUT-lightning-none", ["--python-functions=lightning"])
+    fit = load_json(os.path.join("lightning-none", "counters.json"))["fit_s"]
+    counts = {a: n for a, (n, t) in py_actions(rep).items()}
+    check_eq(counts, {a: n for a, (n, t) in simple.items()},
+             "calls per action with no profiler (PassThroughProfiler) vs SimpleProfiler's run")
+    note("--python-functions=lightning on an unmodified script: %d actions, as SimpleProfiler's; fit %.2f s "
+         "(%.2f s under profwrap without the option)" % (len(counts), fit, plain_fit))
+
+
 def test_stub_driver(py):
     stub = os.path.join(CUDA_HOME, "lib64", "stubs", "libcuda.so")
     if not os.path.exists(stub):
@@ -342,6 +392,7 @@ def test():
     test_train(py)
     test_capture(py)
     test_lightning(py)
+    test_lightning_functions(py)
     test_stub_driver(py)
     test_cudnn_shim(py)
 

@@ -1,0 +1,244 @@
+/* Python functions as ranges (--python-functions, common/pw_pyfuncs.h): each call of a matched function is a
+ * push/pop range in the NVTX domain "py", so the Phases table, the trace, capture control and the straggler's
+ * phase treat it as an NVTX range. The profile hook (python.c) passes every call and return of Python code
+ * here, on the thread holding the GIL.
+ *
+ * A call costs the hook a lookup of its code object in a table: a code object is matched against the patterns
+ * once (its module from the frame's globals, its qualified name) and the answer kept, with a reference to the
+ * code so that its address is never another code's. A return costs one compare: the frame of the innermost
+ * range open on the thread. */
+#define _GNU_SOURCE
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../common/pw_pyfuncs.h"
+#include "pw_preload.h"
+
+int pw_pyfn_on;
+int pw_pyfn_waiting;
+static struct pw_pyfn_set patterns;
+
+/* Code objects met, with the pattern they match (NO_MATCH for most) and the range name of a match. Past half
+ * full, new code objects are matched each time they are called rather than kept. */
+#define CODE_SLOTS 65536u
+#define NO_MATCH (-1)
+static struct {
+	void *code;
+	int pattern;
+	char *name;
+} codes[CODE_SLOTS];
+static uint32_t ncodes;
+
+void pw_pyfn_config(void)
+{
+	const char *spec = getenv(PW_ENV_PYTHON_FUNCTIONS);
+	if (!spec || !*spec)
+		return;
+	char why[300];
+	if (pw_pyfn_parse(spec, &patterns, why, sizeof why) < 0) {
+		if (!pw_cfg.quiet)
+			dprintf(2, "profwrap: %s=%s; no Python function is recorded\n", PW_ENV_PYTHON_FUNCTIONS, why);
+		return;
+	}
+	pw_pyfn_on = pw_pyfn_waiting = 1;
+}
+
+/* An interpreter loaded with dlopen (embedded Python) exports its C API from libpython. */
+void pw_pyfn_after_dlopen(void *handle, const char *path)
+{
+	const char *base = path ? strrchr(path, '/') : NULL;
+	base = base ? base + 1 : path;
+	struct pw_guarded guard = pw_guard_enter(PW_GUARD_INTERNAL);
+	if (base && strncmp(base, "libpython", 9) == 0)
+		pw_py_detect(handle);
+	pw_pyfn_try_install();
+	pw_guard_leave(guard);
+}
+
+static uint32_t code_slot(const void *code)
+{
+	uint64_t h = (uint64_t)(uintptr_t)code * 0x9e3779b97f4a7c15ull;
+	return (uint32_t)(h >> 48) & (CODE_SLOTS - 1);
+}
+
+/* Before 3.11 a code object has its name, not its qualified name: the patterns' last components are compared. */
+static int match_name(const char *module, const char *qualname)
+{
+	static struct pw_pyfn_set last;
+	if (pw_py_has_qualname())
+		return pw_pyfn_match(&patterns, module, qualname);
+	if (!last.n) {
+		last = patterns;
+		for (size_t i = 0; i < last.n; i++) {
+			const char *dot = strrchr(patterns.p[i].qualname, '.');
+			if (dot)
+				memmove(last.p[i].qualname, dot + 1, strlen(dot + 1) + 1);
+		}
+	}
+	return pw_pyfn_match(&last, module, qualname);
+}
+
+/* The pattern the function running in frame (whose code is code) matches, or NO_MATCH; name gets the range's
+ * name when it matches: the qualified name, with the module for a module-level function. */
+static int match(void *frame, void *code, char *name, size_t max)
+{
+	char module[PW_PYFN_MODULE_MAX], qualname[PW_PYFN_QUALNAME_MAX];
+	pw_py_code_qualname(code, qualname, sizeof qualname);
+	pw_py_frame_module(frame, module, sizeof module);
+	int i = qualname[0] && module[0] ? match_name(module, qualname) : NO_MATCH;
+	if (i == NO_MATCH)
+		return i;
+	char owner[PW_PYFN_QUALNAME_MAX] = "";
+	if (!pw_py_has_qualname()) /* a method's class, as its self says */
+		pw_py_frame_local(frame, "self", 1, owner, sizeof owner);
+	const char *prefix = strchr(qualname, '.') ? "" : owner[0] ? owner : module;
+	snprintf(name, max, "%s%s%s", prefix, *prefix ? "." : "", qualname);
+	return i;
+}
+
+#define NOT_KEPT (-2)
+
+/* The pattern code matches (NO_MATCH for most) and *name the range's name, from the table; NOT_KEPT when code
+ * is not in it, *at then the slot to keep it in (UINT32_MAX: none free near). */
+static int kept(const void *code, const char **name, uint32_t *at)
+{
+	uint32_t i = code_slot(code);
+	for (uint32_t probe = 0; probe < 16; probe++, i = (i + 1) & (CODE_SLOTS - 1)) {
+		if (codes[i].code == code) {
+			*name = codes[i].name;
+			return codes[i].pattern;
+		}
+		if (!codes[i].code) {
+			*at = i;
+			return NOT_KEPT;
+		}
+	}
+	*at = UINT32_MAX;
+	return NOT_KEPT;
+}
+
+/* Matches code and keeps the answer in slot at when it can. */
+static int match_and_keep(void *frame, void *code, uint32_t at, const char **name, char *buf, size_t max)
+{
+	int pattern = match(frame, code, buf, max);
+	*name = buf;
+	if (at == UINT32_MAX || ncodes >= CODE_SLOTS / 2)
+		return pattern;
+	char *copy = pattern == NO_MATCH ? NULL : strdup(buf);
+	if (pattern != NO_MATCH && !copy)
+		return pattern;
+	pw_py_keep(code);
+	codes[at].code = code;
+	codes[at].pattern = pattern;
+	codes[at].name = copy;
+	ncodes++;
+	return pattern;
+}
+
+static void push(struct pw_thread *t, void *frame, const char *name)
+{
+	if (t->pyfn_depth >= PW_PYFN_DEPTH)
+		return;
+	t->pyfn_frames[t->pyfn_depth++] = frame;
+	pw_nvtx_py_push(name);
+}
+
+static uint32_t name_hash(const char *s)
+{
+	uint32_t h = 2166136261u;
+	for (; *s; s++)
+		h = (h ^ (uint8_t)*s) * 16777619u;
+	return h;
+}
+
+/* A profiler's start(action_name): a range, unless the innermost action is the same one (a profiler handing
+ * the call to the profilers it holds). Stops are matched in the same way. */
+static void action_start(struct pw_thread *t, const char *name)
+{
+	uint32_t h = name_hash(name);
+	uint8_t n = t->pyfn_actions;
+	if (n && t->pyfn_action_hash[n - 1] == h) {
+		if (t->pyfn_action_again[n - 1] < UINT8_MAX)
+			t->pyfn_action_again[n - 1]++;
+		return;
+	}
+	if (n >= PW_PYFN_ACTIONS)
+		return;
+	t->pyfn_action_hash[n] = h;
+	t->pyfn_action_again[n] = 0;
+	t->pyfn_actions = n + 1;
+	pw_nvtx_py_push(name);
+}
+
+static void action_stop(struct pw_thread *t)
+{
+	uint8_t n = t->pyfn_actions;
+	if (!n)
+		return;
+	if (t->pyfn_action_again[n - 1]) {
+		t->pyfn_action_again[n - 1]--;
+		return;
+	}
+	t->pyfn_actions = n - 1;
+	pw_nvtx_py_pop();
+}
+
+static void on_call(struct pw_thread *t, void *frame)
+{
+	void *code = pw_py_code(frame);
+	if (!code)
+		return;
+	char name[PW_PYFN_QUALNAME_MAX + PW_PYFN_MODULE_MAX];
+	const char *matched = NULL;
+	uint32_t at = UINT32_MAX;
+	int pattern = kept(code, &matched, &at);
+	if (PW_LIKELY(pattern == NO_MATCH)) {
+		pw_py_release(code);
+		return;
+	}
+	void *error[3]; /* the program's exception, if one is being raised, is not ours to clear */
+	pw_py_error_save(error);
+	if (pattern == NOT_KEPT)
+		pattern = match_and_keep(frame, code, at, &matched, name, sizeof name);
+	pw_py_release(code);
+	switch (pattern == NO_MATCH ? -1 : (int)patterns.p[pattern].how) {
+	case PW_PYFN_CALL:
+		push(t, frame, matched);
+		break;
+	case PW_PYFN_ACTION_START:
+		if (pw_py_frame_local(frame, "action_name", 0, name, sizeof name))
+			action_start(t, name);
+		break;
+	case PW_PYFN_ACTION_STOP:
+		action_stop(t);
+		break;
+	case PW_PYFN_MODULE_CALL:
+		if (t->pyfn_module_frame || t->pyfn_depth >= PW_PYFN_DEPTH)
+			break;
+		size_t n = pw_py_frame_local(frame, "self", 1, name, sizeof name - 16);
+		snprintf(name + n, sizeof name - n, "%s", n ? ".forward" : "Module.forward");
+		t->pyfn_module_frame = frame;
+		push(t, frame, name);
+		break;
+	default:
+		break;
+	}
+	pw_py_error_restore(error);
+}
+
+void pw_pyfn_event(struct pw_thread *t, void *frame, int call)
+{
+	if (call) {
+		on_call(t, frame);
+		return;
+	}
+	if (!t->pyfn_depth || t->pyfn_frames[t->pyfn_depth - 1] != frame)
+		return;
+	t->pyfn_depth--;
+	if (frame == t->pyfn_module_frame)
+		t->pyfn_module_frame = NULL;
+	pw_nvtx_py_pop();
+}
