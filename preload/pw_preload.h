@@ -245,6 +245,8 @@ void pw_pyfn_config(void);
 void pw_pyfn_try_install(void);
 void pw_pyfn_after_dlopen(void *handle, const char *path);
 void pw_pyfn_event(struct pw_thread *t, void *frame, int call);
+/* Whether the code running in frame matches a pattern; *first set when it was matched for the first time. */
+int pw_pyfn_code_matches(void *frame, void *code, int *first);
 /* What py_ranges.c asks of the interpreter (python.c), holding the GIL: a frame's code (a new reference),
  * references kept and dropped, a code's qualified name (its name before 3.11: pw_py_has_qualname), the module
  * a frame runs in, a local of a frame as text (or the name of its type), and the exception state around it. */

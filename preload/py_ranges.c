@@ -138,6 +138,22 @@ static int match_and_keep(void *frame, void *code, uint32_t at, const char **nam
 	return pattern;
 }
 
+int pw_pyfn_code_matches(void *frame, void *code, int *first)
+{
+	const char *name;
+	uint32_t at = UINT32_MAX;
+	int pattern = kept(code, &name, &at);
+	if (pattern == NOT_KEPT) {
+		char buf[PW_PYFN_QUALNAME_MAX + PW_PYFN_MODULE_MAX];
+		void *error[3];
+		pw_py_error_save(error);
+		pattern = match_and_keep(frame, code, at, &name, buf, sizeof buf);
+		pw_py_error_restore(error);
+		*first = pattern != NO_MATCH;
+	}
+	return pattern != NO_MATCH;
+}
+
 static void push(struct pw_thread *t, void *frame, const char *name)
 {
 	if (t->pyfn_depth >= PW_PYFN_DEPTH)

@@ -68,6 +68,9 @@ static struct {
 	void *(*Unicode_FromString)(const char *);
 	int (*Object_SetAttrString)(void *, const char *, void *);
 	void *(*Mapping_GetItemString)(void *, const char *); /* new reference */
+	void *(*Object_CallMethod)(void *, const char *, const char *, ...);
+	void *(*Object_CallFunction)(void *, const char *, ...);
+	long (*Long_AsLong)(void *);
 	void *None;
 	const char *(*GetVersion)(void);
 	int (*Code_Addr2Line)(void *, int); /* may be missing */
@@ -116,6 +119,9 @@ void pw_py_detect(void *handle)
 		{&py.Unicode_FromString, "PyUnicode_FromString", NULL, 1},
 		{&py.Object_SetAttrString, "PyObject_SetAttrString", NULL, 1},
 		{&py.Mapping_GetItemString, "PyMapping_GetItemString", NULL, 1},
+		{&py.Object_CallMethod, "PyObject_CallMethod", NULL, 1},
+		{&py.Object_CallFunction, "PyObject_CallFunction", NULL, 1},
+		{&py.Long_AsLong, "PyLong_AsLong", NULL, 1},
 		{&py.None, "_Py_NoneStruct", NULL, 1},
 		{&py.GetVersion, "Py_GetVersion", NULL, 1},
 		{&py.CodeType, "PyCode_Type", NULL, 1},
@@ -620,9 +626,17 @@ static void write_frames(void *start)
 /* Whether calls made without the GIL need the profile hook: the layout for reading frames directly is not
  * usable, or CPU samples want the frames (a sample interrupts the thread anywhere: its structures may be
  * half-written then). */
+static int monitoring;   /* the function ranges come from sys.monitoring (3.12+), not from the profile hook */
+static int stacks_asked; /* a stack has asked for the hook (pw_py_defer, pw_py_install_held) */
+
+static int stacks_need_hook(void)
+{
+	return pw_stacks_on == PW_STACKS_ALL && (!pw_py_direct_ready() || pw_cfg.sample_hz);
+}
+
 static int hook_needed(void)
 {
-	return pw_pyfn_on || (pw_stacks_on == PW_STACKS_ALL && (!pw_py_direct_ready() || pw_cfg.sample_hz));
+	return (pw_pyfn_on && !monitoring) || stacks_need_hook();
 }
 
 static void hook_new_threads(void);
@@ -640,7 +654,7 @@ static int profile_hook(void *obj, void *frame, int what, void *arg)
 	(void)arg;
 	struct pw_thread *t = &pw_self;
 	t->py_hooked = 1;
-	if (pw_pyfn_on && (what == PY_TRACE_CALL || what == PY_TRACE_RETURN) && !t->guard && frame)
+	if (pw_pyfn_on && !monitoring && (what == PY_TRACE_CALL || what == PY_TRACE_RETURN) && !t->guard && frame)
 		pw_pyfn_event(t, frame, what == PY_TRACE_CALL);
 	int returned = what == PY_TRACE_C_RETURN || what == PY_TRACE_C_EXCEPTION;
 	if (PW_LIKELY(!t->py_pending && !t->py_sample_pending) || t->guard || !frame) {
@@ -743,6 +757,132 @@ static void hook_threading(void **hook_fn)
 	py.DecRef(threading);
 }
 
+/* ---- sys.monitoring (3.12+): the function ranges without a profile function ----
+ * PY_START (and PY_UNWIND, which cannot be set per code) are on for every code object; the callback of a code
+ * that matches no pattern answers DISABLE, so that code never calls it again. A matched code gets PY_RESUME,
+ * PY_RETURN and PY_YIELD of its own (set_local_events): its calls and returns, and nothing else, reach
+ * pw_pyfn_event, with the frame the profile hook would pass. */
+static int monitor_tool = -1;
+static long ev_start, ev_resume, ev_return, ev_yield, ev_unwind;
+static void *monitor_disable, *monitor_set_local;
+
+static void *monitor_none(void)
+{
+	py.IncRef(py.None);
+	return py.None;
+}
+
+static void *monitor_start_cb(void *self, void *const *args, ssize_t nargs)
+{
+	(void)self;
+	struct pw_thread *t = &pw_self;
+	void *frame = nargs >= 1 && !t->guard ? py.Eval_GetFrame() : NULL;
+	if (!frame)
+		return monitor_none();
+	int first = 0;
+	if (!pw_pyfn_code_matches(frame, args[0], &first)) {
+		py.IncRef(monitor_disable);
+		return monitor_disable;
+	}
+	if (first) {
+		void *r = py.Object_CallFunction(monitor_set_local, "iOl", monitor_tool, args[0],
+						 ev_resume | ev_return | ev_yield);
+		if (r)
+			py.DecRef(r);
+		else
+			py.Err_Clear();
+	}
+	pw_pyfn_event(t, frame, 1);
+	return monitor_none();
+}
+
+static void *monitor_end_cb(void *self, void *const *args, ssize_t nargs)
+{
+	(void)self;
+	(void)args;
+	(void)nargs;
+	struct pw_thread *t = &pw_self;
+	void *frame = t->pyfn_depth && !t->guard ? py.Eval_GetFrame() : NULL;
+	if (frame)
+		pw_pyfn_event(t, frame, 0);
+	return monitor_none();
+}
+
+static struct py_method_def {
+	const char *name;
+	void *(*meth)(void *, void *const *, ssize_t);
+	int flags;
+	const char *doc;
+} monitor_start_def = {"profwrap_py_start", monitor_start_cb, 0x0080 /* METH_FASTCALL */, NULL},
+  monitor_end_def = {"profwrap_py_end", monitor_end_cb, 0x0080, NULL};
+
+/* A call whose result is only checked; its exception is cleared. */
+static int call_ok(void *r)
+{
+	if (!r) {
+		py.Err_Clear();
+		return 0;
+	}
+	py.DecRef(r);
+	return 1;
+}
+
+static long monitor_event(void *events, const char *name)
+{
+	void *v = py.Object_GetAttrString(events, name);
+	long n = v ? py.Long_AsLong(v) : -1;
+	if (v)
+		py.DecRef(v);
+	if (n <= 0)
+		py.Err_Clear();
+	return n > 0 ? n : 0;
+}
+
+/* Sets up sys.monitoring for the function ranges, holding the GIL. Returns 1 when it serves them. */
+static int monitor_begin(void)
+{
+	void *mon = py.Sys_GetObject("monitoring"); /* borrowed; none before 3.12 */
+	if (!mon) {
+		py.Err_Clear();
+		return 0;
+	}
+	void *events = py.Object_GetAttrString(mon, "events");
+	if (!events) {
+		py.Err_Clear();
+		return 0;
+	}
+	ev_start = monitor_event(events, "PY_START");
+	ev_resume = monitor_event(events, "PY_RESUME");
+	ev_return = monitor_event(events, "PY_RETURN");
+	ev_yield = monitor_event(events, "PY_YIELD");
+	ev_unwind = monitor_event(events, "PY_UNWIND");
+	py.DecRef(events);
+	monitor_disable = py.Object_GetAttrString(mon, "DISABLE");
+	monitor_set_local = py.Object_GetAttrString(mon, "set_local_events");
+	void *start = py.CFunction_NewEx(&monitor_start_def, NULL, NULL);
+	void *end = py.CFunction_NewEx(&monitor_end_def, NULL, NULL);
+	if (!ev_start || !ev_resume || !ev_return || !ev_yield || !ev_unwind || !monitor_disable || !monitor_set_local ||
+	    !start || !end) {
+		py.Err_Clear();
+		return 0;
+	}
+	/* the tool ids no CPython tool takes (debugger 0, coverage 1, profiler 2, optimizer 5) */
+	for (int tool = 4; tool >= 3 && monitor_tool < 0; tool--)
+		if (call_ok(py.Object_CallMethod(mon, "use_tool_id", "is", tool, "profwrap")))
+			monitor_tool = tool;
+	if (monitor_tool < 0)
+		return 0;
+	int ok = call_ok(py.Object_CallMethod(mon, "register_callback", "ilO", monitor_tool, ev_start, start)) &&
+		 call_ok(py.Object_CallMethod(mon, "register_callback", "ilO", monitor_tool, ev_resume, start)) &&
+		 call_ok(py.Object_CallMethod(mon, "register_callback", "ilO", monitor_tool, ev_return, end)) &&
+		 call_ok(py.Object_CallMethod(mon, "register_callback", "ilO", monitor_tool, ev_yield, end)) &&
+		 call_ok(py.Object_CallMethod(mon, "register_callback", "ilO", monitor_tool, ev_unwind, end)) &&
+		 call_ok(py.Object_CallMethod(mon, "set_events", "il", monitor_tool, ev_start | ev_unwind));
+	if (!ok)
+		call_ok(py.Object_CallMethod(mon, "free_tool_id", "i", monitor_tool));
+	return ok;
+}
+
 /* The hook on the interpreter's threads, holding the GIL: from the main thread (Py_AddPendingCall), or from
  * a thread that took a stack holding it. Never by switching thread states (on 3.13 that releases the GIL):
  * each thread's own setter where the interpreter exports it (3.9-3.12), all threads at once (3.12+), else
@@ -757,7 +897,14 @@ static int install_hooks(void *unused)
 	void *et, *ev, *tb;
 	py.Err_Fetch(&et, &ev, &tb);
 	int gc = begin_no_gc();
-	if (hook_needed() && !has_profiler()) {
+	static int monitor_tried;
+	if (pw_pyfn_on && !monitor_tried) {
+		monitor_tried = 1;
+		monitoring = monitor_begin();
+	}
+	/* asked for by the function ranges at start, the hook waits for a stack that needs it */
+	int wanted = (pw_pyfn_on && !monitoring) || (stacks_asked && stacks_need_hook());
+	if (wanted && !has_profiler()) {
 		if (py.Eval_SetProfileOf) {
 			void *interp = py.ThreadState_GetInterpreter(py.ThreadState_Get());
 			for (void *ts = py.InterpreterState_ThreadHead(interp); ts; ts = py.ThreadState_Next(ts))
@@ -770,7 +917,7 @@ static int install_hooks(void *unused)
 		}
 	}
 	end_no_gc(gc);
-	if (hook_needed())
+	if (wanted)
 		hook_new_threads();
 	py.Err_Restore(et, ev, tb);
 	atomic_store(&install_requested, 0);
@@ -784,6 +931,7 @@ void pw_py_install_held(void)
 	learn_layout_once();
 	if (!hook_needed())
 		return;
+	stacks_asked = 1;
 	if (!new_threads_hooked)
 		hook_new_threads();
 	if (t->py_hooked || t->py_installs >= 3)
@@ -803,6 +951,7 @@ void pw_py_defer(void)
 	else if (t->py_pending_gen != t->py_call_gen)
 		t->py_pending_gen = 0; /* calls from two builtins: no one frame is theirs */
 	t->py_pending = 1;
+	stacks_asked = 1;
 	/* A few tries per thread: a thread whose profile function is someone else's never gets the hook. */
 	if (t->py_hooked || t->py_installs >= 3)
 		return;
