@@ -659,8 +659,12 @@ static void note_file_domain(struct file_ctx *c, struct pw_file_stat *f, const s
 		return;
 	if (f && d == PW_DOM_META)
 		f->meta_ns += dur;
-	if (kind == PW_K_CHANNEL || (f && f->stream))
+	if (kind == PW_K_CHANNEL || (f && f->stream)) {
 		c->rs->r.stream_ns += dur;
+		struct pw_proc *p = &c->rs->r.procs[c->proc_index];
+		if (e->rec->h.tid == (uint32_t)p->pid)
+			p->main_stream_ns += dur;
+	}
 }
 
 /* What a call did, by its kind: bytes, files, children, libraries, GPU work. Returns the file it was on. */
@@ -760,9 +764,32 @@ static uint32_t account_call(struct file_ctx *c, struct pw_proc *p, struct pw_ca
 }
 
 /* A call the report counts. */
+/* What startup_bound needs (model.h): loads, opens and stats, and the first GPU library call. */
+static void note_startup(struct file_ctx *c, const struct pw_raw_event *e, enum pw_event_kind kind, uint64_t dur)
+{
+	struct pw_rank_report *r = &c->rs->r;
+	if (pw_kind_is_api(kind)) {
+		if (!r->first_gpu_call_ns || e->t0_ns < r->first_gpu_call_ns)
+			r->first_gpu_call_ns = e->t0_ns;
+		return;
+	}
+	enum pw_startup_kind k = kind == PW_K_DLOPEN ? PW_STARTUP_LOAD
+				 : kind == PW_K_OPEN ? PW_STARTUP_OPEN
+				 : kind == PW_K_STAT || kind == PW_K_STAT_FD ? PW_STARTUP_STAT
+									     : (enum pw_startup_kind)-1;
+	if ((int)k < 0 || r->nstartup >= PW_STARTUP_MAX)
+		return;
+	if (pw_reserve(&r->startup, &r->startup_cap, r->nstartup + 1, sizeof *r->startup)) {
+		c->oom = 1;
+		return;
+	}
+	r->startup[r->nstartup++] = (struct pw_startup_call){e->t0_ns, dur, (uint8_t)k};
+}
+
 static void on_call(struct file_ctx *c, struct pw_proc *p, const struct pw_raw_event *e, enum pw_event_kind kind)
 {
 	uint64_t dur = e->t1_ns > e->t0_ns ? e->t1_ns - e->t0_ns : 0;
+	note_startup(c, e, kind, dur);
 	struct pw_call_stat *cs = count_call(c, p, e, dur);
 	if (e->nested) {
 		pw_tl_call(c->rs->r.timeline, e, PW_TL_NONE);
@@ -1371,6 +1398,7 @@ void pw_analysis_free(struct pw_analysis *a)
 		pw_ranges_free(rr->ranges);
 		pw_stacks_free(rr->stacks);
 		pw_findings_free(rr->findings, rr->nfindings);
+		free(rr->startup);
 		pw_tl_free(rr->timeline);
 		for (int f = 0; f < PW_COLL_FAMILIES; f++)
 			free(rr->coll[f].ns);

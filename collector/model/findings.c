@@ -4,6 +4,7 @@
 
 #include "../lib/units.h"
 #include "gpu_activity.h"
+#include "ranges.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -38,6 +39,18 @@ static const char ADVICE_SMALL[] =
 static const char ADVICE_COLLECTIVE[] =
 	"Overlap communication with compute (DDP bucket_cap_mb, no_sync() with gradient accumulation), check "
 	"the transport with NCCL_DEBUG=INFO, and send fewer bytes (bf16 gradients, gradient compression).";
+
+static const char ADVICE_STARTUP[] =
+	"Import less before the work starts (import submodules where they are used, not whole packages at the "
+	"top), keep the environment on local disk (site-packages on a network file system costs each import "
+	"its stats), and see where it goes with python -X importtime; run many short jobs in one process.";
+static const char ADVICE_HOST_INPUT[] =
+	"Give the loader more worker processes (DataLoader num_workers) and a prefetch_factor of 2 or more, "
+	"make each sample cheaper to read and decode (fewer, larger files; decoded caches), or move the data "
+	"to faster storage.";
+static const char ADVICE_CHECKPOINT[] =
+	"Checkpoint less often, in the background (torch.distributed.checkpoint.async_save, a writer thread), "
+	"to fast local disk first, and save only what a restart needs.";
 
 struct builder {
 	struct pw_rank_report *r;
@@ -277,6 +290,132 @@ static void collective_finding(struct builder *b)
 	    a->coll_kernels, a->coll_kernels == 1 ? "" : "s", bw);
 }
 
+/* startup_bound: the time before the first step (the first range, else the first GPU library call). */
+static void startup_finding(struct builder *b)
+{
+	const struct pw_rank_report *r = b->r;
+	const struct pw_range_row *first = pw_ranges_first(r->ranges);
+	uint64_t step = first ? r->ranges->first_ns : 0;
+	if (r->first_gpu_call_ns && (!step || r->first_gpu_call_ns < step)) {
+		step = r->first_gpu_call_ns;
+		first = NULL;
+	}
+	uint64_t before = step > r->start_ns ? step - r->start_ns : 0;
+	double s = share_of(before, r->wall_ns);
+	if (!step || before < PW_FIND_STARTUP_MIN_NS || s < PW_FIND_STARTUP_SHARE)
+		return;
+	uint64_t n[3] = {0, 0, 0}, load_ns = 0;
+	for (size_t i = 0; i < r->nstartup; i++) {
+		const struct pw_startup_call *c = &r->startup[i];
+		if (c->t0_ns >= step)
+			continue;
+		n[c->kind]++;
+		if (c->kind == PW_STARTUP_LOAD)
+			load_ns += c->dur_ns;
+	}
+	char d[32], w[32], l[32], what[160];
+	pw_format_duration(d, sizeof d, before);
+	pw_format_duration(w, sizeof w, r->wall_ns);
+	pw_format_duration(l, sizeof l, load_ns);
+	if (first)
+		snprintf(what, sizeof what, "the first range (%s%s%.80s)", first->domain, first->domain[0] ? ":" : "",
+			 first->name);
+	else
+		snprintf(what, sizeof what, "the first GPU library call");
+	add(b, "startup_bound", s, ADVICE_STARTUP,
+	    "%s of %s passed before %s: %" PRIu64 " libraries loaded (%s in dlopen), %" PRIu64 " files opened and "
+	    "%" PRIu64 " stat calls (imports read and look for modules).",
+	    d, w, what, n[PW_STARTUP_LOAD], l, n[PW_STARTUP_OPEN], n[PW_STARTUP_STAT]);
+}
+
+/* The rank's first process: the one whose parent is not in it. */
+static const struct pw_proc *main_proc(const struct pw_rank_report *r)
+{
+	for (size_t i = 0; i < r->nprocs; i++) {
+		size_t j = 0;
+		while (j < r->nprocs && r->procs[j].pid != r->procs[i].ppid)
+			j++;
+		if (j == r->nprocs)
+			return &r->procs[i];
+	}
+	return r->nprocs ? &r->procs[0] : NULL;
+}
+
+/* input_bound without GPU activity: the main thread blocked while child processes read the data. */
+static void host_input_finding(struct builder *b)
+{
+	const struct pw_rank_report *r = b->r;
+	const struct pw_proc *m = main_proc(r);
+	if (!m)
+		return;
+	uint64_t read = 0;
+	size_t workers = 0;
+	for (size_t i = 0; i < r->nprocs; i++)
+		if (r->procs[i].ppid == m->pid && r->procs[i].seen_read_bytes) {
+			read += r->procs[i].seen_read_bytes;
+			workers++;
+		}
+	uint64_t blocked = m->main_wait_ns + m->main_stream_ns;
+	double s = share_of(blocked, r->wall_ns);
+	if (s < PW_FIND_HOST_INPUT_SHARE || read < PW_FIND_HOST_INPUT_BYTES || read <= m->seen_read_bytes)
+		return;
+	char d[32], bytes[32], own[32];
+	pw_format_duration(d, sizeof d, blocked);
+	pw_format_bytes(bytes, sizeof bytes, read);
+	pw_format_bytes(own, sizeof own, m->seen_read_bytes);
+	add(b, "input_bound", s, ADVICE_HOST_INPUT,
+	    "The main thread of pid %d waited %s while %zu child process%s read %s (it read %s itself).", m->pid, d,
+	    workers, workers == 1 ? "" : "es", bytes, own);
+}
+
+/* Whether a file written is a checkpoint, by its name. */
+static int checkpoint_file(const char *path)
+{
+	static const char *const ext[] = {".pt", ".pth", ".ckpt", ".safetensors", ".bin", ".h5", ".npz", ".pkl"};
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	if (strstr(base, "checkpoint") || strstr(base, "ckpt"))
+		return 1;
+	size_t len = strlen(base);
+	for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++) {
+		size_t el = strlen(ext[i]);
+		if (len > el && strcmp(base + len - el, ext[i]) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* checkpoint_bound: the time in calls on the checkpoint files written. */
+static void checkpoint_finding(struct builder *b)
+{
+	const struct pw_rank_report *r = b->r;
+	uint64_t ns = 0, bytes = 0, top_ns = 0;
+	size_t files = 0;
+	const char *top = NULL;
+	for (size_t i = 0; i < r->nfiles; i++) {
+		const struct pw_file_stat *f = &r->files[i];
+		if (f->stream || !f->write_bytes || !checkpoint_file(f->path))
+			continue;
+		ns += f->time_ns;
+		bytes += f->write_bytes;
+		files++;
+		if (f->time_ns >= top_ns) {
+			top_ns = f->time_ns;
+			top = f->path;
+		}
+	}
+	double s = share_of(ns, r->wall_ns);
+	if (!files || s < PW_FIND_CHECKPOINT_SHARE)
+		return;
+	char d[32], size[32], td[32];
+	pw_format_duration(d, sizeof d, ns);
+	pw_format_bytes(size, sizeof size, bytes);
+	pw_format_duration(td, sizeof td, top_ns);
+	add(b, "checkpoint_bound", s, ADVICE_CHECKPOINT,
+	    "Writing %zu checkpoint file%s (%s) took %s; the longest, %s, %s.", files, files == 1 ? "" : "s", size, d,
+	    top, td);
+}
+
 static int by_share(const void *x, const void *y)
 {
 	const struct pw_finding *a = x, *b = y;
@@ -291,14 +430,19 @@ int pw_findings_build(struct pw_rank_report *r)
 	pw_findings_free(r->findings, r->nfindings);
 	r->findings = NULL;
 	r->nfindings = 0;
-	if (!r->act || !r->wall_ns)
+	if (!r->wall_ns)
 		return 0;
-	if (pw_act_recorded(r->act)) {
+	startup_finding(&b);
+	checkpoint_finding(&b);
+	if (r->act && pw_act_recorded(r->act)) {
 		idle_findings(&b);
 		copy_findings(&b);
 		collective_finding(&b);
+	} else {
+		host_input_finding(&b);
 	}
-	small_copy_finding(&b);
+	if (r->act)
+		small_copy_finding(&b);
 	if (b.n)
 		qsort(b.f, b.n, sizeof *b.f, by_share);
 	r->findings = b.f;

@@ -14,8 +14,16 @@
  *                     larger of their CPU time and their copies' GPU time >= PW_FIND_SMALL_COPY_SHARE
  *   collective_bound  GPU time of the kernels of NCCL calls (or, not linked to a call, named nccl*) >=
  *                     PW_FIND_COLLECTIVE_SHARE
+ *   startup_bound     the time from the rank's start to its first step (the first range to start, else the
+ *                     first GPU library call) >= PW_FIND_STARTUP_SHARE and >= PW_FIND_STARTUP_MIN_NS; the
+ *                     evidence counts the loads, opens and stats before it
+ *   checkpoint_bound  time in calls on the checkpoint files written (by name: *checkpoint*, *ckpt*, .pt,
+ *                     .pth, .ckpt, .safetensors, .bin, .h5, .npz, .pkl) >= PW_FIND_CHECKPOINT_SHARE
+ *   input_bound       (without GPU activity records) the first process's main thread blocked (waits and
+ *                     polls, calls on pipes and sockets) >= PW_FIND_HOST_INPUT_SHARE while its child
+ *                     processes read >= PW_FIND_HOST_INPUT_BYTES, more than it read itself
  *
- * Without GPU activity records (pw_act_recorded()), only small_memcpy is evaluated.
+ * Without GPU activity records (pw_act_recorded()), the GPU rules but small_memcpy are not evaluated.
  */
 #ifndef PW_FINDINGS_H
 #define PW_FINDINGS_H
@@ -30,6 +38,11 @@
 #define PW_FIND_SMALL_COPY_CALLS 100u
 #define PW_FIND_SMALL_COPY_SHARE 0.05
 #define PW_FIND_COLLECTIVE_SHARE 0.20
+#define PW_FIND_STARTUP_SHARE 0.25
+#define PW_FIND_STARTUP_MIN_NS 200000000u
+#define PW_FIND_CHECKPOINT_SHARE 0.05
+#define PW_FIND_HOST_INPUT_SHARE 0.20
+#define PW_FIND_HOST_INPUT_BYTES (1u << 20)
 
 struct pw_finding {
 	const char *id; /* one of the ids above (static) */

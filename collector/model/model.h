@@ -92,6 +92,7 @@ struct pw_proc {
 	 * is MPI's): in waits (sleeps, polls, condition waits, joins, GPU synchronisation), in waits for its
 	 * children, in MPI calls. The rank's busy time is the rest of its main process's life. */
 	uint64_t main_wait_ns, main_child_wait_ns, main_mpi_ns;
+	uint64_t main_stream_ns; /* its main thread's time in calls on pipes and sockets (a worker's queue) */
 	/* Its collector died: `profwrap salvage` wrote the records after salvaged_at (CLOCK_REALTIME ns). */
 	uint64_t salvaged_at;
 	uint64_t salvaged_events;
@@ -142,6 +143,13 @@ struct pw_timeline;     /* timeline.h */
  * other processes have ranks; they are rank 0 when none has. */
 #define PW_RANK_LAUNCHER (-1)
 
+#define PW_STARTUP_MAX (1u << 20)
+enum pw_startup_kind { PW_STARTUP_LOAD, PW_STARTUP_OPEN, PW_STARTUP_STAT };
+struct pw_startup_call {
+	uint64_t t0_ns, dur_ns;
+	uint8_t kind; /* enum pw_startup_kind */
+};
+
 struct pw_rank_report {
 	int rank; /* PW_RANK_LAUNCHER: the launcher processes of host */
 	int world_size;
@@ -190,6 +198,12 @@ struct pw_rank_report {
 	struct pw_range_report *ranges; /* NVTX ranges and capture windows (ranges.h): NULL when neither */
 	struct pw_stack_report *stacks; /* call stacks and CPU samples (call_stacks.h): NULL when none */
 	struct pw_timeline *timeline;   /* what the trace shows (timeline.h): NULL when no raw file was read */
+	/* For startup_bound (findings.h), whose first step is known only once the rank is read: the library loads,
+	 * opens and stats of its processes (at most PW_STARTUP_MAX), and the first GPU library call's start (0:
+	 * none) */
+	struct pw_startup_call *startup;
+	size_t nstartup, startup_cap;
+	uint64_t first_gpu_call_ns;
 	struct pw_finding *findings; /* "What to fix first", largest share first (findings.h) */
 	size_t nfindings;
 	struct pw_coll_entries coll[PW_COLL_FAMILIES];

@@ -296,6 +296,12 @@ static void adopt_children(struct pw_range_report *r, uint32_t from, uint32_t to
 	}
 }
 
+const struct pw_range_row *pw_ranges_first(const struct pw_range_report *r)
+{
+	uint32_t row = r && r->first_ns ? live_row(r, r->first_row) : NONE;
+	return row == NONE ? NULL : &r->rows[row];
+}
+
 struct pw_ranges_file *pw_ranges_file_init(int pid, uint64_t start_ns)
 {
 	struct pw_ranges_file *f = calloc(1, sizeof *f);
@@ -339,6 +345,10 @@ static void close_range(struct pw_range_report *r, struct pw_ranges_file *f, siz
 	if (row == NONE)
 		return;
 	uint64_t dur = t1 > o.t0 ? t1 - o.t0 : 0;
+	if (!r->first_ns || o.t0 < r->first_ns) {
+		r->first_ns = o.t0;
+		r->first_row = row;
+	}
 	struct pw_range_row *x = &r->rows[row];
 	x->count++;
 	x->total_ns += dur;

@@ -65,6 +65,8 @@ struct pw_range_report {
 	struct pw_mark_row *marks;
 	size_t nmarks, marks_cap;
 	uint64_t closed, unclosed, unmatched_pops, unmatched_ends, folded_names, instances_dropped;
+	uint64_t first_ns;  /* the earliest start of a range (0: none), of the row first_row */
+	uint32_t first_row;
 	struct pw_capture_window *windows;
 	size_t nwindows, windows_cap;
 	int windowed;         /* some process recorded capture windows (else the whole run was recorded) */
@@ -90,6 +92,9 @@ void pw_ranges_free(struct pw_range_report *r);
 
 /* "cudaProfilerApi", "nvtx", "schedule", "timer", "on-demand", "initial". */
 const char *pw_capture_reason_name(int reason);
+
+/* The row of the range that started first (folded into another: that one), NULL when there is none. */
+const struct pw_range_row *pw_ranges_first(const struct pw_range_report *r);
 
 /* Takes out of name, in place, the decorations that number a range's occurrences: PyTorch's ", seq = N",
  * ", op_id = N" and ", input_op_ids = [...]" (emit_nvtx, record_function under it), so that one action is one

@@ -158,9 +158,13 @@ static void print_findings(FILE *f, const struct pw_rank_report *r)
 	fputs("What to fix first\n", f);
 	if (!r->nfindings) {
 		if (r->act || r->gpu)
-			fputs("  Nothing stands out: no rule fired (GPU idle causes, copies, collectives).\n", f);
+			fputs("  Nothing stands out: no rule fired (start-up, checkpoints, GPU idle causes, copies, "
+			      "collectives).\n",
+			      f);
 		else
-			fputs("  Nothing stands out (the rules are about GPU work, and this rank made no GPU call).\n", f);
+			fputs("  Nothing stands out: no rule fired (start-up, checkpoints, input; the GPU rules need GPU "
+			      "calls).\n",
+			      f);
 	}
 	for (size_t i = 0; i < r->nfindings; i++) {
 		const struct pw_finding *x = &r->findings[i];
@@ -173,7 +177,7 @@ static void print_findings(FILE *f, const struct pw_rank_report *r)
 	}
 	if ((r->act || r->gpu) && !pw_act_recorded(r->act)) {
 		pw_act_why_missing(why, sizeof why, r->act);
-		fprintf(f, "  GPU activity was not recorded (%s): only the rules on GPU calls were evaluated.\n", why);
+		fprintf(f, "  GPU activity was not recorded (%s): only the rules on calls were evaluated.\n", why);
 	}
 	fputc('\n', f);
 }

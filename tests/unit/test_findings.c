@@ -499,9 +499,180 @@ static void test_ranking_and_reports(void **state)
 	free(t);
 }
 
+/* ---- rules on calls alone (no GPU activity): ranks of HWALL, so that start-up can reach its minimum ---- */
+
+#define HWALL 1000000000ull
+#define MS 1000000ull
+
+/* A raw trace of pid (child of ppid) from START to START + HWALL holding recs; strings 8 (a checkpoint's
+ * path), 16 (a data file's) and 24 (a library's). */
+static void host_file(struct fx *fx, int pid, int ppid, const struct pw_rec_call *recs, size_t n,
+		      const struct pw_rec_api *gpu, size_t ngpu)
+{
+	char path[256];
+	snprintf(path, sizeof path, "%s/0-%d.pwt", fx->raw, pid);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(pw_raw_write_header(fd), 0);
+	struct pw_raw_proc p = {0};
+	p.pid = pid;
+	p.ppid = ppid;
+	p.world_size = 1;
+	p.clock_kind = PW_CLOCK_MONOTONIC;
+	p.domain_mask = (1u << PW_DOM_COUNT) - 1;
+	p.clock0.ticks = p.clock0.ns = START;
+	put_proc(fd, p, "train", 5, "/bin/train", "node0");
+	put_clock(fd, START, START);
+	put_string(fd, 8, "/ckpt/model-epoch3.pt");
+	put_string(fd, 16, "/data/shard-0.bin.txt");
+	put_string(fd, 24, "/lib/libtorch.so");
+	if (n)
+		put_records(fd, recs, n);
+	if (ngpu)
+		put_api_records(fd, gpu, ngpu);
+	fx_raw_end(fd, START + HWALL);
+}
+
+static const struct pw_rank_report *host_analyze(struct fx *fx)
+{
+	fx_analyze(fx);
+	assert_int_equal(fx->an.nranks, 1);
+	assert_int_equal(fx->an.ranks[0].wall_ns, HWALL);
+	return &fx->an.ranks[0];
+}
+
+/* Before the first GPU call at ms: 2 loads of 10 ms, 3 opens, 4 stats (one more of each after it). */
+static void startup_case(struct fx *fx, uint64_t ms)
+{
+	uint64_t s = START + ms * MS;
+	struct pw_rec_call recs[] = {
+		mkrec(PW_EV_DLOPEN, T, START + 10 * MS, START + 20 * MS, 1, 2, 24, 0),
+		mkrec(PW_EV_DLOPEN, T, START + 30 * MS, START + 40 * MS, 1, 2, 24, 0),
+		mkrec(PW_EV_OPEN, T, START + 50 * MS, START + 51 * MS, 3, 3, 16, 0),
+		mkrec(PW_EV_OPEN, T, START + 52 * MS, START + 53 * MS, 4, 4, 16, 0),
+		mkrec(PW_EV_OPEN, T, START + 54 * MS, START + 55 * MS, 5, 5, 16, 0),
+		mkrec(PW_EV_STAT, T, START + 60 * MS, START + 61 * MS, 0, AT_FDCWD, 16, 0),
+		mkrec(PW_EV_STAT, T, START + 62 * MS, START + 63 * MS, 0, AT_FDCWD, 16, 0),
+		mkrec(PW_EV_STAT, T, START + 64 * MS, START + 65 * MS, 0, AT_FDCWD, 16, 0),
+		mkrec(PW_EV_STAT, T, START + 66 * MS, START + 67 * MS, 0, AT_FDCWD, 16, 0),
+		mkrec(PW_EV_DLOPEN, T, s + MS, s + 2 * MS, 1, 2, 24, 0),
+		mkrec(PW_EV_OPEN, T, s + 3 * MS, s + 4 * MS, 6, 6, 16, 0),
+		mkrec(PW_EV_STAT, T, s + 5 * MS, s + 6 * MS, 0, AT_FDCWD, 16, 0),
+	};
+	struct pw_rec_api gpu[] = {call(PW_EV_CUDA_LAUNCH_KERNEL, s, s + 1000, 0)};
+	host_file(fx, 40, 1, recs, NREC(recs), gpu, NREC(gpu));
+}
+
+static void test_startup_bound(void **state)
+{
+	struct fx *fx = *state;
+	startup_case(fx, 250);
+	const struct pw_rank_report *r = host_analyze(fx);
+	const struct pw_finding *f = find(r, "startup_bound");
+	assert_non_null(f);
+	assert_true(fabs(f->share - 0.25) < 1e-6);
+	expect_evidence(f, "250 ms of 1.00 s passed before the first GPU library call");
+	expect_evidence(f, "2 libraries loaded (20.0 ms in dlopen), 3 files opened and 4 stat calls");
+}
+
+static void test_startup_bound_below(void **state)
+{
+	struct fx *fx = *state;
+	startup_case(fx, 240);
+	assert_null(find(host_analyze(fx), "startup_bound"));
+}
+
+/* No step to tell start-up from the work (no range, no GPU call): no finding, however long the loads. */
+static void test_startup_no_step(void **state)
+{
+	struct fx *fx = *state;
+	struct pw_rec_call recs[] = {mkrec(PW_EV_DLOPEN, T, START + MS, START + 900 * MS, 1, 2, 24, 0)};
+	host_file(fx, 40, 1, recs, NREC(recs), NULL, 0);
+	assert_null(find(host_analyze(fx), "startup_bound"));
+}
+
+/* A checkpoint written in calls of 50 ms (5 %) + extra_ms; a data file's 200 ms of writes never count. */
+static void checkpoint_case(struct fx *fx, uint64_t extra_ms)
+{
+	struct pw_rec_call recs[] = {
+		mkrec(PW_EV_OPEN, T, START + 100 * MS, START + 101 * MS, 5, 5, 8, 0),
+		mkrec(PW_EV_WRITE, T, START + 110 * MS, START + 140 * MS + extra_ms * MS, 1 << 20, 5, 1 << 20, 0),
+		mkrec(PW_EV_FSYNC, T, START + 150 * MS, START + 168 * MS, 0, 5, 0, 0),
+		mkrec(PW_EV_CLOSE, T, START + 170 * MS, START + 171 * MS, 0, 5, 0, 0),
+		mkrec(PW_EV_OPEN, T, START + 200 * MS, START + 201 * MS, 6, 6, 16, 0),
+		mkrec(PW_EV_WRITE, T, START + 210 * MS, START + 410 * MS, 4096, 6, 4096, 0),
+	};
+	host_file(fx, 40, 1, recs, NREC(recs), NULL, 0);
+}
+
+static void test_checkpoint_bound(void **state)
+{
+	struct fx *fx = *state;
+	checkpoint_case(fx, 0);
+	const struct pw_finding *f = find(host_analyze(fx), "checkpoint_bound");
+	assert_non_null(f);
+	assert_true(fabs(f->share - 0.05) < 1e-6);
+	expect_evidence(f, "Writing 1 checkpoint file (1.05 MB) took 50.0 ms; the longest, /ckpt/model-epoch3.pt");
+}
+
+static void test_checkpoint_bound_below(void **state)
+{
+	struct fx *fx = *state;
+	struct pw_rec_call recs[] = {
+		mkrec(PW_EV_OPEN, T, START + 100 * MS, START + 101 * MS, 5, 5, 8, 0),
+		mkrec(PW_EV_WRITE, T, START + 110 * MS, START + 158 * MS, 1 << 20, 5, 1 << 20, 0),
+	};
+	host_file(fx, 40, 1, recs, NREC(recs), NULL, 0);
+	assert_null(find(host_analyze(fx), "checkpoint_bound"));
+}
+
+/* The main thread of 40 polls wait_ms while its child 41 reads child_kib KiB of data. */
+static void host_input_case(struct fx *fx, uint64_t wait_ms, uint64_t child_kib)
+{
+	struct pw_rec_call main_recs[] = {mkrec(PW_EV_POLL, 40, START + 10 * MS, START + (10 + wait_ms) * MS, 1, 0, 0, 0)};
+	host_file(fx, 40, 1, main_recs, NREC(main_recs), NULL, 0);
+	struct pw_rec_call child[] = {
+		mkrec(PW_EV_OPEN, 41, START + 20 * MS, START + 21 * MS, 3, 3, 16, 0),
+		mkrec(PW_EV_READ, 41, START + 30 * MS, START + 40 * MS, (int64_t)child_kib << 10, 3, child_kib << 10, 0),
+	};
+	host_file(fx, 41, 40, child, NREC(child), NULL, 0);
+}
+
+static void test_host_input_bound(void **state)
+{
+	struct fx *fx = *state;
+	host_input_case(fx, 200, 1024);
+	const struct pw_finding *f = find(host_analyze(fx), "input_bound");
+	assert_non_null(f);
+	assert_true(fabs(f->share - 0.20) < 1e-6);
+	expect_evidence(f, "The main thread of pid 40 waited 200 ms while 1 child process read 1.05 MB (it read 0 B");
+}
+
+static void test_host_input_bound_below(void **state)
+{
+	struct fx *fx = *state;
+	host_input_case(fx, 190, 1024);
+	assert_null(find(host_analyze(fx), "input_bound"));
+}
+
+static void test_host_input_bound_little_read(void **state)
+{
+	struct fx *fx = *state;
+	host_input_case(fx, 500, 1000);
+	assert_null(find(host_analyze(fx), "input_bound"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_startup_bound, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_startup_bound_below, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_startup_no_step, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_checkpoint_bound, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_checkpoint_bound_below, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_host_input_bound, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_host_input_bound_below, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_host_input_bound_little_read, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_input_bound, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_input_bound_below, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sync_bound, setup, teardown),

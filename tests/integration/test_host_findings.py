@@ -1,0 +1,118 @@
+""""What to fix first" for programs without GPU calls, on Python programs built to trigger each rule and on
+ones built not to:
+
+- startup_bound: 0.6 s of imports and loading (sleeps in place of a slow file system) before the first step,
+  a function named with --python-functions; the same program without --python-functions has no step to
+  measure from (no finding), and one whose steps start at once has none.
+- checkpoint_bound: 8 checkpoints (model-N.pt, 4 MiB each, fsync'ed) between sleeps; the same bytes written
+  to data-N.txt make no checkpoint finding.
+- input_bound: two multiprocessing workers read 16 MiB of files while the main thread waits on their queue;
+  the same files read by the main thread itself make none."""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from pwtest import *  # noqa: E402,F401,F403
+
+STARTUP = r"""
+import json, decimal, email.parser, http.client, xml.dom.minidom, sqlite3, argparse, time, sys
+time.sleep(float(sys.argv[1]))
+def step(i):
+    time.sleep(0.05)
+for i in range(8):
+    step(i)
+"""
+
+CHECKPOINT = r"""
+import os, sys, time
+d, name = sys.argv[1], sys.argv[2]
+block = b"w" * (4 << 20)
+for i in range(8):
+    time.sleep(0.02)
+    with open(os.path.join(d, name % i), "wb") as f:
+        f.write(block)
+        f.flush()
+        os.fsync(f.fileno())
+"""
+
+INPUT = r"""
+import multiprocessing as mp, os, sys, time
+d, mode = sys.argv[1], sys.argv[2]
+files = [os.path.join(d, "shard-%d.bin" % i) for i in range(16)]
+def work(paths, q):
+    for p in paths:
+        with open(p, "rb") as f:
+            n = len(f.read())
+        time.sleep(0.03)
+        q.put(n)
+if __name__ == "__main__":
+    if mode == "workers":
+        q = mp.Queue()
+        ws = [mp.Process(target=work, args=(files[k::2], q)) for k in range(2)]
+        for w in ws:
+            w.start()
+        total = sum(q.get() for _ in files)
+        for w in ws:
+            w.join()
+    else:
+        total = 0
+        for p in files:
+            with open(p, "rb") as f:
+                total += len(f.read())
+            time.sleep(0.015)
+    print(total)
+"""
+
+
+def script(d, name, text):
+    path = os.path.join(d, name)
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+def ids(rep):
+    return [f["id"] for f in rep["findings"]]
+
+
+def finding(rep, fid):
+    got = [f for f in rep["findings"] if f["id"] == fid]
+    check(got, "no %s finding: %r", fid, rep["findings"])
+    return got[0]
+
+
+def test():
+    d = tmpdir("host-")
+    py = [sys.executable, "-I"]
+
+    start = script(d, "startup.py", STARTUP)
+    r, rep = profile(py + [start, "0.6"], "OUT-startup", ["--python-functions=__main__:step"])
+    f = finding(rep, "startup_bound")
+    check(f["share"] >= 0.5, "startup_bound's share %r: 0.6 s of about 1 s", f["share"])
+    check("before the first range (py:__main__.step)" in f["evidence"], "evidence: %r", f["evidence"])
+    r, rep = profile(py + [start, "0.6"], "OUT-startup-nostep")
+    check("startup_bound" not in ids(rep), "startup_bound without a step: %r", rep["findings"])
+    r, rep = profile(py + [start, "0"], "OUT-startup-quick", ["--python-functions=__main__:step"])
+    check("startup_bound" not in ids(rep), "startup_bound when the steps start at once: %r", rep["findings"])
+
+    ckpt = script(d, "checkpoint.py", CHECKPOINT)
+    r, rep = profile(py + [ckpt, d, "model-%d.pt"], "OUT-ckpt")
+    f = finding(rep, "checkpoint_bound")
+    check("Writing 8 checkpoint files (33.6 MB)" in f["evidence"], "evidence: %r", f["evidence"])
+    r, rep = profile(py + [ckpt, d, "data-%d.txt"], "OUT-data")
+    check("checkpoint_bound" not in ids(rep), "checkpoint_bound for data files: %r", rep["findings"])
+
+    for i in range(16):
+        with open(os.path.join(d, "shard-%d.bin" % i), "wb") as f:
+            f.write(b"d" * (1 << 20))
+    inp = script(d, "input.py", INPUT)
+    r, rep = profile(py + [inp, d, "workers"], "OUT-input")
+    check_eq(r.out, "%d\n" % (16 << 20), "the input workload's output")
+    f = finding(rep, "input_bound")
+    check("while 2 child processes read 16.8 MB" in f["evidence"], "evidence: %r", f["evidence"])
+    r, rep = profile(py + [inp, d, "main"], "OUT-input-main")
+    check("input_bound" not in ids(rep), "input_bound when the main thread reads: %r", rep["findings"])
+
+
+if __name__ == "__main__":
+    main(test)
