@@ -694,6 +694,8 @@ static uint32_t account_call(struct file_ctx *c, struct pw_proc *p, struct pw_ca
 		else
 			p->seen_write_bytes += rec->arg1;
 		if ((f = file_of_fd(c, (int64_t)rec->arg0, e->t0_ns))) {
+			if (kind == PW_K_READ && !f->stream && (!p->first_read_ns || e->t0_ns < p->first_read_ns))
+				p->first_read_ns = e->t0_ns;
 			f->reads += kind == PW_K_READ;
 			f->writes += kind == PW_K_WRITE;
 			if (kind == PW_K_READ)

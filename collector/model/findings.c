@@ -48,6 +48,9 @@ static const char ADVICE_HOST_INPUT[] =
 	"Give the loader more worker processes (DataLoader num_workers) and a prefetch_factor of 2 or more, "
 	"make each sample cheaper to read and decode (fewer, larger files; decoded caches), or move the data "
 	"to faster storage.";
+static const char ADVICE_WORKERS[] =
+	"Keep the loader's workers from epoch to epoch (DataLoader(persistent_workers=True)) and make their start "
+	"cheaper (the fork start method, less state to pickle into them, imports done before they start).";
 static const char ADVICE_CHECKPOINT[] =
 	"Checkpoint less often, in the background (torch.distributed.checkpoint.async_save, a writer thread), "
 	"to fast local disk first, and save only what a restart needs.";
@@ -368,6 +371,68 @@ static void host_input_finding(struct builder *b)
 	    workers, workers == 1 ? "" : "es", bytes, own);
 }
 
+struct worker {
+	uint64_t start, first_read;
+};
+
+static int by_start(const void *x, const void *y)
+{
+	const struct worker *a = x, *b = y;
+	return (a->start > b->start) - (a->start < b->start);
+}
+
+/* worker_startup: the main process's children that read files (loader workers) were started round after
+ * round (persistent_workers=False: each epoch), each round's first batch waiting for a worker's start-up. A
+ * round is the workers that start before the first of them reads. */
+static void worker_startup_finding(struct builder *b)
+{
+	const struct pw_rank_report *r = b->r;
+	const struct pw_proc *m = main_proc(r);
+	struct worker *w = m ? malloc((r->nprocs ? r->nprocs : 1) * sizeof *w) : NULL;
+	size_t n = 0;
+	if (!w) {
+		b->oom |= m != NULL;
+		return;
+	}
+	for (size_t i = 0; i < r->nprocs; i++) {
+		const struct pw_proc *p = &r->procs[i];
+		if (p->ppid == m->pid && !p->image && p->first_read_ns > p->start_ns)
+			w[n++] = (struct worker){p->start_ns, p->first_read_ns};
+	}
+	qsort(w, n, sizeof *w, by_start);
+	size_t rounds = 0, most = 0, size = 0;
+	uint64_t round_read = 0, waited = 0, startup = 0, first = 0;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t took = w[i].first_read - w[i].start;
+		startup += took;
+		if (!rounds || w[i].start >= round_read) {
+			waited += first;
+			rounds++;
+			size = 0;
+			round_read = w[i].first_read;
+			first = took;
+		}
+		if (w[i].first_read < round_read)
+			round_read = w[i].first_read;
+		if (took < first)
+			first = took;
+		if (++size > most)
+			most = size;
+	}
+	waited += first;
+	free(w);
+	double s = share_of(waited, r->wall_ns);
+	if (rounds < PW_FIND_WORKER_ROUNDS || s < PW_FIND_WORKER_STARTUP_SHARE)
+		return;
+	char d[32], mean[32];
+	pw_format_duration(d, sizeof d, waited);
+	pw_format_duration(mean, sizeof mean, startup / n);
+	add(b, "worker_startup", s, ADVICE_WORKERS,
+	    "pid %d started %zu worker processes in %zu rounds of up to %zu: each took %s on average from its start "
+	    "to its first read, and each round's first batch waited at least %s in all.",
+	    m->pid, n, rounds, most, mean, d);
+}
+
 /* Whether a file written is a checkpoint, by its name. */
 static int checkpoint_file(const char *path)
 {
@@ -441,6 +506,7 @@ int pw_findings_build(struct pw_rank_report *r)
 	} else {
 		host_input_finding(&b);
 	}
+	worker_startup_finding(&b);
 	if (r->act)
 		small_copy_finding(&b);
 	if (b.n)

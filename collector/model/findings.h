@@ -22,6 +22,10 @@
  *   input_bound       (without GPU activity records) the first process's main thread blocked (waits and
  *                     polls, calls on pipes and sockets) >= PW_FIND_HOST_INPUT_SHARE while its child
  *                     processes read >= PW_FIND_HOST_INPUT_BYTES, more than it read itself
+ *   worker_startup    the first process's children that read files (loader workers) start in >=
+ *                     PW_FIND_WORKER_ROUNDS rounds (a round: the workers that start before the first of them
+ *                     reads), and the shortest start-up (start to first file read) of each round, summed, >=
+ *                     PW_FIND_WORKER_STARTUP_SHARE
  *
  * Without GPU activity records (pw_act_recorded()), the GPU rules but small_memcpy are not evaluated.
  */
@@ -43,6 +47,8 @@
 #define PW_FIND_CHECKPOINT_SHARE 0.05
 #define PW_FIND_HOST_INPUT_SHARE 0.20
 #define PW_FIND_HOST_INPUT_BYTES (1u << 20)
+#define PW_FIND_WORKER_ROUNDS 3u
+#define PW_FIND_WORKER_STARTUP_SHARE 0.05
 
 struct pw_finding {
 	const char *id; /* one of the ids above (static) */

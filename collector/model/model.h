@@ -93,6 +93,7 @@ struct pw_proc {
 	 * children, in MPI calls. The rank's busy time is the rest of its main process's life. */
 	uint64_t main_wait_ns, main_child_wait_ns, main_mpi_ns;
 	uint64_t main_stream_ns; /* its main thread's time in calls on pipes and sockets (a worker's queue) */
+	uint64_t first_read_ns;  /* the start of its first read of a file (not a pipe or socket), 0: none */
 	/* Its collector died: `profwrap salvage` wrote the records after salvaged_at (CLOCK_REALTIME ns). */
 	uint64_t salvaged_at;
 	uint64_t salvaged_events;

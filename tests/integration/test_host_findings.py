@@ -7,7 +7,9 @@ ones built not to:
 - checkpoint_bound: 8 checkpoints (model-N.pt, 4 MiB each, fsync'ed) between sleeps; the same bytes written
   to data-N.txt make no checkpoint finding.
 - input_bound: two multiprocessing workers read 16 MiB of files while the main thread waits on their queue;
-  the same files read by the main thread itself make none."""
+  the same files read by the main thread itself make none.
+- worker_startup: 4 epochs, each starting 2 workers that take 0.15 s (a sleep) before their first read; the
+  same 2 workers kept for all 4 epochs make none."""
 import os
 import sys
 
@@ -64,6 +66,43 @@ if __name__ == "__main__":
 """
 
 
+EPOCHS = r"""
+import multiprocessing as mp, os, sys, time
+d, mode = sys.argv[1], sys.argv[2]
+files = [os.path.join(d, "shard-%d.bin" % i) for i in range(16)]
+def work(q_in, q_out):
+    time.sleep(0.15)
+    for p in iter(q_in.get, None):
+        with open(p, "rb") as f:
+            q_out.put(len(f.read()))
+def start():
+    q_in, q_out = mp.Queue(), mp.Queue()
+    ws = [mp.Process(target=work, args=(q_in, q_out)) for _ in range(2)]
+    for w in ws:
+        w.start()
+    return q_in, q_out, ws
+def stop(q_in, ws):
+    for w in ws:
+        q_in.put(None)
+    for w in ws:
+        w.join()
+if __name__ == "__main__":
+    mp.set_start_method("fork")
+    total = 0
+    kept = start() if mode == "persistent" else None
+    for epoch in range(4):
+        q_in, q_out, ws = kept or start()
+        for p in files[epoch * 4:(epoch + 1) * 4]:
+            q_in.put(p)
+        total += sum(q_out.get() for _ in range(4))
+        if not kept:
+            stop(q_in, ws)
+    if kept:
+        stop(kept[0], kept[2])
+    print(total)
+"""
+
+
 def script(d, name, text):
     path = os.path.join(d, name)
     with open(path, "w") as f:
@@ -112,6 +151,14 @@ def test():
     check("while 2 child processes read 16.8 MB" in f["evidence"], "evidence: %r", f["evidence"])
     r, rep = profile(py + [inp, d, "main"], "OUT-input-main")
     check("input_bound" not in ids(rep), "input_bound when the main thread reads: %r", rep["findings"])
+
+    epochs = script(d, "epochs.py", EPOCHS)
+    r, rep = profile(py + [epochs, d, "per-epoch"], "OUT-epochs")
+    check_eq(r.out, "%d\n" % (16 << 20), "the epochs workload's output")
+    f = finding(rep, "worker_startup")
+    check("started 8 worker processes in 4 rounds of up to 2" in f["evidence"], "evidence: %r", f["evidence"])
+    r, rep = profile(py + [epochs, d, "persistent"], "OUT-epochs-kept")
+    check("worker_startup" not in ids(rep), "worker_startup with persistent workers: %r", rep["findings"])
 
 
 if __name__ == "__main__":

@@ -662,6 +662,55 @@ static void test_host_input_bound_little_read(void **state)
 	assert_null(find(host_analyze(fx), "input_bound"));
 }
 
+/* A loader worker, child of 40, from start_ms to start_ms + 100, its first read startup_ms after its start. */
+static void worker_file(struct fx *fx, int pid, uint64_t start_ms, uint64_t startup_ms)
+{
+	char path[256];
+	snprintf(path, sizeof path, "%s/0-%d.pwt", fx->raw, pid);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(pw_raw_write_header(fd), 0);
+	uint64_t s = START + start_ms * MS;
+	struct pw_raw_proc p = {.pid = pid, .ppid = 40, .world_size = 1, .clock_kind = PW_CLOCK_MONOTONIC,
+				.domain_mask = (1u << PW_DOM_COUNT) - 1, .clock0 = {s, s}};
+	put_proc(fd, p, "train", 5, "/bin/train", "node0");
+	put_clock(fd, s, s);
+	put_string(fd, 16, "/data/shard-0.bin.txt");
+	uint64_t r = s + startup_ms * MS;
+	struct pw_rec_call recs[] = {mkrec(PW_EV_OPEN, (uint32_t)pid, r - MS / 2, r - MS / 4, 3, 3, 16, 0),
+				     mkrec(PW_EV_READ, (uint32_t)pid, r, r + MS, 4096, 3, 4096, 0)};
+	put_records(fd, recs, NREC(recs));
+	fx_raw_end(fd, s + 100 * MS);
+}
+
+/* rounds of two workers, taking 20 ms and 30 ms before their first reads: 20 ms waited per round, 60 ms (6 %)
+ * over three rounds; two rounds are too few to tell restarts */
+static void worker_case(struct fx *fx, int rounds)
+{
+	host_file(fx, 40, 1, NULL, 0, NULL, 0);
+	for (int i = 0; i < rounds; i++) {
+		worker_file(fx, 100 + 2 * i, 100 + 200 * (uint64_t)i, 20);
+		worker_file(fx, 101 + 2 * i, 105 + 200 * (uint64_t)i, 30);
+	}
+}
+
+static void test_worker_startup(void **state)
+{
+	struct fx *fx = *state;
+	worker_case(fx, 3);
+	const struct pw_finding *f = find(host_analyze(fx), "worker_startup");
+	assert_non_null(f);
+	assert_true(fabs(f->share - 0.06) < 1e-6);
+	expect_evidence(f, "pid 40 started 6 worker processes in 3 rounds of up to 2: each took 25.0 ms");
+}
+
+static void test_worker_startup_two_rounds(void **state)
+{
+	struct fx *fx = *state;
+	worker_case(fx, 2);
+	assert_null(find(host_analyze(fx), "worker_startup"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -673,6 +722,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_host_input_bound, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_host_input_bound_below, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_host_input_bound_little_read, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_worker_startup, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_worker_startup_two_rounds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_input_bound, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_input_bound_below, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sync_bound, setup, teardown),
