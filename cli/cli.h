@@ -14,6 +14,7 @@ struct pw_cli_opts {
 	char *capture_env[8]; /* "PROFWRAP_CAPTURE_RANGE=..." etc., checked; NULL-terminated */
 	char *stack_env[3];   /* PROFWRAP_STACKS, _STACK_THRESHOLD, _SAMPLE settings, checked; NULL when not given */
 	char *python_functions_env; /* PROFWRAP_PYTHON_FUNCTIONS=..., checked; NULL when not given */
+	char *pytorch_env;          /* PROFWRAP_PYTORCH=..., checked; NULL when not given */
 	char **command;       /* NULL-terminated */
 };
 

@@ -63,6 +63,8 @@ static void usage(FILE *f)
 	      "                            the trace), named py:NAME: MODULE:QUALNAME (fnmatch wildcards),\n"
 	      "                            @FILE (a SPEC a line), lightning (Lightning's profiler actions),\n"
 	      "                            torch (module calls, backward, optimizer steps, DataLoader, save/load)\n"
+	      "      --pytorch=autograd-nvtx|autograd-shapes-nvtx  PyTorch's NVTX ranges (emit_nvtx) turned on,\n"
+	      "                            one per autograd operator (with its input shapes)\n"
 	      "  -h, --help            this help\n"
 	      "  -V, --version         print the version\n"
 	      "\n"
@@ -107,6 +109,7 @@ enum {
 	OPT_STACK_THRESHOLD,
 	OPT_SAMPLE,
 	OPT_PYTHON_FUNCTIONS,
+	OPT_PYTORCH,
 };
 
 static const char *const capture_env[] = {PW_ENV_CAPTURE_RANGE, PW_ENV_CAPTURE_COUNT, PW_ENV_DELAY,
@@ -226,7 +229,7 @@ int main(int argc, char **argv)
 		{"duration", required_argument, 0, OPT_DURATION}, {"schedule", required_argument, 0, OPT_SCHEDULE},
 		{"step-range", required_argument, 0, OPT_STEP_RANGE}, {"stacks", required_argument, 0, OPT_STACKS},
 		{"stack-threshold", required_argument, 0, OPT_STACK_THRESHOLD}, {"sample", required_argument, 0, OPT_SAMPLE},
-		{"python-functions", required_argument, 0, OPT_PYTHON_FUNCTIONS},
+		{"python-functions", required_argument, 0, OPT_PYTHON_FUNCTIONS}, {"pytorch", required_argument, 0, OPT_PYTORCH},
 		{0, 0, 0, 0},
 	};
 	struct pw_cli_opts o = {.output = "profwrap-out", .follow_fork = 1, .ring_size = 2u << 20};
@@ -322,6 +325,14 @@ int main(int argc, char **argv)
 			if (python_functions(optarg, &o, cap_err, sizeof cap_err))
 				return fail("--python-functions: %s", cap_err);
 			break;
+		case OPT_PYTORCH: {
+			static char env[64];
+			if (pw_pytorch_parse(optarg, cap_err, sizeof cap_err) < 0)
+				return fail("--pytorch: %s", cap_err);
+			snprintf(env, sizeof env, "%s=%s", PW_ENV_PYTORCH, optarg);
+			o.pytorch_env = env;
+			break;
+		}
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -342,6 +353,9 @@ int main(int argc, char **argv)
 	const char *pyfn = getenv(PW_ENV_PYTHON_FUNCTIONS);
 	if (!o.python_functions_env && pyfn && *pyfn && python_functions(pyfn, &o, cap_err, sizeof cap_err))
 		return fail("environment: " PW_ENV_PYTHON_FUNCTIONS " is refused (%s)", cap_err);
+	const char *torch = getenv(PW_ENV_PYTORCH);
+	if (!o.pytorch_env && torch && *torch && pw_pytorch_parse(torch, cap_err, sizeof cap_err) < 0)
+		return fail("environment: " PW_ENV_PYTORCH " is refused (%s)", cap_err);
 	if (check_environment(&o, &cap, given))
 		return 2;
 	if (pw_capture_check(&cap, cap_err, sizeof cap_err))

@@ -515,7 +515,7 @@ static void clean_stale(int quiet)
 struct target_env {
 	char ring[64], t0[64];
 	char *owned[3];
-	char *extra[12 + sizeof ((struct pw_cli_opts *)0)->capture_env / sizeof(char *)];
+	char *extra[13 + sizeof ((struct pw_cli_opts *)0)->capture_env / sizeof(char *)];
 };
 
 static int make_target_env(struct target_env *te, const struct pw_cli_opts *o, const char *sdir, const char *out)
@@ -547,6 +547,8 @@ static int make_target_env(struct target_env *te, const struct pw_cli_opts *o, c
 			te->extra[ne++] = o->stack_env[i];
 	if (o->python_functions_env)
 		te->extra[ne++] = o->python_functions_env;
+	if (o->pytorch_env)
+		te->extra[ne++] = o->pytorch_env;
 	te->extra[ne] = NULL;
 	return 0;
 }

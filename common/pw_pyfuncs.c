@@ -29,6 +29,14 @@ static const struct pw_pyfn_pattern torch[] = {
 	{"torch.serialization", "load", PW_PYFN_CALL},
 };
 
+/* The first of these a program calls has torch imported and is about to train. */
+static const struct pw_pyfn_pattern torch_ready[] = {
+	{"torch.utils.data.dataloader", "DataLoader.__iter__", PW_PYFN_TORCH_READY},
+	{"torch.nn.modules.module", "Module._call_impl", PW_PYFN_TORCH_READY},
+	{"torch._tensor", "Tensor.backward", PW_PYFN_TORCH_READY},
+	{"torch.optim.optimizer", "Optimizer.zero_grad", PW_PYFN_TORCH_READY},
+};
+
 static int add(struct pw_pyfn_set *s, const struct pw_pyfn_pattern *p, char *why, size_t whylen)
 {
 	if (s->n >= PW_PYFN_MAX) {
@@ -147,4 +155,27 @@ int pw_pyfn_match(const struct pw_pyfn_set *s, const char *module, const char *q
 		if (fnmatch(s->p[i].module, module, 0) == 0 && fnmatch(s->p[i].qualname, qualname, 0) == 0)
 			return (int)i;
 	return -1;
+}
+
+int pw_pytorch_parse(const char *v, char *why, size_t whylen)
+{
+	if (v && strcmp(v, "autograd-nvtx") == 0)
+		return PW_PYTORCH_AUTOGRAD_NVTX;
+	if (v && strcmp(v, "autograd-shapes-nvtx") == 0)
+		return PW_PYTORCH_AUTOGRAD_SHAPES_NVTX;
+	snprintf(why, whylen, "'%s' is not autograd-nvtx or autograd-shapes-nvtx", v ? v : "");
+	return -1;
+}
+
+int pw_pytorch_patterns(struct pw_pyfn_set *s, char *why, size_t whylen)
+{
+	/* first: a torch pattern of --python-functions for the same code must not hide them */
+	struct pw_pyfn_set given = *s;
+	s->n = 0;
+	if (add_preset(s, torch_ready, sizeof torch_ready / sizeof torch_ready[0], why, whylen) < 0)
+		return -1;
+	for (size_t i = 0; i < given.n; i++)
+		if (add(s, &given.p[i], why, whylen) < 0)
+			return -1;
+	return 0;
 }

@@ -24,6 +24,8 @@ enum pw_pyfn_how {
 	PW_PYFN_ACTION_START = 1, /* a call opens a range named by its action_name argument */
 	PW_PYFN_ACTION_STOP = 2,  /* a call closes the innermost action range */
 	PW_PYFN_MODULE_CALL = 3,  /* torch's Module._call_impl: a range named TYPE.forward, outermost only */
+	PW_PYFN_TORCH_READY = 4,  /* --pytorch: the program's first use of torch's training API, when PyTorch's
+				   * NVTX emission is turned on */
 };
 
 struct pw_pyfn_pattern {
@@ -36,6 +38,18 @@ struct pw_pyfn_set {
 	struct pw_pyfn_pattern p[PW_PYFN_MAX];
 	size_t n;
 };
+
+/* --pytorch (PROFWRAP_PYTORCH): PyTorch's own NVTX ranges turned on in the program, as
+ * torch.autograd.profiler.emit_nvtx(record_shapes) does, from its first DataLoader iterator, module call,
+ * backward or optimizer step on. */
+#define PW_ENV_PYTORCH "PROFWRAP_PYTORCH"
+enum pw_pytorch_mode { PW_PYTORCH_OFF = 0, PW_PYTORCH_AUTOGRAD_NVTX = 1, PW_PYTORCH_AUTOGRAD_SHAPES_NVTX = 2 };
+
+/* "autograd-nvtx" or "autograd-shapes-nvtx" as its mode; -1 with the reason in why for anything else. */
+int pw_pytorch_parse(const char *v, char *why, size_t whylen);
+
+/* Adds to s the functions whose first call turns PyTorch's NVTX emission on. Returns 0, or -1 with why. */
+int pw_pytorch_patterns(struct pw_pyfn_set *s, char *why, size_t whylen);
 
 /* Parses spec into *s. Returns 0, or -1 with a one-line reason in why ("'x' is not MODULE:QUALNAME ..."). */
 int pw_pyfn_parse(const char *spec, struct pw_pyfn_set *s, char *why, size_t whylen);

@@ -258,6 +258,9 @@ size_t pw_py_code_qualname(void *code, char *dst, size_t max);
 size_t pw_py_frame_module(void *frame, char *dst, size_t max);
 size_t pw_py_frame_local(void *frame, const char *local, int type_name, char *dst, size_t max);
 void pw_py_error_save(void *saved[3]);
+/* --pytorch: turns on PyTorch's NVTX emission in the running program (emit_nvtx(record_shapes), entered and
+ * left on), holding the GIL; says so once on stderr when it cannot. */
+void pw_py_pytorch_nvtx(int shapes);
 void pw_py_error_restore(void *saved[3]);
 /* NVTX ranges in the domain "py" (nvtx.c), as the NVTX calls push and pop them. */
 void pw_nvtx_py_push(const char *name);

@@ -20,6 +20,8 @@
 int pw_pyfn_on;
 int pw_pyfn_waiting;
 static struct pw_pyfn_set patterns;
+static int pytorch_mode;   /* enum pw_pytorch_mode */
+static int pytorch_on;     /* PyTorch's NVTX emission was turned on (or tried): TORCH_READY matches no more */
 
 /* Code objects met, with the pattern they match (NO_MATCH for most) and the range name of a match. Past half
  * full, new code objects are matched each time they are called rather than kept. */
@@ -34,16 +36,22 @@ static uint32_t ncodes;
 
 void pw_pyfn_config(void)
 {
-	const char *spec = getenv(PW_ENV_PYTHON_FUNCTIONS);
-	if (!spec || !*spec)
-		return;
+	const char *spec = getenv(PW_ENV_PYTHON_FUNCTIONS), *torch = getenv(PW_ENV_PYTORCH);
 	char why[300];
-	if (pw_pyfn_parse(spec, &patterns, why, sizeof why) < 0) {
+	if (spec && *spec && pw_pyfn_parse(spec, &patterns, why, sizeof why) < 0) {
 		if (!pw_cfg.quiet)
 			dprintf(2, "profwrap: %s=%s; no Python function is recorded\n", PW_ENV_PYTHON_FUNCTIONS, why);
-		return;
+		patterns.n = 0;
 	}
-	pw_pyfn_on = pw_pyfn_waiting = 1;
+	if (torch && *torch) {
+		pytorch_mode = pw_pytorch_parse(torch, why, sizeof why);
+		if (pytorch_mode < 0 || pw_pytorch_patterns(&patterns, why, sizeof why) < 0) {
+			if (!pw_cfg.quiet)
+				dprintf(2, "profwrap: %s=%s; PyTorch's NVTX ranges are not turned on\n", PW_ENV_PYTORCH, why);
+			pytorch_mode = PW_PYTORCH_OFF;
+		}
+	}
+	pw_pyfn_on = pw_pyfn_waiting = patterns.n > 0;
 }
 
 /* An interpreter loaded with dlopen (embedded Python) exports its C API from libpython. */
@@ -68,17 +76,29 @@ static uint32_t code_slot(const void *code)
 static int match_name(const char *module, const char *qualname)
 {
 	static struct pw_pyfn_set last;
-	if (pw_py_has_qualname())
-		return pw_pyfn_match(&patterns, module, qualname);
-	if (!last.n) {
-		last = patterns;
-		for (size_t i = 0; i < last.n; i++) {
-			const char *dot = strrchr(patterns.p[i].qualname, '.');
-			if (dot)
-				memmove(last.p[i].qualname, dot + 1, strlen(dot + 1) + 1);
+	const struct pw_pyfn_set *set = &patterns;
+	if (!pw_py_has_qualname()) {
+		if (!last.n) {
+			last = patterns;
+			for (size_t i = 0; i < last.n; i++) {
+				const char *dot = strrchr(patterns.p[i].qualname, '.');
+				if (dot)
+					memmove(last.p[i].qualname, dot + 1, strlen(dot + 1) + 1);
+			}
 		}
+		set = &last;
 	}
-	return pw_pyfn_match(&last, module, qualname);
+	/* the TORCH_READY patterns come first (pw_pytorch_patterns); once they served, the rest are matched */
+	size_t from = 0;
+	while (pytorch_on && from < set->n && set->p[from].how == PW_PYFN_TORCH_READY)
+		from++;
+	struct pw_pyfn_set rest = {.n = 0};
+	if (!from)
+		return pw_pyfn_match(set, module, qualname);
+	rest.n = set->n - from;
+	memcpy(rest.p, set->p + from, rest.n * sizeof *rest.p);
+	int i = pw_pyfn_match(&rest, module, qualname);
+	return i < 0 ? i : i + (int)from;
 }
 
 /* The pattern the function running in frame (whose code is code) matches, or NO_MATCH; name gets the range's
@@ -135,6 +155,25 @@ static int match_and_keep(void *frame, void *code, uint32_t at, const char **nam
 	codes[at].pattern = pattern;
 	codes[at].name = copy;
 	ncodes++;
+	return pattern;
+}
+
+/* Matches code again (after PyTorch's NVTX emission was turned on) and keeps the new answer in its slot. */
+static int rematch(void *frame, void *code, const char **name, char *buf, size_t max)
+{
+	int pattern = match(frame, code, buf, max);
+	*name = buf;
+	uint32_t i = code_slot(code);
+	for (uint32_t probe = 0; probe < 16; probe++, i = (i + 1) & (CODE_SLOTS - 1))
+		if (codes[i].code == code) {
+			char *copy = pattern == NO_MATCH ? NULL : strdup(buf);
+			free(codes[i].name);
+			codes[i].pattern = pattern != NO_MATCH && !copy ? NO_MATCH : pattern;
+			codes[i].name = copy;
+			if (copy)
+				*name = copy;
+			break;
+		}
 	return pattern;
 }
 
@@ -219,6 +258,13 @@ static void on_call(struct pw_thread *t, void *frame)
 	pw_py_error_save(error);
 	if (pattern == NOT_KEPT)
 		pattern = match_and_keep(frame, code, at, &matched, name, sizeof name);
+	if (pattern != NO_MATCH && patterns.p[pattern].how == PW_PYFN_TORCH_READY) {
+		if (!pytorch_on) {
+			pytorch_on = 1;
+			pw_py_pytorch_nvtx(pytorch_mode == PW_PYTORCH_AUTOGRAD_SHAPES_NVTX);
+		}
+		pattern = rematch(frame, code, &matched, name, sizeof name);
+	}
 	pw_py_release(code);
 	switch (pattern == NO_MATCH ? -1 : (int)patterns.p[pattern].how) {
 	case PW_PYFN_CALL:

@@ -1112,3 +1112,41 @@ void pw_py_error_restore(void *saved[3])
 {
 	py.Err_Restore(saved[0], saved[1], saved[2]);
 }
+
+/* emit_nvtx's __enter__ and __exit__ synchronise the GPU first; without a device that raises, and the NVTX
+ * emission needs none: then torch.cuda.synchronize is a no-op for the call. Left at exit (PyTorch warns of a
+ * profiler left on). Run in a namespace of its own. */
+static const char pytorch_nvtx_code[] =
+	"import atexit, torch\n"
+	"def _quiet(f):\n"
+	"    if torch.cuda.is_available():\n"
+	"        return f()\n"
+	"    _s = torch.cuda.synchronize\n"
+	"    torch.cuda.synchronize = lambda *a, **k: None\n"
+	"    try:\n"
+	"        return f()\n"
+	"    finally:\n"
+	"        torch.cuda.synchronize = _s\n"
+	"_e = torch.autograd.profiler.emit_nvtx(record_shapes=%s)\n"
+	"_quiet(_e.__enter__)\n"
+	"atexit.register(_quiet, lambda: _e.__exit__(None, None, None))\n";
+
+void pw_py_pytorch_nvtx(int shapes)
+{
+	char code[sizeof pytorch_nvtx_code + 8];
+	snprintf(code, sizeof code, pytorch_nvtx_code, shapes ? "True" : "False");
+	void *name = py.Unicode_FromString("builtins");
+	void *builtins = name ? py.Import_GetModule(name) : NULL;
+	void *r = builtins ? py.Object_CallMethod(builtins, "exec", "s{}", code) : NULL;
+	if (r) {
+		py.DecRef(r);
+	} else {
+		py.Err_Clear();
+		if (!pw_cfg.quiet)
+			dprintf(2, "profwrap: --pytorch: PyTorch's NVTX ranges could not be turned on in pid %d\n", getpid());
+	}
+	if (builtins)
+		py.DecRef(builtins);
+	if (name)
+		py.DecRef(name);
+}
