@@ -666,6 +666,11 @@ static void lane_release(void *unused)
 	t->lane = NULL;
 }
 
+void pw_thread_at_end(void)
+{
+	pthread_setspecific(lane_key, (void *)1);
+}
+
 /* Claims lane i for t if no thread owns it (and, with drained_only, the collector has emptied it), backing
  * its first step. Returns 0 when claimed, 1 when not free, -1 when /dev/shm has no room for it. */
 static int claim_lane(struct pw_thread *t, struct pw_seg_header *h, uint32_t i, int drained_only)
@@ -806,6 +811,8 @@ __attribute__((destructor)) static void pw_fini(void)
 
 void pw_start_thread(const char *name, void *(*fn)(void *), size_t stack_size)
 {
+	/* held while it is created: a thread of the profiler's own is not sampled (pw_sample_new_thread) */
+	struct pw_guarded guard = pw_guard_enter(PW_GUARD_INTERNAL);
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -818,6 +825,7 @@ void pw_start_thread(const char *name, void *(*fn)(void *), size_t stack_size)
 		pthread_setname_np(t, name);
 	pthread_attr_destroy(&attr);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pw_guard_leave(guard);
 }
 
 /* Child side of fork: never write into the parent's segment or keep its connection open (the collector

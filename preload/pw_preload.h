@@ -77,6 +77,7 @@ struct pw_thread {
 	void *pyfn_module_frame;   /* the outermost torch module call open (only it is a range), or NULL */
 	void *pyfn_frames[PW_PYFN_DEPTH];
 	uint8_t sampling;    /* sample_timer is armed */
+	uint8_t unwound;     /* libunwind has walked the thread outside a signal handler: its cache exists */
 	void *sample_timer;  /* timer_t of the thread's CPU-time samples */
 	uint64_t sample_cpu_ns; /* the thread's CPU clock at its previous sample, or when its timer started */
 };
@@ -128,6 +129,8 @@ extern struct pw_config pw_cfg;
 
 /* Claims a lane for the calling thread (slow path, once per thread). Returns 0, or -1 if recording stopped. */
 int pw_thread_attach(struct pw_thread *t);
+/* Has the calling thread's end give back its lane and delete its sample timer (pw_thread_attach does it). */
+void pw_thread_at_end(void);
 
 /* Resolves the next definition of name after this library: RTLD_NEXT, then the versioned symbol when
  * version is not NULL. Never returns NULL for a symbol libc defines; aborts with a message otherwise, since
@@ -235,6 +238,10 @@ void pw_py_after_fork(void);
 /* Thread start and end: its CPU-time sample timer (--sample). */
 void pw_sample_thread_start(struct pw_thread *t);
 void pw_sample_thread_end(struct pw_thread *t);
+/* pthread_create of the program's (python.c): while sampling, replaces *start and *arg so that the new thread
+ * starts its timer before it runs start. Returns what the thread must free, for the caller to free when no
+ * thread was created; NULL when nothing was replaced. */
+void *pw_sample_new_thread(void *(**start)(void *), void **arg);
 
 /* Python function ranges (py_ranges.c). pw_pyfn_on: --python-functions was given; pw_pyfn_waiting: the
  * profile hook is still to be put on the interpreter's threads, which the opens and stats of the program ask

@@ -18,6 +18,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
@@ -966,7 +967,8 @@ void pw_py_defer(void)
 /* Python starts a thread holding the GIL, and the thread runs no Python before it gets the GIL: the moment to
  * learn the layout for reading frames directly (learn_layout_once), or where that cannot serve, to make sure
  * threading gives the thread the hook (hook_new_threads), even when threading was imported after the hook
- * went on. Otherwise a plain call through. */
+ * went on. With --sample, every new thread starts its sample timer first (pw_sample_new_thread). Otherwise a
+ * plain call through. */
 PW_REAL(int, pthread_create, (pthread_t *, const pthread_attr_t *, void *(*)(void *), void *));
 PW_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*start)(void *), void *arg)
 {
@@ -984,7 +986,11 @@ PW_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void
 			hook_new_threads();
 		pw_guard_leave(guard);
 	}
-	return real_pthread_create(thread, attr, start, arg);
+	void *sampled = pw_sample_new_thread(&start, &arg);
+	int rc = real_pthread_create(thread, attr, start, arg);
+	if (rc != 0)
+		free(sampled);
+	return rc;
 }
 
 void pw_py_after_fork(void)

@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE
 #define UNW_LOCAL_ONLY
+#include <dirent.h>
 #include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
@@ -17,6 +18,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
 #include <sys/auxv.h>
@@ -27,6 +29,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "../common/pw_rank.h"
 #include "pw_own_fds.h"
 #include "pw_preload.h"
 
@@ -361,6 +364,10 @@ static struct {
 	int (*backtrace)(void **, int);
 	int (*set_caching_policy)(unw_addr_space_t, unw_caching_policy_t);
 	unw_addr_space_t *local_addr_space;
+	/* the step-by-step walk from a signal's context (signal_frames); init_local2 is NULL before libunwind 1.3 */
+	int (*init_local2)(unw_cursor_t *, unw_context_t *, int);
+	int (*step)(unw_cursor_t *);
+	int (*get_reg)(unw_cursor_t *, unw_regnum_t, unw_word_t *);
 } unwinder;
 
 /* 0 when libunwind's functions are there. */
@@ -375,21 +382,41 @@ static int unwinder_load(void)
 	*(void **)&unwinder.set_caching_policy = pw_real_dlsym(h, PW_STR(unw_set_caching_policy));
 	unwinder.local_addr_space = pw_real_dlsym(h, PW_STR(unw_local_addr_space));
 	*(void **)&unwinder.backtrace = pw_real_dlsym(h, PW_STR(unw_backtrace));
+	*(void **)&unwinder.step = pw_real_dlsym(h, PW_STR(unw_step));
+	*(void **)&unwinder.get_reg = pw_real_dlsym(h, PW_STR(unw_get_reg));
+	if (unwinder.step && unwinder.get_reg)
+		*(void **)&unwinder.init_local2 = pw_real_dlsym(h, PW_STR(unw_init_local2));
 	dlerror();
 	return unwinder.backtrace && unwinder.set_caching_policy && unwinder.local_addr_space ? 0 : -1;
 }
 
 /* ---- capture ---- */
 
+/* Has a capture scan the module list again when one of the count addresses lies outside it. */
+static void note_unknown_frames(const uint64_t *ips, int count)
+{
+	int unknown = 0;
+	for (int i = 0; i < count; i++)
+		unknown |= !module_known((uintptr_t)ips[i]);
+	int clean = 0;
+	if (unknown)
+		atomic_compare_exchange_strong_explicit(&modules_stale, &clean, 1, memory_order_relaxed,
+							memory_order_relaxed);
+}
+
 /* Native frames of the calling thread into ips (innermost first), without the profiler's own; with
  * interrupted_ip set (a sample), from that instruction on. Returns the count; *truncated when the stack was
- * deeper than PW_STACK_MAX_NATIVE. */
+ * deeper than PW_STACK_MAX_NATIVE. libunwind's fast trace keeps a cache per thread, made at the thread's
+ * first walk (~200 us: 256 KiB mapped and filled, a thread key set, its thread-local block allocated):
+ * a walk outside a signal handler marks the thread as having it (pw_thread.unwound). */
 static uint16_t native_frames(uint64_t *ips, uintptr_t interrupted_ip, int *truncated, int *interrupted)
 {
 	void *raw[PW_STACK_MAX_NATIVE + 16];
 	struct pw_guarded guard = pw_guard_enter(PW_GUARD_UNWIND);
 	int n = unwinder.backtrace ? unwinder.backtrace(raw, (int)(sizeof raw / sizeof raw[0])) : 0;
 	pw_guard_leave(guard);
+	if (!interrupted_ip)
+		pw_self.unwound = 1;
 	int from = 0;
 	while (from < n && (uintptr_t)raw[from] >= self_lo && (uintptr_t)raw[from] < self_hi)
 		from++;
@@ -410,16 +437,41 @@ static uint16_t native_frames(uint64_t *ips, uintptr_t interrupted_ip, int *trun
 	*truncated = n == (int)(sizeof raw / sizeof raw[0]) || count > PW_STACK_MAX_NATIVE;
 	if (count > PW_STACK_MAX_NATIVE)
 		count = PW_STACK_MAX_NATIVE;
-	int unknown = 0;
-	for (int i = 0; i < count; i++) {
+	for (int i = 0; i < count; i++)
 		ips[i] = (uint64_t)(uintptr_t)raw[from + i];
-		unknown |= !module_known((uintptr_t)ips[i]);
-	}
-	int clean = 0;
-	if (unknown)
-		atomic_compare_exchange_strong_explicit(&modules_stale, &clean, 1, memory_order_relaxed,
-							memory_order_relaxed);
+	if (count > 0)
+		note_unknown_frames(ips, count);
 	return count < 0 ? 0 : (uint16_t)count;
+}
+
+/* A sample's native frames on a thread libunwind has not walked outside a signal handler: its fast trace
+ * would make the thread's cache here, and the allocations that takes are not safe in a handler. The
+ * step-by-step walk from the interrupted context uses no per-thread state (~1 us a frame, against a fraction
+ * of that for the fast trace); the thread's first call with a stack makes the cache, and its later samples
+ * take the fast trace. As native_frames; the innermost frame is the interrupted instruction. */
+static uint16_t signal_frames(uint64_t *ips, void *ucontext, int *truncated, int *interrupted)
+{
+	unw_cursor_t cursor;
+	int n = 0;
+	*truncated = 0;
+	struct pw_guarded guard = pw_guard_enter(PW_GUARD_UNWIND);
+	if (unwinder.init_local2(&cursor, ucontext, UNW_INIT_SIGNAL_FRAME) == 0) {
+		unw_word_t ip;
+		do {
+			if (n == PW_STACK_MAX_NATIVE) {
+				*truncated = 1;
+				break;
+			}
+			if (unwinder.get_reg(&cursor, UNW_REG_IP, &ip) < 0 || !ip)
+				break;
+			ips[n++] = ip;
+		} while (unwinder.step(&cursor) > 0);
+	}
+	pw_guard_leave(guard);
+	*interrupted = n > 0;
+	if (n > 0)
+		note_unknown_frames(ips, n);
+	return (uint16_t)n;
 }
 
 /* Python frames are built in one of a few buffers, each taken with a flag: frames read directly (no GIL) can
@@ -446,16 +498,20 @@ static int py_buf_take(void)
 }
 
 /* Captures the calling thread's stack and returns its reference (PW_STACK_PY_PENDING set when Python frames
- * are to follow), 0 when none was stored. Called with the guard at PW_GUARD_INTERNAL. */
-static uint64_t capture(uintptr_t interrupted_ip, int in_signal)
+ * are to follow), 0 when none was stored; a sample passes its signal's ucontext, a call NULL. Called with the
+ * guard at PW_GUARD_INTERNAL. */
+static uint64_t capture(uintptr_t interrupted_ip, void *ucontext)
 {
+	int in_signal = ucontext != NULL;
 	struct {
 		struct pw_stack s;
 		uint64_t ips[PW_STACK_MAX_NATIVE];
 	} b;
 	int truncated, interrupted;
 	b.s.magic = PW_STACK_MAGIC;
-	b.s.native = native_frames(b.ips, interrupted_ip, &truncated, &interrupted);
+	b.s.native = in_signal && !pw_self.unwound && unwinder.init_local2
+			     ? signal_frames(b.ips, ucontext, &truncated, &interrupted)
+			     : native_frames(b.ips, interrupted_ip, &truncated, &interrupted);
 	b.s.python = 0;
 	b.s.flags = (truncated ? PW_STACK_TRUNCATED : 0) | (interrupted ? PW_STACK_INTERRUPTED : 0);
 	b.s.reserved = 0;
@@ -527,7 +583,7 @@ void pw_emit_with_stack(const void *rec, size_t size)
 	sigset_t old;
 	pthread_sigmask(SIG_BLOCK, &async_signals, &old);
 	pw_guard_set(PW_GUARD_INTERNAL);
-	uint64_t stack = capture(0, 0);
+	uint64_t stack = capture(0, NULL);
 	pw_guard_set(PW_GUARD_RECORDING);
 	if (!stack) {
 		pw_emit_record(rec, size);
@@ -585,13 +641,110 @@ static uint64_t thread_cpu_since_sample(struct pw_thread *t)
 	return since;
 }
 
+/* Arms a sample timer: one signal per period of its clock. */
+static int sample_timer_arm(timer_t timer)
+{
+	struct itimerspec its;
+	its.it_interval.tv_sec = (time_t)(sample_period_ns / 1000000000u);
+	its.it_interval.tv_nsec = (long)(sample_period_ns % 1000000000u);
+	its.it_value = its.it_interval;
+	return timer_settime(timer, 0, &its, NULL);
+}
+
+/* Threads already running when sampling starts, started by the constructor of a library the loader
+ * initialised before profwrap (OpenBLAS starts its workers so): they never ran sampled_start. Each gets a
+ * timer on its CPU clock, made here, that its first signal hands over to it (early_join). At most
+ * EARLY_THREADS (the others are sampled from their first record); the timer of one that ends before its
+ * first signal is left until the process ends. */
+#define EARLY_THREADS 256
+enum { EARLY_WAITING, EARLY_TAKEN, EARLY_DELETED };
+static struct early_thread {
+	timer_t timer;
+	uint64_t cpu_ns; /* the thread's CPU time when the timer started */
+	int state;       /* EARLY_*, changed only on the thread, in the handler */
+} early[EARLY_THREADS];
+
+static void sample_early_threads(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	if (!d)
+		return;
+	int self = (int)PW_SYSCALL(SYS_gettid), n = 0;
+	struct dirent *de;
+	while (n < EARLY_THREADS && (de = readdir(d))) {
+		int tid = pw_parse_nonneg_int(de->d_name);
+		if (tid <= 0 || tid == self)
+			continue;
+		/* thread tid's CPU clock as the kernel numbers it (MAKE_THREAD_CPUCLOCK: pthread_getcpuclockid's) */
+		clockid_t clock = (clockid_t)(~(unsigned)tid << 3 | 6u);
+		struct early_thread *e = &early[n];
+		struct sigevent sev;
+		memset(&sev, 0, sizeof sev);
+		sev.sigev_notify = SIGEV_THREAD_ID;
+		sev.sigev_signo = SIGPROF;
+		sev.sigev_value.sival_ptr = e;
+		sev._sigev_un._tid = tid;
+		struct timespec ts;
+		if (clock_gettime(clock, &ts) != 0 || timer_create(clock, &sev, &e->timer) < 0)
+			continue; /* ended meanwhile */
+		e->cpu_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+		e->state = EARLY_WAITING;
+		if (sample_timer_arm(e->timer) < 0) {
+			timer_delete(e->timer);
+			continue;
+		}
+		n++;
+	}
+	closedir(d);
+}
+
+/* The early thread whose timer sent si, or NULL (a thread's own timer carries no value). */
+static struct early_thread *early_of(const siginfo_t *si)
+{
+	uintptr_t e = si->si_code == SI_TIMER ? (uintptr_t)si->si_value.sival_ptr : 0;
+	return e >= (uintptr_t)early && e < (uintptr_t)(early + EARLY_THREADS) ? (struct early_thread *)e : NULL;
+}
+
+/* A signal of early thread e's timer, on that thread: whether it is a sample. The first one hands the timer
+ * to the thread, unless the thread started a timer of its own meanwhile (at its first record: this one is
+ * deleted) or is inside the profiler (the next signal tries again). */
+static int early_join(struct pw_thread *t, struct early_thread *e)
+{
+	if (e->state != EARLY_WAITING) /* the thread's timer now, or one due before it was deleted */
+		return e->state == EARLY_TAKEN && t->sampling && (timer_t)t->sample_timer == e->timer;
+	if (t->sampling) {
+		e->state = EARLY_DELETED;
+		timer_delete(e->timer);
+		return 0;
+	}
+	/* (a clone sharing another thread's TLS sees that thread's state: not its own to take) */
+	if (t->guard || !pw_seg || !pw_recording_now() || (t->tid && t->tid != (uint32_t)PW_SYSCALL(SYS_gettid)))
+		return 0;
+	e->state = EARLY_TAKEN;
+	t->sample_timer = e->timer;
+	t->sample_cpu_ns = e->cpu_ns;
+	t->sampling = 1;
+	return 1;
+}
+
+/* Takes a lane, in the handler, for a thread whose first record is a sample (a thread that never uses a
+ * period of CPU takes none), as a wrapped call made in a signal handler takes it. Returns 0 or -1. */
+static int sample_lane(struct pw_thread *t)
+{
+	struct pw_guarded was = pw_guard_enter(PW_GUARD_INTERNAL);
+	int rc = pw_thread_attach(t);
+	pw_guard_leave(was);
+	return rc;
+}
+
 static void on_sample(int sig, siginfo_t *si, void *ucontext)
 {
 	(void)sig;
-	(void)si;
 	int saved_errno = errno;
 	struct pw_thread *t = &pw_self;
-	if (!t->sampling) { /* not our timer's: a SIGPROF sent from outside, or one due before the timer ended */
+	struct early_thread *e = early_of(si);
+	if (e ? !early_join(t, e) : !t->sampling) {
+		/* not this thread's timer: a SIGPROF sent from outside, or one due before the timer ended */
 		errno = saved_errno;
 		return;
 	}
@@ -600,8 +753,8 @@ static void on_sample(int sig, siginfo_t *si, void *ucontext)
 		errno = saved_errno;
 		return;
 	}
-	if (t->guard || !t->lane) {
-		/* inside the profiler (its lane may be mid-record), or before the thread's first record */
+	if (t->guard || (!t->lane && sample_lane(t) < 0)) {
+		/* inside the profiler (its lane may be mid-record), or no lane to be had */
 		atomic_fetch_add_explicit(&pw_seg->samples_skipped, 1, memory_order_relaxed);
 		errno = saved_errno;
 		return;
@@ -620,7 +773,7 @@ static void on_sample(int sig, siginfo_t *si, void *ucontext)
 		struct pw_rec_call c;
 		uint64_t stack;
 	} r = {0};
-	r.stack = capture(ip ? ip : 1, 1);
+	r.stack = capture(ip ? ip : 1, ucontext);
 	r.c.h.type = PW_EV_CPU_SAMPLE | PW_REC_STACK;
 	r.c.h.size8 = sizeof r / 8;
 	r.c.t0 = r.c.t1 = now;
@@ -633,12 +786,14 @@ void pw_sample_thread_start(struct pw_thread *t)
 {
 	if (!sampling || t->sampling)
 		return;
-	/* libunwind makes a thread's cache (malloc, a thread key) at its first walk: never in the handler */
-	uint64_t ips[PW_STACK_MAX_NATIVE];
-	int truncated, interrupted;
-	struct pw_guarded guard = pw_guard_enter(PW_GUARD_INTERNAL); /* t is the calling thread's */
-	native_frames(ips, 0, &truncated, &interrupted);
-	pw_guard_leave(guard);
+	if (!unwinder.init_local2) {
+		/* no signal_frames: the thread's first walk, which makes its cache, must not be in the handler */
+		uint64_t ips[PW_STACK_MAX_NATIVE];
+		int truncated, interrupted;
+		struct pw_guarded guard = pw_guard_enter(PW_GUARD_INTERNAL); /* t is the calling thread's */
+		native_frames(ips, 0, &truncated, &interrupted);
+		pw_guard_leave(guard);
+	}
 	struct sigevent sev;
 	memset(&sev, 0, sizeof sev);
 	sev.sigev_notify = SIGEV_THREAD_ID;
@@ -647,15 +802,11 @@ void pw_sample_thread_start(struct pw_thread *t)
 	timer_t timer;
 	if (timer_create(CLOCK_THREAD_CPUTIME_ID, &sev, &timer) < 0)
 		return;
-	struct itimerspec its;
-	its.it_interval.tv_sec = (time_t)(sample_period_ns / 1000000000u);
-	its.it_interval.tv_nsec = (long)(sample_period_ns % 1000000000u);
-	its.it_value = its.it_interval;
 	/* set before the timer runs: its first signal finds them */
 	t->sample_timer = timer;
 	t->sample_cpu_ns = thread_cpu_ns();
 	t->sampling = 1;
-	if (timer_settime(timer, 0, &its, NULL) < 0) {
+	if (sample_timer_arm(timer) < 0) {
 		t->sampling = 0;
 		timer_delete(timer);
 	}
@@ -667,6 +818,44 @@ void pw_sample_thread_end(struct pw_thread *t)
 		return;
 	timer_delete((timer_t)t->sample_timer);
 	t->sampling = 0;
+}
+
+/* A thread the program starts while sampling runs sampled_start first: it starts its timer before its own
+ * code runs. Otherwise that happens when it takes its lane, at its first record, which a thread that only
+ * computes (a spinning pthread, a BLAS worker) never makes. */
+struct sampled_start_arg {
+	void *(*start)(void *);
+	void *arg;
+};
+
+static void *sampled_start(void *p)
+{
+	struct sampled_start_arg a = *(struct sampled_start_arg *)p;
+	free(p);
+	struct pw_thread *t = &pw_self;
+	struct pw_guarded was = pw_guard_enter(PW_GUARD_INTERNAL);
+	t->tid = (uint32_t)PW_SYSCALL(SYS_gettid);
+	pw_sample_thread_start(t);
+	if (t->sampling)
+		pw_thread_at_end(); /* its timer is deleted with it, whether or not it ever takes a lane */
+	pw_guard_leave(was);
+	/* a sibling call at -O2: the thread's samples show no frame of ours between start_thread and start */
+	return a.start(a.arg);
+}
+
+void *pw_sample_new_thread(void *(**start)(void *), void **arg)
+{
+	/* not the profiler's own threads (created with the guard held), nor in a process that does not record */
+	if (!sampling || !pw_seg || !pw_recording_now() || pw_self.guard)
+		return NULL;
+	struct sampled_start_arg *a = malloc(sizeof *a);
+	if (!a)
+		return NULL;
+	a->start = *start;
+	a->arg = *arg;
+	*start = sampled_start;
+	*arg = a;
+	return a;
 }
 
 /* Installs the SIGPROF handler unless the program has its own (a profiler of its own, Python's
@@ -750,8 +939,13 @@ void pw_stacks_start(void)
 		atomic_store_explicit(&modules_stale, 2, memory_order_relaxed);
 	else
 		list_modules();
-	if (pw_cfg.sample_hz && !sampling)
+	if (pw_cfg.sample_hz && !sampling) {
 		sampling_start(pw_cfg.sample_hz);
+		/* an early thread's samples start in the handler: without signal_frames they would make its cache
+		 * there (a fork child gets here only when the parent did not sample, and has no other thread) */
+		if (sampling && unwinder.init_local2)
+			sample_early_threads();
+	}
 	if (pw_self.lane)
 		pw_sample_thread_start(&pw_self); /* the thread attached while listing the modules */
 }

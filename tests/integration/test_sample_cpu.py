@@ -8,6 +8,17 @@ text report's "CPU samples: N for X of CPU time" and of rank0.folded's cpu lines
 15 % of the CPU time the process measured for itself (CLOCK_PROCESS_CPUTIME_ID) just before it exits.
 Exact: the sum of samples.stacks[].cpu_ns over all the stacks is samples.cpu_ns.
 
+Every thread is sampled from its start, not from its first recorded call: cpu_spin threads has 3 threads
+spin pure arithmetic (no call profwrap records) while the main thread waits in pthread_join, and a Python
+program does the same with 3 threading.Thread running a pure-Python loop; at 100 and 997 Hz the same
+figures are within 15 % of the process's CPU time, the spinning threads' function (spin_thread, the Python
+work) is on the stacks of at least 80 % of the sampled CPU time, and no frame of libprofwrap.so is on any.
+A thread's timer ends with it: after cpu_spin short has run 300 threads one after the other at 997 Hz, the
+process has at most one POSIX timer left (/proc/self/timers: the main thread's). A thread that was running
+before profwrap started (made by the constructor of a library the program links, which the loader runs
+before profwrap's) is sampled too: it spins for 500 ms of CPU after main lets it go, and the sampled CPU time
+at 997 Hz is within 15 % of the process's, most of it on its function's stacks.
+
 The vDSO, which no file holds: cpu_spin clock calls clock_gettime(CLOCK_MONOTONIC) in a loop, and the
 samples that fall in the vDSO name its function (__vdso_clock_gettime, or its alias clock_gettime) with
 linux-vdso.so.1 as the module, in rank0.json and in rank0.folded; none is left as linux-vdso.so.1+0xOFFSET."""
@@ -21,6 +32,9 @@ from pwtest import *  # noqa: E402,F401,F403
 
 RATES = (100, 997, 4000)
 SPIN_MS = 1000
+THREAD_RATES = (100, 997)
+THREAD_MS = 500
+SHORT_THREADS = 300
 TOLERANCE = 0.15
 VDSO = "linux-vdso.so.1"
 VDSO_NAMES = ("__vdso_clock_gettime", "clock_gettime")
@@ -37,6 +51,69 @@ while time.process_time_ns() < until:
         x += i
 print(json.dumps({"cpu_ns": time.process_time_ns()}))
 """ % SPIN_MS
+
+PY_THREADS = """
+import json, threading, time
+def work():
+    until = time.thread_time_ns() + %d * 1000000
+    x = 0
+    while time.thread_time_ns() < until:
+        for i in range(20000):
+            x += i
+threads = [threading.Thread(target=work) for _ in range(3)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+print(json.dumps({"cpu_ns": time.process_time_ns()}))
+""" % THREAD_MS
+
+# The early thread waits in pthread_barrier_wait, which profwrap does not wrap: it makes no call profwrap records.
+EARLY_LIB = r"""
+#include <pthread.h>
+#include <stdint.h>
+#include <time.h>
+pthread_barrier_t early_go;
+pthread_t early_thread;
+static volatile uint64_t sink;
+static uint64_t thread_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+static void *early_spin(void *unused)
+{
+    pthread_barrier_wait(&early_go);
+    uint64_t until = thread_cpu_ns() + %d * 1000000ull;
+    while (thread_cpu_ns() < until)
+        for (int i = 0; i < 100000; i++)
+            sink = sink * 3 + 1;
+    return unused;
+}
+__attribute__((constructor)) static void early_start(void)
+{
+    pthread_barrier_init(&early_go, NULL, 2);
+    pthread_create(&early_thread, NULL, early_spin, NULL);
+}
+""" % THREAD_MS
+
+EARLY_MAIN = r"""
+#include <pthread.h>
+#include <stdio.h>
+#include <time.h>
+extern pthread_barrier_t early_go;
+extern pthread_t early_thread;
+int main(void)
+{
+    pthread_barrier_wait(&early_go);
+    pthread_join(early_thread, NULL);
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    printf("{\"cpu_ns\": %lld}\n", (long long)ts.tv_sec * 1000000000 + ts.tv_nsec);
+    return 0;
+}
+"""
 
 
 def clean_env():
@@ -102,6 +179,25 @@ def spin(name, cmd, hz):
     return ["%s (%s)" % (m, ctx) for m in misses if m]
 
 
+def thread_misses(name, cmd, fn, hz):
+    """spin() of a workload whose threads spin in function fn, and where its samples fell: most of the CPU
+    time on stacks through fn (the threads', not the main thread's), none in profwrap."""
+    misses = spin(name, cmd, hz)
+    out = "OUT-%s-%d" % (name, hz)
+    lines = [(fr, n) for fr, n in folded(out) if fr[0] == "cpu"]
+    total = sum(n for _, n in lines)
+    on_threads = sum(n for fr, n in lines if any(f.split(" (")[0] == fn for f in fr))
+    if on_threads < 0.8 * total:
+        misses.append("%s at %d Hz: %d of %d us of sampled CPU on stacks through %s" % (
+            name, hz, on_threads, total, fn))
+    stacks = (load_report(out).get("samples") or {}).get("stacks") or []
+    ours = sorted(set(f.get("function") or "?" for x in stacks for f in x.get("frames") or []
+                      if "libprofwrap" in (f.get("module") or "")))
+    if ours:
+        misses.append("%s at %d Hz: profwrap's frames on sampled stacks: %r" % (name, hz, ours))
+    return misses
+
+
 def test_weights():
     prog = workload("cpu_spin")
     with open("spin.py", "w") as f:
@@ -111,6 +207,37 @@ def test_weights():
         misses += spin("c", [prog, "arith", str(SPIN_MS)], hz)
         misses += spin("python", [PYTHON, "spin.py"], hz)
     check(not misses, "sampled CPU time off the process's:\n  %s", "\n  ".join(misses))
+
+
+def test_threads():
+    with open("threads.py", "w") as f:
+        f.write(PY_THREADS)
+    misses = []
+    for hz in THREAD_RATES:
+        misses += thread_misses("c-threads", [workload("cpu_spin"), "threads", str(THREAD_MS)], "spin_thread", hz)
+        misses += thread_misses("python-threads", [PYTHON, "threads.py"], "work", hz)
+    check(not misses, "threads' sampled CPU time off the process's:\n  %s", "\n  ".join(misses))
+
+
+def test_short_threads():
+    r, rep = profile([workload("cpu_spin"), "short", str(SHORT_THREADS)], "OUT-short", opts=["--sample=997"],
+                     env=clean_env())
+    truth = truth_of(r)
+    s = rep.get("samples") or {}
+    note("%d short threads: %d samples, %.1f ms sampled for %.1f ms used, %d timers left" % (
+        SHORT_THREADS, s.get("count", 0), s.get("cpu_ns", 0) / 1e6, truth["cpu_ns"] / 1e6, truth["timers"]))
+    if truth["timers"] >= 0:
+        check(truth["timers"] <= 1, "%d POSIX timers left after %d threads ended (at most the main thread's "
+              "expected)", truth["timers"], SHORT_THREADS)
+
+
+def test_early_thread():
+    d = os.path.abspath("early")
+    build_c("libearly.so", EARLY_LIB, cflags=["-O2"], ldflags=["-lpthread"], shared=True, directory=d)
+    prog = build_c("early_main", EARLY_MAIN, ldflags=["-L" + d, "-learly", "-Wl,-rpath," + d, "-lpthread"],
+                   directory=d)
+    misses = thread_misses("early", [prog], "early_spin", 997)
+    check(not misses, "an early thread's sampled CPU time off the process's:\n  %s", "\n  ".join(misses))
 
 
 def test_vdso():
@@ -134,7 +261,7 @@ def test_vdso():
 
 def test():
     failures = []
-    for t in (test_weights, test_vdso):
+    for t in (test_weights, test_threads, test_short_threads, test_early_thread, test_vdso):
         try:
             t()
             note("ok %s" % t.__name__)
