@@ -351,6 +351,30 @@ def test_lightning_functions(py):
          "(%.2f s under profwrap without the option)" % (len(counts), fit, plain_fit))
 
 
+def test_pytorch_nvtx(py):
+    """--pytorch on an unmodified CPU loop: one row per autograd operator, each counted as torch.profiler
+    counts it over the same steps; with shapes, aten::addmm's rows carry its input sizes. The program's output
+    is its own (PyTorch warns of a profiler left on: profwrap leaves it at exit)."""
+    script = os.path.join(E2E, "autograd_ops.py")
+    plain = run([py, script], timeout=RUN_TIMEOUT)
+    check_eq(plain.rc, 0, "autograd_ops.py without profwrap\n" + plain.describe())
+    ref = run([py, script, "--torch-profiler", os.path.abspath("torch-ops.json")], timeout=RUN_TIMEOUT)
+    check_eq(ref.rc, 0, "autograd_ops.py under torch.profiler\n" + ref.describe())
+    want = {k: n for k, n in load_json("torch-ops.json").items() if k.startswith("aten::")}
+    r, rep = profile([py, script], "OUT-autograd", ["--pytorch=autograd-nvtx"], timeout=RUN_TIMEOUT)
+    check_eq((r.out, r.err), (plain.out, plain.err), "autograd_ops.py's output and errors under --pytorch")
+    got = {}
+    for x in ranges(rep):
+        if x["domain"] == "" and x["name"].startswith("aten::"):
+            got[x["name"]] = got.get(x["name"], 0) + x["count"]
+    check_eq(got, want, "calls per aten operator: profwrap --pytorch=autograd-nvtx vs torch.profiler")
+    r, rep = profile([py, script], "OUT-autograd-shapes", ["--pytorch=autograd-shapes-nvtx"], timeout=RUN_TIMEOUT)
+    addmm = sorted(x["name"] for x in ranges(rep) if x["name"].startswith("aten::addmm,"))
+    check(addmm and all(", sizes = [" in n for n in addmm), "aten::addmm rows with their input sizes: %r", addmm)
+    note("--pytorch=autograd-nvtx: %d aten operators, each counted as torch.profiler counts it (%d calls); "
+         "with shapes, aten::addmm in %d rows: %s" % (len(want), sum(want.values()), len(addmm), "; ".join(addmm)))
+
+
 def test_stub_driver(py):
     stub = os.path.join(CUDA_HOME, "lib64", "stubs", "libcuda.so")
     if not os.path.exists(stub):
@@ -393,6 +417,7 @@ def test():
     test_capture(py)
     test_lightning(py)
     test_lightning_functions(py)
+    test_pytorch_nvtx(py)
     test_stub_driver(py)
     test_cudnn_shim(py)
 

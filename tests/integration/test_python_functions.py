@@ -140,6 +140,10 @@ def test():
     check_eq((r.rc, len(r.err.splitlines())), (2, 1), "a SPEC without MODULE: refused (exit, lines)\n" + r.describe())
     check("MODULE:QUALNAME" in r.err, "the refusal does not say what a SPEC is: %r", r.err)
 
+    r = profwrap(["-q", "-o", "OUT-bad-torch", "--pytorch=autograd", "--", sys.executable, "-c", "pass"])
+    check_eq((r.rc, len(r.err.splitlines())), (2, 1), "--pytorch=autograd refused (exit, lines)\n" + r.describe())
+    check("autograd-nvtx or autograd-shapes-nvtx" in r.err, "the refusal does not name the modes: %r", r.err)
+
     r, rep = run_preload_only([sys.executable, "-I", prog], "OUT-preload",
                               extra_env={"PROFWRAP_PYTHON_FUNCTIONS": SPECS + ",@" + specs_file})
     check_eq(rows(rep), WANT, "preload-only mode with PROFWRAP_PYTHON_FUNCTIONS: py ranges {name: (count, parent)}")
