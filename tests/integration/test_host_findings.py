@@ -4,7 +4,7 @@ ones built not to:
 - startup_bound: 0.6 s of imports and loading (sleeps in place of a slow file system) before the first step,
   a function named with --python-functions; the same program without --python-functions has no step to
   measure from (no finding), and one whose steps start at once has none.
-- checkpoint_bound: 8 checkpoints (model-N.pt, 4 MiB each, fsync'ed) between sleeps; the same bytes written
+- checkpoint_bound: 8 checkpoints (model-N.pt, 16 MiB each, fsync'ed) between short sleeps; the same bytes written
   to data-N.txt make no checkpoint finding.
 - input_bound: two multiprocessing workers read 16 MiB of files while the main thread waits on their queue;
   the same files read by the main thread itself make none.
@@ -28,9 +28,9 @@ for i in range(8):
 CHECKPOINT = r"""
 import os, sys, time
 d, name = sys.argv[1], sys.argv[2]
-block = b"w" * (4 << 20)
+block = b"w" * (16 << 20)
 for i in range(8):
-    time.sleep(0.02)
+    time.sleep(0.005)
     with open(os.path.join(d, name % i), "wb") as f:
         f.write(block)
         f.flush()
@@ -76,14 +76,14 @@ def work(q_in, q_out):
         with open(p, "rb") as f:
             q_out.put(len(f.read()))
 def start():
-    q_in, q_out = mp.Queue(), mp.Queue()
-    ws = [mp.Process(target=work, args=(q_in, q_out)) for _ in range(2)]
+    qs, q_out = [mp.Queue(), mp.Queue()], mp.Queue()
+    ws = [mp.Process(target=work, args=(q, q_out)) for q in qs]
     for w in ws:
         w.start()
-    return q_in, q_out, ws
-def stop(q_in, ws):
-    for w in ws:
-        q_in.put(None)
+    return qs, q_out, ws
+def stop(qs, ws):
+    for q in qs:
+        q.put(None)
     for w in ws:
         w.join()
 if __name__ == "__main__":
@@ -91,12 +91,12 @@ if __name__ == "__main__":
     total = 0
     kept = start() if mode == "persistent" else None
     for epoch in range(4):
-        q_in, q_out, ws = kept or start()
-        for p in files[epoch * 4:(epoch + 1) * 4]:
-            q_in.put(p)
+        qs, q_out, ws = kept or start()
+        for i, p in enumerate(files[epoch * 4:(epoch + 1) * 4]):
+            qs[i % 2].put(p)  # each worker its own share
         total += sum(q_out.get() for _ in range(4))
         if not kept:
-            stop(q_in, ws)
+            stop(qs, ws)
     if kept:
         stop(kept[0], kept[2])
     print(total)
@@ -137,7 +137,7 @@ def test():
     ckpt = script(d, "checkpoint.py", CHECKPOINT)
     r, rep = profile(py + [ckpt, d, "model-%d.pt"], "OUT-ckpt")
     f = finding(rep, "checkpoint_bound")
-    check("Writing 8 checkpoint files (33.6 MB)" in f["evidence"], "evidence: %r", f["evidence"])
+    check("Writing 8 checkpoint files (134 MB)" in f["evidence"], "evidence: %r", f["evidence"])
     r, rep = profile(py + [ckpt, d, "data-%d.txt"], "OUT-data")
     check("checkpoint_bound" not in ids(rep), "checkpoint_bound for data files: %r", rep["findings"])
 
