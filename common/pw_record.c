@@ -98,3 +98,36 @@ int pw_stack_py_next(const struct pw_stack_view *v, const uint8_t **pos, uint32_
 	*pos += size;
 	return 1;
 }
+
+/* The end of a decoration's value at s: digits (or the preload's folded '#'), or a bracketed list. */
+static const char *decoration_end(const char *s)
+{
+	if (*s == '[') {
+		const char *close = strchr(s, ']');
+		return close ? close + 1 : NULL;
+	}
+	const char *p = s;
+	while ((*p >= '0' && *p <= '9') || *p == '#')
+		p++;
+	return p > s ? p : NULL;
+}
+
+size_t pw_range_undecorate(char *name)
+{
+	static const char *const decorations[] = {", seq = ", ", op_id = ", ", input_op_ids = "};
+	size_t len = strlen(name);
+	for (size_t d = 0; d < sizeof decorations / sizeof decorations[0]; d++) {
+		size_t dl = strlen(decorations[d]);
+		char *at = name;
+		while ((at = strstr(at, decorations[d]))) {
+			const char *end = decoration_end(at + dl);
+			if (!end || (*end && *end != ',')) {
+				at += dl;
+				continue;
+			}
+			memmove(at, end, strlen(end) + 1);
+			len -= (size_t)(end - at);
+		}
+	}
+	return len;
+}

@@ -973,6 +973,12 @@ static inline size_t pw_py_frame_size(size_t file_len, size_t func_len)
  * its length, at most size - 1. */
 size_t pw_range_fold(const char *name, size_t len, char *buf, size_t size);
 
+/* Takes out of name, in place, the decorations that number a range's occurrences: PyTorch's ", seq = N",
+ * ", op_id = N" and ", input_op_ids = [...]" (emit_nvtx, record_function under it), so that one action is one
+ * row. ", sizes = [...]" stays: it tells shapes apart. Returns the new length. The preload takes them out of
+ * the messages it interns (else each occurrence is a text of its own), the collector out of the names it reads. */
+size_t pw_range_undecorate(char *name);
+
 /* A string reference: an offset into the process's string arena (pw_ring.h), 0 meaning "none". */
 typedef uint64_t pw_strref;
 

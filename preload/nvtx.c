@@ -67,6 +67,13 @@ static pw_strref intern_text(const char *s, size_t len, int fold)
 {
 	if (!s)
 		return 0;
+	char plain[PW_NVTX_TEXT_MAX];
+	if (fold && len < sizeof plain && memchr(s, ',', len)) { /* PyTorch's numbers: "aten::add, seq = 7, op_id = 9" */
+		memcpy(plain, s, len);
+		plain[len] = 0;
+		len = pw_range_undecorate(plain);
+		s = plain;
+	}
 	struct text t = {s, len, fold};
 	pw_strref ref = pw_once(texts, PW_NVTX_SLOTS, text_hash(s, len), make_text, &t);
 	return ref ? ref : pw_intern_bytes(s, len);

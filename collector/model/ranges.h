@@ -96,10 +96,6 @@ const char *pw_capture_reason_name(int reason);
 /* The row of the range that started first (folded into another: that one), NULL when there is none. */
 const struct pw_range_row *pw_ranges_first(const struct pw_range_report *r);
 
-/* Takes out of name, in place, the decorations that number a range's occurrences: PyTorch's ", seq = N",
- * ", op_id = N" and ", input_op_ids = [...]" (emit_nvtx, record_function under it), so that one action is one
- * row. ", sizes = [...]" stays: it tells shapes apart. Returns the new length. */
-size_t pw_range_undecorate(char *name);
 
 /* pw_range_fold (the digit-folded form of a name) is in common/pw_record.h: the preload folds by it too. */
 
