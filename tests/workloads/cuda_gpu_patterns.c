@@ -8,7 +8,8 @@
  *     cuda_gpu_patterns MODE [--steps N] [--bytes N] [--exit N]
  *
  * Modes (what the GPU sees, and what a profiler should conclude):
- *   idle50        a step every 2 ms: launch 1 ms, cudaDeviceSynchronize, CPU work until the next step:
+ *   idle50        400 steps of 2 ms (a 10 ms preemption stays under 5 %): launch 1 ms, cudaDeviceSynchronize,
+ *                 CPU work until the next step:
  *                 busy half of the time, sync-bound
  *   input         batches read from a pipe that a forked "data loader" fills slowly: input-bound
  *   input_thread  the same with a loader thread and a condition variable
@@ -946,7 +947,7 @@ int main(int argc, char **argv)
 	g_ns_per_block = env_num("FAKEGPU_NS_PER_BLOCK", 2000);
 
 	if (strcmp(mode, "idle50") == 0)
-		mode_idle50(steps_or(steps, 100));
+		mode_idle50(steps_or(steps, 400));
 	else if (strcmp(mode, "input") == 0)
 		mode_input(steps_or(steps, 50));
 	else if (strcmp(mode, "input_thread") == 0)
