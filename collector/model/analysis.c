@@ -123,6 +123,14 @@ struct blocked_span {
 	uint64_t ns[3]; /* counted per category of note_main_blocked */
 };
 
+struct pending_io {
+	int64_t fd;
+	uint64_t t0_ns, dur_ns, bytes;
+	int write;
+};
+
+#define PENDING_MAX 65536u
+
 /* State while one raw file is read. */
 struct file_ctx {
 	struct blocked_span blocked[BLOCKED_DEPTH]; /* the main thread's blocked calls (note_main_blocked) */
@@ -133,6 +141,10 @@ struct file_ctx {
 	size_t proc_index;
 	struct fd_history *fds; /* by fd number */
 	size_t fd_cap;
+	/* reads and writes on a descriptor bound to no file when they were read: a thread's lane can reach the
+	 * file before the lane holding the descriptor's open; looked up again once the image is read */
+	struct pending_io *pending;
+	size_t npending, pending_cap;
 	uint32_t *tids;
 	size_t ntids, tids_cap;
 	uint64_t lost[1024];
@@ -667,6 +679,21 @@ static void note_file_domain(struct file_ctx *c, struct pw_file_stat *f, const s
 	}
 }
 
+/* A read or a write on file f. */
+static void count_file_io(struct pw_proc *p, struct pw_file_stat *f, int write, uint64_t t0, uint64_t dur,
+			  uint64_t bytes)
+{
+	if (!write && !f->stream && (!p->first_read_ns || t0 < p->first_read_ns))
+		p->first_read_ns = t0;
+	f->reads += !write;
+	f->writes += write;
+	if (write)
+		f->write_bytes += bytes;
+	else
+		f->read_bytes += bytes;
+	f->time_ns += dur;
+}
+
 /* What a call did, by its kind: bytes, files, children, libraries, GPU work. Returns the file it was on. */
 static uint32_t account_call(struct file_ctx *c, struct pw_proc *p, struct pw_call_stat *cs,
 			     const struct pw_raw_event *e, enum pw_event_kind kind, uint64_t dur)
@@ -693,17 +720,12 @@ static uint32_t account_call(struct file_ctx *c, struct pw_proc *p, struct pw_ca
 			p->seen_read_bytes += rec->arg1;
 		else
 			p->seen_write_bytes += rec->arg1;
-		if ((f = file_of_fd(c, (int64_t)rec->arg0, e->t0_ns))) {
-			if (kind == PW_K_READ && !f->stream && (!p->first_read_ns || e->t0_ns < p->first_read_ns))
-				p->first_read_ns = e->t0_ns;
-			f->reads += kind == PW_K_READ;
-			f->writes += kind == PW_K_WRITE;
-			if (kind == PW_K_READ)
-				f->read_bytes += rec->arg1;
-			else
-				f->write_bytes += rec->arg1;
-			f->time_ns += dur;
-		}
+		if ((f = file_of_fd(c, (int64_t)rec->arg0, e->t0_ns)))
+			count_file_io(p, f, kind == PW_K_WRITE, e->t0_ns, dur, rec->arg1);
+		else if ((int64_t)rec->arg0 >= 0 && c->npending < PENDING_MAX &&
+			 !pw_reserve(&c->pending, &c->pending_cap, c->npending + 1, sizeof *c->pending))
+			c->pending[c->npending++] = (struct pending_io){(int64_t)rec->arg0, e->t0_ns, dur, rec->arg1,
+								 kind == PW_K_WRITE};
 		break;
 	case PW_K_MPI_COLL:
 	case PW_K_MPI_P2P:
@@ -972,6 +994,16 @@ static int read_one(struct analysis_state *as, const char *path, char *err, size
 	if (pw_stacks_file_end(c.rs ? &c.rs->r.stacks : NULL, c.stacks, as->sym,
 			       c.rs ? &c.rs->r.procs[c.proc_index] : NULL))
 		c.oom = 1;
+	if (c.rs) {
+		struct pw_proc *p = &c.rs->r.procs[c.proc_index];
+		for (size_t i = 0; i < c.npending; i++) {
+			struct pw_file_stat *f = file_of_fd(&c, c.pending[i].fd, c.pending[i].t0_ns);
+			if (f)
+				count_file_io(p, f, c.pending[i].write, c.pending[i].t0_ns, c.pending[i].dur_ns,
+					      c.pending[i].bytes);
+		}
+	}
+	free(c.pending);
 	if (rc == 0 && c.rs) {
 		struct pw_proc *p = &c.rs->r.procs[c.proc_index];
 		p->raw_path = strdup(path);
