@@ -149,9 +149,9 @@ int pw_pyfn_parse(const char *spec, struct pw_pyfn_set *s, char *why, size_t why
 	return 0;
 }
 
-int pw_pyfn_match(const struct pw_pyfn_set *s, const char *module, const char *qualname)
+int pw_pyfn_match(const struct pw_pyfn_set *s, size_t from, const char *module, const char *qualname)
 {
-	for (size_t i = 0; i < s->n; i++)
+	for (size_t i = from; i < s->n; i++)
 		if (fnmatch(s->p[i].module, module, 0) == 0 && fnmatch(s->p[i].qualname, qualname, 0) == 0)
 			return (int)i;
 	return -1;

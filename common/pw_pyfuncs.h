@@ -54,7 +54,8 @@ int pw_pytorch_patterns(struct pw_pyfn_set *s, char *why, size_t whylen);
 /* Parses spec into *s. Returns 0, or -1 with a one-line reason in why ("'x' is not MODULE:QUALNAME ..."). */
 int pw_pyfn_parse(const char *spec, struct pw_pyfn_set *s, char *why, size_t whylen);
 
-/* The pattern of s that a function defined in module with qualified name qualname matches: its index, or -1. */
-int pw_pyfn_match(const struct pw_pyfn_set *s, const char *module, const char *qualname);
+/* The first pattern of s from index from on that a function defined in module with qualified name qualname
+ * matches: its index, or -1. */
+int pw_pyfn_match(const struct pw_pyfn_set *s, size_t from, const char *module, const char *qualname);
 
 #endif

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "../common/pw_pyfuncs.h"
+#include "../common/pw_session.h"
 #include "pw_preload.h"
 
 int pw_pyfn_on;
@@ -92,13 +93,7 @@ static int match_name(const char *module, const char *qualname)
 	size_t from = 0;
 	while (pytorch_on && from < set->n && set->p[from].how == PW_PYFN_TORCH_READY)
 		from++;
-	struct pw_pyfn_set rest = {.n = 0};
-	if (!from)
-		return pw_pyfn_match(set, module, qualname);
-	rest.n = set->n - from;
-	memcpy(rest.p, set->p + from, rest.n * sizeof *rest.p);
-	int i = pw_pyfn_match(&rest, module, qualname);
-	return i < 0 ? i : i + (int)from;
+	return pw_pyfn_match(set, from, module, qualname);
 }
 
 /* The pattern the function running in frame (whose code is code) matches, or NO_MATCH; name gets the range's
@@ -201,19 +196,11 @@ static void push(struct pw_thread *t, void *frame, const char *name)
 	pw_nvtx_py_push(name);
 }
 
-static uint32_t name_hash(const char *s)
-{
-	uint32_t h = 2166136261u;
-	for (; *s; s++)
-		h = (h ^ (uint8_t)*s) * 16777619u;
-	return h;
-}
-
 /* A profiler's start(action_name): a range, unless the innermost action is the same one (a profiler handing
  * the call to the profilers it holds). Stops are matched in the same way. */
 static void action_start(struct pw_thread *t, const char *name)
 {
-	uint32_t h = name_hash(name);
+	uint32_t h = (uint32_t)pw_hash64(name, strlen(name));
 	uint8_t n = t->pyfn_actions;
 	if (n && t->pyfn_action_hash[n - 1] == h) {
 		if (t->pyfn_action_again[n - 1] < UINT8_MAX)

@@ -1258,6 +1258,17 @@ static void check_pid(struct pw_rank_report *r, const struct pw_proc *last)
 	r->io_left_out += left_out;
 }
 
+const struct pw_proc *pw_rank_main_proc(const struct pw_rank_report *r)
+{
+	for (size_t i = 0; i < r->nprocs; i++) {
+		const struct pw_proc *p = &r->procs[i];
+		uint64_t life = p->end_ns > p->start_ns ? p->end_ns - p->start_ns : 0;
+		if (p->main_child_wait_ns <= life / 2)
+			return p;
+	}
+	return r->nprocs ? &r->procs[0] : NULL;
+}
+
 static void finish_rank(struct pw_analysis *a, struct pw_rank_report *r)
 {
 	qsort(r->procs, r->nprocs, sizeof *r->procs, cmp_proc);

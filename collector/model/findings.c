@@ -331,24 +331,11 @@ static void startup_finding(struct builder *b)
 	    d, w, what, n[PW_STARTUP_LOAD], l, n[PW_STARTUP_OPEN], n[PW_STARTUP_STAT]);
 }
 
-/* The rank's first process: the one whose parent is not in it. */
-static const struct pw_proc *main_proc(const struct pw_rank_report *r)
-{
-	for (size_t i = 0; i < r->nprocs; i++) {
-		size_t j = 0;
-		while (j < r->nprocs && r->procs[j].pid != r->procs[i].ppid)
-			j++;
-		if (j == r->nprocs)
-			return &r->procs[i];
-	}
-	return r->nprocs ? &r->procs[0] : NULL;
-}
-
 /* input_bound without GPU activity: the main thread blocked while child processes read the data. */
 static void host_input_finding(struct builder *b)
 {
 	const struct pw_rank_report *r = b->r;
-	const struct pw_proc *m = main_proc(r);
+	const struct pw_proc *m = pw_rank_main_proc(r);
 	if (!m)
 		return;
 	uint64_t read = 0;
@@ -387,7 +374,7 @@ static int by_start(const void *x, const void *y)
 static void worker_startup_finding(struct builder *b)
 {
 	const struct pw_rank_report *r = b->r;
-	const struct pw_proc *m = main_proc(r);
+	const struct pw_proc *m = pw_rank_main_proc(r);
 	struct worker *w = m ? malloc((r->nprocs ? r->nprocs : 1) * sizeof *w) : NULL;
 	size_t n = 0;
 	if (!w) {

@@ -19,10 +19,10 @@
  *                     evidence counts the loads, opens and stats before it
  *   checkpoint_bound  time in calls on the checkpoint files written (by name: *checkpoint*, *ckpt*, .pt,
  *                     .pth, .ckpt, .safetensors, .bin, .h5, .npz, .pkl) >= PW_FIND_CHECKPOINT_SHARE
- *   input_bound       (without GPU activity records) the first process's main thread blocked (waits and
+ *   input_bound       (without GPU activity records) the rank's main process's main thread blocked (waits and
  *                     polls, calls on pipes and sockets) >= PW_FIND_HOST_INPUT_SHARE while its child
  *                     processes read >= PW_FIND_HOST_INPUT_BYTES, more than it read itself
- *   worker_startup    the first process's children that read files (loader workers) start in >=
+ *   worker_startup    the main process's children that read files (loader workers) start in >=
  *                     PW_FIND_WORKER_ROUNDS rounds (a round: the workers that start before the first of them
  *                     reads), and the shortest start-up (start to first file read) of each round, summed, >=
  *                     PW_FIND_WORKER_STARTUP_SHARE

@@ -210,6 +210,10 @@ struct pw_rank_report {
 	struct pw_coll_entries coll[PW_COLL_FAMILIES];
 };
 
+/* The rank's main process: the first (procs are sorted by start) that is not a parent waiting most of its life
+ * for children (`bash run.sh`, torchrun-like wrappers); NULL when it has none. */
+const struct pw_proc *pw_rank_main_proc(const struct pw_rank_report *r);
+
 struct pw_analysis {
 	char *out_dir;
 	struct pw_rank_report *ranks; /* sorted by rank */

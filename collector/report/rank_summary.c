@@ -58,17 +58,7 @@ void pw_rank_figures(const struct pw_rank_report *r, struct pw_rank_figures *f)
 		f->collective_ns += nccl_call_ns;
 		f->kernel_ns = all_kernels_ns;
 	}
-	/* the rank's main process: the first (procs are sorted by start) that is not a parent waiting most of
-	 * its life for children (`bash run.sh`, torchrun-like wrappers) */
-	const struct pw_proc *main = NULL;
-	for (size_t i = 0; i < r->nprocs && !main; i++) {
-		const struct pw_proc *p = &r->procs[i];
-		uint64_t life = p->end_ns > p->start_ns ? p->end_ns - p->start_ns : 0;
-		if (p->main_child_wait_ns <= life / 2)
-			main = p;
-	}
-	if (!main && r->nprocs)
-		main = &r->procs[0];
+	const struct pw_proc *main = pw_rank_main_proc(r);
 	if (main) {
 		uint64_t life = main->end_ns > main->start_ns ? main->end_ns - main->start_ns : 0;
 		uint64_t blocked = main->main_wait_ns + main->main_child_wait_ns + main->main_mpi_ns;
