@@ -15,6 +15,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "loop_util.h"
+
 /* The "kernel": only its address is launched. */
 void launchloop_kernel(float *x);
 void launchloop_kernel(float *x)
@@ -40,13 +42,6 @@ static cudaKernel_t nvcc_handle(void)
 	__cudaRegisterFatBinaryEnd(module);
 	cudaKernel_t k = NULL;
 	return __cudaGetKernel(&k, (const void *)launchloop_kernel) == cudaSuccess ? k : NULL;
-}
-
-static unsigned long long clock_ns(clockid_t id)
-{
-	struct timespec ts;
-	clock_gettime(id, &ts);
-	return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
 }
 
 int main(int argc, char **argv)

@@ -24,24 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static unsigned long long clock_ns(clockid_t id)
-{
-	struct timespec ts;
-	clock_gettime(id, &ts);
-	return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
-}
-
-static unsigned long long parse_count(const char *s, const char *what)
-{
-	char *end;
-	errno = 0;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (errno || *end || !v || s[0] == '-') {
-		fprintf(stderr, "readloop: %s must be a positive integer, not '%s'\n", what, s);
-		exit(2);
-	}
-	return v;
-}
+#include "loop_util.h"
 
 static unsigned long long n, runs, best = ~0ull, best_cpu = ~0ull;
 
@@ -85,9 +68,9 @@ __attribute__((noinline)) static int descend(unsigned long long depth)
 
 int main(int argc, char **argv)
 {
-	n = argc > 1 ? parse_count(argv[1], "N") : 2000000ull;
-	runs = argc > 2 ? parse_count(argv[2], "RUNS") : 5ull;
-	unsigned long long depth = argc > 3 ? parse_count(argv[3], "DEPTH") : 1ull;
+	n = argc > 1 ? parse_count("readloop", argv[1], "N") : 2000000ull;
+	runs = argc > 2 ? parse_count("readloop", argv[2], "RUNS") : 5ull;
+	unsigned long long depth = argc > 3 ? parse_count("readloop", argv[3], "DEPTH") : 1ull;
 	if (argc > 4) {
 		fprintf(stderr, "usage: readloop [N [RUNS [DEPTH]]]\n");
 		return 2;

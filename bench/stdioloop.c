@@ -14,24 +14,7 @@
 #include <string.h>
 #include <time.h>
 
-static unsigned long long clock_ns(clockid_t id)
-{
-	struct timespec ts;
-	clock_gettime(id, &ts);
-	return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
-}
-
-static unsigned long long parse_count(const char *s, const char *what)
-{
-	char *end;
-	errno = 0;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (errno || *end || !v || s[0] == '-') {
-		fprintf(stderr, "stdioloop: %s must be a positive integer, not '%s'\n", what, s);
-		exit(2);
-	}
-	return v;
-}
+#include "loop_util.h"
 
 /* N calls of the kind on f, the loop written out for each so that nothing but the call is timed. Returns 0
  * when one failed. */
@@ -75,8 +58,8 @@ static int known(const char *call)
 int main(int argc, char **argv)
 {
 	const char *call = argc > 1 ? argv[1] : "putc";
-	unsigned long long n = argc > 2 ? parse_count(argv[2], "N") : 10000000;
-	unsigned long long runs = argc > 3 ? parse_count(argv[3], "RUNS") : 5;
+	unsigned long long n = argc > 2 ? parse_count("stdioloop", argv[2], "N") : 10000000;
+	unsigned long long runs = argc > 3 ? parse_count("stdioloop", argv[3], "RUNS") : 5;
 	if (!known(call)) {
 		fprintf(stderr, "stdioloop: unknown call '%s'\n", call);
 		return 2;
