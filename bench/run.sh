@@ -451,6 +451,44 @@ if command -v python3 >/dev/null 2>&1; then
 fi
 
 # ---------------------------------------------------------------------------------------------------------
+# 1d2. --python-functions: what a function not named costs a Python call, per CPython version found.
+
+PYFN_VERSIONS=""
+for v in 3.9 3.10 3.11 3.12 3.13; do
+	"python$v" -c pass >/dev/null 2>&1 && PYFN_VERSIONS="$PYFN_VERSIONS $v"
+done
+if [ -n "$PYFN_VERSIONS" ]; then
+	section "1d2. Python function calls with --python-functions, the function not named (best of 5 timed loops per process)"
+	rule
+	outf "$row_fmt" "python" "calls/loop" "loops" "cpu ns" "added" "wall ns" "added" "notes"
+	rule
+	for v in $PYFN_VERSIONS; do
+		i=1
+		while [ "$i" -le "$ROUNDS" ]; do
+			"python$v" "$HERE/pycalls.py" "$PY_N" 5 >"$TMP/fnplain.$i" 2>&1
+			track "fnplain$v" "$TMP/fnplain.$i" || out "python$v pycalls failed: $(tail -n 3 "$TMP/fnplain.$i")"
+			rm -rf "$TMP/fn.d"
+			"$PROFWRAP" -q -o "$TMP/fn.d" --stacks=native --python-functions=bench_nowhere:not_named -- \
+				"python$v" "$HERE/pycalls.py" "$PY_N" 5 >"$TMP/fn.$i" 2>&1
+			track "fn$v" "$TMP/fn.$i" || out "python$v pycalls under --python-functions failed: $(tail -n 3 "$TMP/fn.$i")"
+			i=$((i + 1))
+		done
+		[ -s "$TMP/fnplain$v.vals" ] && [ -s "$TMP/fn$v.vals" ] || continue
+		# shellcheck disable=SC2046
+		set -- $(pick "fnplain$v") $(pick "fn$v")
+		case $v in 3.9 | 3.10 | 3.11) how="the frame evaluation function" ;; *) how="sys.monitoring" ;; esac
+		outf "$row_fmt" "python$v" "$PY_N" 5 "$(fmt %.1f "$1")" "-" "$(fmt %.1f "$2")" "-" "best of $ROUNDS processes"
+		outf "$row_fmt" "  --python-functions" "$PY_N" 5 "$(fmt %.1f "$3")" "$(diff1 "$3" "$1")" "$(fmt %.1f "$4")" \
+			"$(diff1 "$4" "$2")" "best of $ROUNDS; $how"
+	done
+	rule
+	out "A call of an empty Python function that no pattern names. 3.12+: sys.monitoring disables the callback for"
+	out "the function after its first call. 3.9 to 3.11: profwrap's frame evaluation function (PEP 523) looks the"
+	out "code up in a table; on 3.11 CPython then no longer inlines Python-to-Python calls."
+	rm -rf "$TMP/fn.d"
+fi
+
+# ---------------------------------------------------------------------------------------------------------
 # 1e. Metadata calls and uncontended mutex locks.
 
 META_N=200000
@@ -763,6 +801,44 @@ fi
 rule
 out "The children are /bin/true, each recorded as a process under profwrap (its start-up is most of the added"
 out "time). A vfork served by fork would copy 2 GiB of page tables per spawn (about 75 ms here)."
+
+# ---------------------------------------------------------------------------------------------------------
+# 6. A Lightning training step with --python-functions=lightning, where make e2e's environment has Lightning.
+
+LT_PY=${PROFWRAP_E2E_VENV:-$HOME/.cache/profwrap/e2e-venv}/bin/python
+LT_STEPS=400
+section "6. A Lightning step (bench/lightning_steps.py, $LT_STEPS steps): the median CPU time of a step, per process"
+if [ -x "$LT_PY" ] && "$LT_PY" -c "import lightning" >/dev/null 2>&1; then
+	lt_fmt='%-40s %s\n'
+	rule
+	outf "$lt_fmt" "command" "median us per step, one per process (alternating)"
+	rule
+	plain_runs="" fn_runs=""
+	i=1
+	while [ "$i" -le "$ROUNDS" ]; do
+		for who in plain functions; do
+			case $who in
+			plain) opt="" ;;
+			*) opt="--python-functions=lightning" ;;
+			esac
+			# shellcheck disable=SC2086
+			PYTHONHASHSEED=0 "$PROFWRAP" -q -f -o "$TMP/lt-out" $opt -- "$LT_PY" "$HERE/lightning_steps.py" $LT_STEPS \
+				>"$TMP/lt.out" 2>&1
+			us=$(kv "$TMP/lt.out" median_us)
+			[ -n "$us" ] || { out "lightning_steps $who: no result ($(tail -n 1 "$TMP/lt.out"))"; continue; }
+			case $who in plain) plain_runs="$plain_runs $us" ;; *) fn_runs="$fn_runs $us" ;; esac
+		done
+		i=$((i + 1))
+	done
+	outf "$lt_fmt" "profwrap" "$plain_runs"
+	outf "$lt_fmt" "profwrap --python-functions=lightning" "$fn_runs"
+	rule
+	out "$("$LT_PY" -c 'import sys; print("CPython %d.%d" % sys.version_info[:2])'). A step of a tiny MLP is mostly Lightning's own Python: the case where a per-call"
+	out "cost shows most. Steps vary by 20 % or more from process to process here: compare the medians of many runs."
+	rm -rf "$TMP/lt-out"
+else
+	out "no Lightning in $LT_PY (make e2e makes it): section skipped"
+fi
 
 out ""
 out "bench time: $(($(date +%s) - bench_start)) s"

@@ -244,26 +244,29 @@ void pw_sample_thread_end(struct pw_thread *t);
 void *pw_sample_new_thread(void *(**start)(void *), void **arg);
 
 /* Python function ranges (py_ranges.c). pw_pyfn_on: --python-functions was given; pw_pyfn_waiting: the
- * profile hook is still to be put on the interpreter's threads, which the opens and stats of the program ask
- * for (pw_pyfn_try_install, python.c) until it is. pw_pyfn_event runs in the hook, for calls and returns. */
+ * interpreter is still to be hooked, which the opens and stats of the program ask for (pw_pyfn_try_install,
+ * python.c) until it is. pw_pyfn_call is told of each call of code (borrowed) in frame, and returns 1 when the
+ * call opened a range that pw_pyfn_return, told of the frame's return, closes. */
 extern int pw_pyfn_on;
 extern int pw_pyfn_waiting;
 void pw_pyfn_config(void);
 void pw_pyfn_try_install(void);
 void pw_pyfn_after_dlopen(void *handle, const char *path);
-void pw_pyfn_event(struct pw_thread *t, void *frame, int call);
+int pw_pyfn_call(struct pw_thread *t, void *frame, void *code);
+void pw_pyfn_return(struct pw_thread *t, void *frame);
 /* Whether the code running in frame matches a pattern; *first set when it was matched for the first time. */
 int pw_pyfn_code_matches(void *frame, void *code, int *first);
-/* What py_ranges.c asks of the interpreter (python.c), holding the GIL: a frame's code (a new reference),
- * references kept and dropped, a code's qualified name (its name before 3.11: pw_py_has_qualname), the module
+/* What py_ranges.c asks of the interpreter (python.c), holding the GIL: references kept and dropped, a code's qualified name (its name before 3.11: pw_py_has_qualname), the module
  * a frame runs in, a local of a frame as text (or the name of its type), and the exception state around it. */
-void *pw_py_code(void *frame);
 void pw_py_keep(void *obj);
 void pw_py_release(void *obj);
 int pw_py_has_qualname(void);
 size_t pw_py_code_qualname(void *code, char *dst, size_t max);
 size_t pw_py_frame_module(void *frame, char *dst, size_t max);
 size_t pw_py_frame_local(void *frame, const char *local, int type_name, char *dst, size_t max);
+/* Whether frame only makes the generator (or coroutine) its code returns, running none of its body: on 3.11 a
+ * generator function's call is a frame of its own, which the profile hook is not told of. */
+int pw_py_frame_makes_generator(void *frame, void *code);
 void pw_py_error_save(void *saved[3]);
 /* --pytorch: turns on PyTorch's NVTX emission in the running program (emit_nvtx(record_shapes), entered and
  * left on), holding the GIL; says so once on stderr when it cannot. */

@@ -1,7 +1,8 @@
 /* Python functions as ranges (--python-functions, common/pw_pyfuncs.h): each call of a matched function is a
  * push/pop range in the NVTX domain "py", so the Phases table, the trace, capture control and the straggler's
- * phase treat it as an NVTX range. The profile hook (python.c) passes every call and return of Python code
- * here, on the thread holding the GIL.
+ * phase treat it as an NVTX range. python.c passes every call and return of Python code here, on the thread
+ * holding the GIL: from the frame evaluation function (3.9 to 3.11), sys.monitoring (3.12+) or, where neither
+ * serves, the profile hook.
  *
  * A call costs the hook a lookup of its code object in a table: a code object is matched against the patterns
  * once (its module from the frame's globals, its qualified name) and the answer kept, with a reference to the
@@ -228,21 +229,21 @@ static void action_stop(struct pw_thread *t)
 	pw_nvtx_py_pop();
 }
 
-static void on_call(struct pw_thread *t, void *frame)
+int pw_pyfn_call(struct pw_thread *t, void *frame, void *code)
 {
-	void *code = pw_py_code(frame);
-	if (!code)
-		return;
-	char name[PW_PYFN_QUALNAME_MAX + PW_PYFN_MODULE_MAX];
 	const char *matched = NULL;
 	uint32_t at = UINT32_MAX;
 	int pattern = kept(code, &matched, &at);
-	if (PW_LIKELY(pattern == NO_MATCH)) {
-		pw_py_release(code);
-		return;
-	}
+	if (PW_LIKELY(pattern == NO_MATCH))
+		return 0;
+	char name[PW_PYFN_QUALNAME_MAX + PW_PYFN_MODULE_MAX];
+	uint8_t depth = t->pyfn_depth;
 	void *error[3]; /* the program's exception, if one is being raised, is not ours to clear */
 	pw_py_error_save(error);
+	if (pw_py_frame_makes_generator(frame, code)) {
+		pw_py_error_restore(error);
+		return 0;
+	}
 	if (pattern == NOT_KEPT)
 		pattern = match_and_keep(frame, code, at, &matched, name, sizeof name);
 	if (pattern != NO_MATCH && patterns.p[pattern].how == PW_PYFN_TORCH_READY) {
@@ -252,7 +253,6 @@ static void on_call(struct pw_thread *t, void *frame)
 		}
 		pattern = rematch(frame, code, &matched, name, sizeof name);
 	}
-	pw_py_release(code);
 	switch (pattern == NO_MATCH ? -1 : (int)patterns.p[pattern].how) {
 	case PW_PYFN_CALL:
 		push(t, frame, matched);
@@ -276,14 +276,11 @@ static void on_call(struct pw_thread *t, void *frame)
 		break;
 	}
 	pw_py_error_restore(error);
+	return t->pyfn_depth > depth;
 }
 
-void pw_pyfn_event(struct pw_thread *t, void *frame, int call)
+void pw_pyfn_return(struct pw_thread *t, void *frame)
 {
-	if (call) {
-		on_call(t, frame);
-		return;
-	}
 	if (!t->pyfn_depth || t->pyfn_frames[t->pyfn_depth - 1] != frame)
 		return;
 	t->pyfn_depth--;

@@ -77,10 +77,39 @@ static struct {
 	int (*Code_Addr2Line)(void *, int); /* may be missing */
 	void *CodeType;                     /* &PyCode_Type */
 	void *UnicodeType;                  /* &PyUnicode_Type */
+	void *(*InterpreterState_Get)(void);
+	ssize_t (*Tuple_Size)(void *);
+	void *(*Tuple_GetItem)(void *, ssize_t); /* borrowed */
+	void *(*GetEvalFrameFunc)(void *);     /* _PyInterpreterState_GetEvalFrameFunc (3.9+), may be missing */
+	void (*SetEvalFrameFunc)(void *, void *);
+	void *EvalFrameDefault;                /* _PyEval_EvalFrameDefault */
 } py;
 static _Atomic int py_ready;
 static int py_no_qualname; /* before 3.11 code objects have no co_qualname */
 static _Atomic int install_requested;
+
+/* --python-functions in an interpreter it cannot serve: said once, in one line. cpython: the interpreter has
+ * Py_IsInitialized but not the rest (before 3.9); otherwise PyPy, whose C API names start with PyPy. */
+static void unsupported(void *handle, int cpython)
+{
+	static int said;
+	if (!pw_pyfn_on || said || pw_cfg.quiet)
+		return;
+	const char *(*version)(void) = NULL;
+	void *f = cpython ? dlsym(handle, "Py_GetVersion") : dlsym(handle, "PyPy_IsInitialized");
+	if (!f) {
+		dlerror();
+		if (!cpython)
+			return;
+	}
+	memcpy(&version, &f, sizeof f);
+	char name[32] = "PyPy";
+	if (cpython)
+		snprintf(name, sizeof name, "CPython %.*s", version ? (int)strcspn(version(), " ") : 0, version ? version() : "");
+	said = 1;
+	dprintf(2, "profwrap: --python-functions: %s is not supported (CPython 3.9 to 3.13 are); no Python function "
+		"is recorded in pid %d\n", name, getpid());
+}
 
 void pw_py_detect(void *handle)
 {
@@ -133,6 +162,12 @@ void pw_py_detect(void *handle)
 		{&py.Eval_SetProfileAllThreads, "PyEval_SetProfileAllThreads", NULL, 0},
 		{&py.GC_Disable, "PyGC_Disable", NULL, 0},
 		{&py.GC_Enable, "PyGC_Enable", NULL, 0},
+		{&py.InterpreterState_Get, "PyInterpreterState_Get", NULL, 0},
+		{&py.Tuple_Size, "PyTuple_Size", NULL, 0},
+		{&py.Tuple_GetItem, "PyTuple_GetItem", NULL, 0},
+		{&py.GetEvalFrameFunc, "_PyInterpreterState_GetEvalFrameFunc", NULL, 0},
+		{&py.SetEvalFrameFunc, "_PyInterpreterState_SetEvalFrameFunc", NULL, 0},
+		{&py.EvalFrameDefault, "_PyEval_EvalFrameDefault", NULL, 0},
 	};
 	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
 		void *f = dlsym(handle, want[i].name);
@@ -140,8 +175,10 @@ void pw_py_detect(void *handle)
 			f = dlsym(handle, want[i].alt);
 		if (!f)
 			dlerror(); /* the failed lookup is ours: the program's next dlerror() must not see it */
-		if (!f && want[i].required)
+		if (!f && want[i].required) {
+			unsupported(handle, i > 0);
 			return;
+		}
 		memcpy(want[i].slot, &f, sizeof f);
 	}
 	if (!py.GC_Enable)
@@ -628,7 +665,13 @@ static void write_frames(void *start)
  * usable, or CPU samples want the frames (a sample interrupts the thread anywhere: its structures may be
  * half-written then). */
 static int monitoring;   /* the function ranges come from sys.monitoring (3.12+), not from the profile hook */
+static int evaluating;   /* the function ranges come from eval_frame (3.9 to 3.11), not from the profile hook */
 static int stacks_asked; /* a stack has asked for the hook (pw_py_defer, pw_py_install_held) */
+
+static int ranges_from_hook(void)
+{
+	return pw_pyfn_on && !monitoring && !evaluating;
+}
 
 static int stacks_need_hook(void)
 {
@@ -637,7 +680,7 @@ static int stacks_need_hook(void)
 
 static int hook_needed(void)
 {
-	return (pw_pyfn_on && !monitoring) || stacks_need_hook();
+	return ranges_from_hook() || stacks_need_hook();
 }
 
 static void hook_new_threads(void);
@@ -655,8 +698,17 @@ static int profile_hook(void *obj, void *frame, int what, void *arg)
 	(void)arg;
 	struct pw_thread *t = &pw_self;
 	t->py_hooked = 1;
-	if (pw_pyfn_on && !monitoring && (what == PY_TRACE_CALL || what == PY_TRACE_RETURN) && !t->guard && frame)
-		pw_pyfn_event(t, frame, what == PY_TRACE_CALL);
+	if (ranges_from_hook() && !t->guard && frame) {
+		if (what == PY_TRACE_CALL) {
+			void *code = py.Frame_GetCode(frame);
+			if (code) {
+				pw_pyfn_call(t, frame, code);
+				py.DecRef(code);
+			}
+		} else if (what == PY_TRACE_RETURN) {
+			pw_pyfn_return(t, frame);
+		}
+	}
 	int returned = what == PY_TRACE_C_RETURN || what == PY_TRACE_C_EXCEPTION;
 	if (PW_LIKELY(!t->py_pending && !t->py_sample_pending) || t->guard || !frame) {
 		if (what == PY_TRACE_C_CALL)
@@ -762,7 +814,7 @@ static void hook_threading(void **hook_fn)
  * PY_START (and PY_UNWIND, which cannot be set per code) are on for every code object; the callback of a code
  * that matches no pattern answers DISABLE, so that code never calls it again. A matched code gets PY_RESUME,
  * PY_RETURN and PY_YIELD of its own (set_local_events): its calls and returns, and nothing else, reach
- * pw_pyfn_event, with the frame the profile hook would pass. */
+ * py_ranges.c, with the frame the profile hook would pass. */
 static int monitor_tool = -1;
 static long ev_start, ev_resume, ev_return, ev_yield, ev_unwind;
 static void *monitor_disable, *monitor_set_local;
@@ -793,7 +845,7 @@ static void *monitor_start_cb(void *self, void *const *args, ssize_t nargs)
 		else
 			py.Err_Clear();
 	}
-	pw_pyfn_event(t, frame, 1);
+	pw_pyfn_call(t, frame, args[0]);
 	return monitor_none();
 }
 
@@ -805,7 +857,7 @@ static void *monitor_end_cb(void *self, void *const *args, ssize_t nargs)
 	struct pw_thread *t = &pw_self;
 	void *frame = t->pyfn_depth && !t->guard ? py.Eval_GetFrame() : NULL;
 	if (frame)
-		pw_pyfn_event(t, frame, 0);
+		pw_pyfn_return(t, frame);
 	return monitor_none();
 }
 
@@ -884,6 +936,77 @@ static int monitor_begin(void)
 	return ok;
 }
 
+/* ---- the frame evaluation function (PEP 523, 3.9 to 3.11): the function ranges without a profile hook ----
+ * Before 3.12 a profile function costs every call and return, and on 3.11 it also stops the specialising
+ * interpreter on the thread (while tracing it runs the generic instructions): a Lightning fit loop ran 15 %
+ * slower. Instead every frame is evaluated through eval_frame, which reads the frame's code (a table look-up
+ * for all but matched code) and hands the frame to the interpreter's own function, between a push and a pop
+ * when it matched. Set only where the interpreter's own function is in place and the frames are laid out as
+ * this version's headers say; elsewhere (a debugger's or torch.compile's function first) the profile hook. */
+#define PY_EVAL_CODE 32      /* f_code: after PyObject_VAR_HEAD and f_back (3.9, 3.10 frame objects); after
+				f_func, f_globals, f_builtins and f_locals (3.11 interpreter frames) */
+#define PY_IFRAME_GLOBALS 8  /* 3.11: f_globals, after f_func */
+#define PY_IFRAME_OBJECT 40  /* 3.11: frame_obj, after f_code */
+#define PY_IFRAME_OWNER_311 69 /* 3.11: owner, after eight pointers, stacktop and is_entry */
+#define PY_IFRAME_LOCALS 72  /* 3.11: localsplus, after owner */
+#define PY_OWNED_BY_THREAD 0
+#define PY_CO_GENERATORS 0x2a0 /* co_flags: CO_GENERATOR, CO_COROUTINE, CO_ASYNC_GENERATOR */
+static int eval_iframes;     /* eval_frame is handed interpreter frames (3.11), not frame objects */
+static void *(*eval_default)(void *, void *, int);
+
+static void *eval_frame(void *tstate, void *frame, int throwflag)
+{
+	struct pw_thread *t = &pw_self;
+	if (PW_UNLIKELY(t->guard) || !pw_pyfn_call(t, frame, *(void **)((char *)frame + PY_EVAL_CODE)))
+		return eval_default(tstate, frame, throwflag);
+	void *result = eval_default(tstate, frame, throwflag);
+	pw_pyfn_return(t, frame);
+	return result;
+}
+
+/* Whether the frame running now is laid out as this version's headers say: its code, and on 3.11 its globals
+ * and frame object, where they say. */
+static int eval_layout_checks(int minor)
+{
+	void *fo = py.Eval_GetFrame();
+	void *code = fo ? py.Frame_GetCode(fo) : NULL;
+	if (!code)
+		return 0;
+	void *frame = minor <= 10 ? fo : peek_ptr((char *)fo + PY_FRAME_IFRAME);
+	int ok = frame && peek_ptr((char *)frame + PY_EVAL_CODE) == code;
+	if (ok && minor == 11) {
+		void *globals = py.Object_GetAttrString(fo, "f_globals");
+		char owner = -1;
+		ok = globals && peek_ptr((char *)frame + PY_IFRAME_GLOBALS) == globals &&
+		     peek_ptr((char *)frame + PY_IFRAME_OBJECT) == fo &&
+		     peek(&owner, (char *)frame + PY_IFRAME_OWNER_311, 1) == 0 && owner == PY_OWNED_BY_THREAD;
+		if (globals)
+			py.DecRef(globals);
+		else
+			py.Err_Clear();
+	}
+	py.DecRef(code);
+	return ok;
+}
+
+/* Puts eval_frame in place, holding the GIL. Returns 1 when it serves the function ranges. */
+static int eval_begin(void)
+{
+	int major = 0, minor = 0;
+	const char *v = py.GetVersion();
+	if (sscanf(v, "%d.%d", &major, &minor) != 2 || major != 3 || minor < 9 || minor > 11 ||
+	    !py.InterpreterState_Get || !py.GetEvalFrameFunc || !py.SetEvalFrameFunc || !py.EvalFrameDefault ||
+	    !py.Tuple_Size || !py.Tuple_GetItem)
+		return 0;
+	void *interp = py.InterpreterState_Get();
+	if (py.GetEvalFrameFunc(interp) != py.EvalFrameDefault || !eval_layout_checks(minor))
+		return 0;
+	eval_default = (void *(*)(void *, void *, int))py.EvalFrameDefault;
+	eval_iframes = minor == 11;
+	py.SetEvalFrameFunc(interp, (void *)eval_frame);
+	return 1;
+}
+
 /* The hook on the interpreter's threads, holding the GIL: from the main thread (Py_AddPendingCall), or from
  * a thread that took a stack holding it. Never by switching thread states (on 3.13 that releases the GIL):
  * each thread's own setter where the interpreter exports it (3.9-3.12), all threads at once (3.12+), else
@@ -902,9 +1025,10 @@ static int install_hooks(void *unused)
 	if (pw_pyfn_on && !monitor_tried) {
 		monitor_tried = 1;
 		monitoring = monitor_begin();
+		evaluating = !monitoring && eval_begin();
 	}
 	/* asked for by the function ranges at start, the hook waits for a stack that needs it */
-	int wanted = (pw_pyfn_on && !monitoring) || (stacks_asked && stacks_need_hook());
+	int wanted = ranges_from_hook() || (stacks_asked && stacks_need_hook());
 	if (wanted && !has_profiler()) {
 		if (py.Eval_SetProfileOf) {
 			void *interp = py.ThreadState_GetInterpreter(py.ThreadState_Get());
@@ -1018,11 +1142,6 @@ void pw_pyfn_try_install(void)
 	pw_guard_leave(guard);
 }
 
-void *pw_py_code(void *frame)
-{
-	return py.Frame_GetCode(frame);
-}
-
 void pw_py_keep(void *obj)
 {
 	py.IncRef(obj);
@@ -1081,9 +1200,73 @@ static void *frame_item(void *frame, const char *attr, const char *key)
 	return item;
 }
 
+/* What the frames of a matched code are read for on 3.11, kept per code: its flags, its variables' names and
+ * how many of them are its arguments. Few codes match: a small table, each entry holding its code. */
+#define CODE_FACTS 64
+static struct code_facts {
+	void *code, *varnames;
+	long flags, nargs;
+} facts[CODE_FACTS];
+
+static long code_long(void *code, const char *attr)
+{
+	void *v = py.Object_GetAttrString(code, attr);
+	long n = v ? py.Long_AsLong(v) : -1;
+	if (v)
+		py.DecRef(v);
+	py.Err_Clear();
+	return n;
+}
+
+static struct code_facts *code_facts(void *code)
+{
+	struct code_facts *f = &facts[((uintptr_t)code >> 4) & (CODE_FACTS - 1)];
+	if (f->code == code)
+		return f;
+	void *names = py.Object_GetAttrString(code, "co_varnames");
+	if (!names) {
+		py.Err_Clear();
+		return NULL;
+	}
+	if (f->code) {
+		py.DecRef(f->code);
+		py.DecRef(f->varnames);
+	}
+	py.IncRef(code);
+	f->code = code;
+	f->varnames = names;
+	f->flags = code_long(code, "co_flags");
+	f->nargs = code_long(code, "co_argcount") + code_long(code, "co_kwonlyargcount");
+	return f;
+}
+
+/* An argument of the function an interpreter frame (3.11) is about to run, a new reference or NULL: its
+ * arguments are the first of its locals, as the code's co_varnames names them. */
+static void *iframe_argument(void *frame, const char *local)
+{
+	struct code_facts *f = code_facts(*(void **)((char *)frame + PY_EVAL_CODE));
+	if (!f)
+		return NULL;
+	ssize_t n = py.Tuple_Size(f->varnames);
+	for (ssize_t i = 0; i < n && i < f->nargs; i++) {
+		const char *name = py.Unicode_AsUTF8AndSize(py.Tuple_GetItem(f->varnames, i), NULL);
+		if (name && strcmp(name, local) == 0) {
+			void *o = ((void **)((char *)frame + PY_IFRAME_LOCALS))[i];
+			if (o)
+				py.IncRef(o);
+			return o;
+		}
+	}
+	py.Err_Clear();
+	return NULL;
+}
+
 size_t pw_py_frame_module(void *frame, char *dst, size_t max)
 {
-	void *name = frame_item(frame, "f_globals", "__name__");
+	void *globals = eval_iframes ? *(void **)((char *)frame + PY_IFRAME_GLOBALS) : NULL;
+	void *name = globals ? py.Mapping_GetItemString(globals, "__name__") : frame_item(frame, "f_globals", "__name__");
+	if (!name)
+		py.Err_Clear();
 	size_t n = str_text(name, dst, max);
 	if (name)
 		py.DecRef(name);
@@ -1092,7 +1275,7 @@ size_t pw_py_frame_module(void *frame, char *dst, size_t max)
 
 size_t pw_py_frame_local(void *frame, const char *local, int type_name, char *dst, size_t max)
 {
-	void *o = frame_item(frame, "f_locals", local), *named = o;
+	void *o = eval_iframes ? iframe_argument(frame, local) : frame_item(frame, "f_locals", local), *named = o;
 	if (o && type_name) {
 		void *type = py.Object_GetAttrString(o, "__class__");
 		named = type ? py.Object_GetAttrString(type, "__name__") : NULL;
@@ -1107,6 +1290,14 @@ size_t pw_py_frame_local(void *frame, const char *local, int type_name, char *ds
 	if (o)
 		py.DecRef(o);
 	return n;
+}
+
+int pw_py_frame_makes_generator(void *frame, void *code)
+{
+	if (!eval_iframes || ((char *)frame)[PY_IFRAME_OWNER_311] != PY_OWNED_BY_THREAD)
+		return 0;
+	struct code_facts *f = code_facts(code);
+	return f && f->flags > 0 && (f->flags & PY_CO_GENERATORS);
 }
 
 void pw_py_error_save(void *saved[3])

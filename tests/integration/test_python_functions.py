@@ -5,13 +5,15 @@ A Python program written here calls, with figures it prints itself: train_step 1
 5 times on a threading.Thread and 4 times in a fork child (each calling Model.forward once); a generator gen
 resumed 3 times (4 occurrences: each resume and the final return); fails, which raises, 6 times; helper_a
 and helper_b (named through a file, "@FILE", with a wildcard) 2 and 3 times inside train_step's first two
-calls... It also prints sys.path, the sorted names of sys.modules and the environment without profwrap's own
-variables: the same with and without --python-functions. Run with every CPython 3.9+ found (pyenv's, the
-system's): a version without the hook is named in the note. Also: a SPEC that is not MODULE:QUALNAME is
+calls... It also prints sys.path, the sorted names of sys.modules, the environment without profwrap's own
+variables, the profile functions (sys.getprofile() on both threads, threading's hook): the same with and without --python-functions. Run with every CPython 3.9+ found (pyenv's, the
+system's): a version without the hook is named in the note. PyPy and CPythons before 3.9, where found, run
+as without profwrap, which says in one line that they are not supported. Also: a SPEC that is not MODULE:QUALNAME is
 refused in one line with exit 2, and PROFWRAP_PYTHON_FUNCTIONS alone works in preload-only mode."""
 import glob
 import json
 import os
+import shutil
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -47,7 +49,9 @@ def fails():
 m = Model()
 for i in range(10):
     train_step(m, i)
-t = threading.Thread(target=lambda: [train_step(m, i) for i in range(5, 10)])
+seen = {}
+t = threading.Thread(target=lambda: (seen.update(thread_profile=repr(sys.getprofile())),
+                                     [train_step(m, i) for i in range(5, 10)]))
 t.start()
 t.join()
 assert list(gen()) == [0, 1, 2]
@@ -64,7 +68,8 @@ if pid == 0:
 os.waitpid(pid, 0)
 own = ("LD_PRELOAD", "NVTX_INJECTION64_PATH")
 env = {k: v for k, v in os.environ.items() if not k.startswith("PROFWRAP_") and k not in own}
-print(json.dumps({"path": sys.path, "modules": sorted(sys.modules), "env": env}, sort_keys=True))
+seen.update(profile=repr(sys.getprofile()), threading_hook=repr(getattr(threading, "_profile_hook", None)))
+print(json.dumps({"path": sys.path, "modules": sorted(sys.modules), "env": env, "seen": seen}, sort_keys=True))
 """
 
 SPECS = "__main__:train_step,__main__:Model.forward,__main__:gen,__main__:fails"
@@ -123,6 +128,32 @@ def test_version(version, py, prog, specs_file):
     note("Python %s: %s" % (version, ", ".join("%s %d" % (k, v[0]) for k, v in sorted(rows(rep).items()))))
 
 
+def unsupported_pythons():
+    """PyPy and the CPythons before 3.9 found: (name as profwrap says it, path)."""
+    found = []
+    pypy = shutil.which("pypy3")
+    if pypy:
+        found.append(("PyPy", pypy))
+    for p in sorted(glob.glob("/root/.pyenv/versions/3.[5-8].*/bin/python3")):
+        found.append(("CPython " + p.split("/")[-3], p))
+    return found
+
+
+def test_unsupported(name, py):
+    """The program runs as without profwrap; one line on stderr says that name is not supported."""
+    code = "def f():\n    return 1\nprint(sum(f() for _ in range(5)))\n"
+    plain = run([py, "-c", code], timeout=60)
+    r, rep = profile([py, "-c", code], "OUT-unsupported-" + name.replace(" ", "-"), ["--python-functions=__main__:f"],
+                     quiet=False, expect_rc=plain.rc, timeout=60)
+    check_eq(r.out, plain.out, "what %s printed under --python-functions vs without" % name)
+    said = [x for x in r.err.splitlines() if "--python-functions" in x]
+    check_eq(said, ["profwrap: --python-functions: %s is not supported (CPython 3.9 to 3.13 are); no Python "
+                    "function is recorded in pid %d" % (name, rep["processes"][0]["pid"])],
+             "what profwrap says of %s\n%s" % (name, r.describe()))
+    check(not [x for x in rep["ranges"] if x["domain"] == "py"], "%s: py ranges: %r", name, rep["ranges"])
+    note("%s: said unsupported in one line" % name)
+
+
 def test():
     d = tmpdir("pyfn-")
     prog = os.path.join(d, "prog.py")
@@ -135,6 +166,12 @@ def test():
     check(versions, "no CPython 3.9 or later found")
     for version, py in versions:
         test_version(version, py, prog, specs_file)
+
+    others = unsupported_pythons()
+    for name, py in others:
+        test_unsupported(name, py)
+    if not others:
+        note("no PyPy or CPython before 3.9 found: the unsupported line is not checked")
 
     r = profwrap(["-q", "-o", "OUT-bad", "--python-functions=train_step", "--", sys.executable, "-c", "pass"])
     check_eq((r.rc, len(r.err.splitlines())), (2, 1), "a SPEC without MODULE: refused (exit, lines)\n" + r.describe())
