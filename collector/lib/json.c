@@ -187,6 +187,12 @@ void pw_json_key(struct pw_json *j, const char *key)
 	j->after_key = 1;
 }
 
+void pw_json_key_spaced(struct pw_json *j, const char *key)
+{
+	pw_json_key(j, key);
+	fputc(' ', j->f);
+}
+
 void pw_json_string_n(struct pw_json *j, const char *s, size_t len)
 {
 	if (!s) {

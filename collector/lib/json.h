@@ -8,7 +8,8 @@
  *
  * Layout: containers nested at most pretty_depth deep put each member on a line of its own, indented two
  * spaces a level; deeper containers stay on one line. pretty_depth 0 writes everything on one line. No
- * whitespace is written after ':' or ','.
+ * whitespace is written after ':' or ',', but after pw_json_key_spaced's ':' (for readers that search the
+ * text for '"key": ', as HTA finds a trace's rank).
  */
 #ifndef PW_JSON_H
 #define PW_JSON_H
@@ -37,6 +38,7 @@ void pw_json_end_array(struct pw_json *j);
 
 /* A member name inside an object; the next value written is its value. */
 void pw_json_key(struct pw_json *j, const char *key);
+void pw_json_key_spaced(struct pw_json *j, const char *key);
 
 /* s NULL writes null. */
 void pw_json_string(struct pw_json *j, const char *s);

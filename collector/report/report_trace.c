@@ -25,6 +25,7 @@
 #include "../model/gpu_activity.h"
 #include "../model/gpu_names.h"
 #include "../model/timeline.h"
+#include "../symbols/demangle.h"
 #include "report_call_stacks.h"
 #include "report_format.h"
 
@@ -39,6 +40,14 @@ struct api_span {
 	uint64_t t0;
 	uint64_t t1;
 	uint64_t reach;
+};
+
+/* A wrapped call that enqueued GPU work, with the correlation id CUPTI gave the work: the call carries it,
+ * as Kineto's runtime events do, so that tools that join calls to kernels by it (HTA) find the launches. */
+struct launch {
+	uint32_t tid;
+	uint32_t corr;
+	uint64_t t0;
 };
 
 /* Where each kind of event of one image lies in the timeline's arrays (each is in image order). */
@@ -57,6 +66,9 @@ struct trace {
 	struct api_span *spans;              /* the image's drawn GPU library calls */
 	size_t nspans, spans_cap;
 	struct pw_keys drawn; /* correlation ids whose CUPTI API slice is drawn */
+	struct pw_keys launch_keys;     /* the image's wrapped calls that enqueued GPU work: launch_key */
+	struct launch *launches;        /* at launch_keys' positions */
+	size_t launches_cap;
 	uint32_t *extra_tids; /* threads with CUPTI API slices and no call of their own */
 	size_t nextra, extra_cap;
 	uint64_t samples_drawn;
@@ -65,6 +77,8 @@ struct trace {
 	uint64_t next_flow_id;
 	int out_of_memory;
 };
+
+static const struct launch *find_launch(const struct trace *t, uint32_t tid, uint64_t t0);
 
 /* Microseconds since the rank's start, as the format wants, keeping ns precision. */
 static double trace_us(const struct trace *t, uint64_t ns)
@@ -262,17 +276,11 @@ static void write_stack(struct trace *t, uint32_t tid, uint64_t t0_ns, uint64_t 
 }
 
 /* A call's name: its event's, and for a launch the kernel's ("cudaLaunchKernel: <kernel>"). */
-static void write_call_name(struct trace *t, const struct pw_tl_call *c, const struct pw_tl_api *a)
+/* A kernel's name as Kineto writes it (HTA tells NCCL's kernels by their name): demangled. */
+static void write_kernel_name(struct pw_json *j, const char *name)
 {
-	const char *call = pw_events[c->type].name;
-	const char *kernel = a ? pw_tl_string(t->tl, a->launch_name) : NULL;
-	if (!kernel) {
-		pw_json_string(&t->j, call);
-		return;
-	}
-	char buf[64 + PW_TL_LAUNCH_KERNEL_MAX + 4];
-	snprintf(buf, sizeof buf, "%s: %s", call, kernel);
-	pw_json_string(&t->j, buf);
+	char demangled[4096];
+	pw_json_string(j, pw_demangle(name, demangled, sizeof demangled) ? demangled : name);
 }
 
 static void write_call_path(struct trace *t, const struct pw_tl_call *c)
@@ -321,9 +329,9 @@ static void write_call(struct trace *t, const struct pw_tl_call *c, uint32_t tid
 	const struct pw_tl_api *a = c->api != PW_TL_NONE ? &t->tl->apis[c->api] : NULL;
 	struct pw_json *j = &t->j;
 	pw_json_begin_object(j);
-	pw_json_key(j, "name");
-	write_call_name(t, c, a);
-	pw_json_kv_string(j, "cat", pw_domain_names[info->domain]);
+	pw_json_kv_string(j, "name", pw_events[c->type].name); /* the launched kernel in args: Kineto's way */
+	/* the CUDA runtime's calls in Kineto's category, the others by their domain */
+	pw_json_kv_string(j, "cat", info->domain == PW_DOM_CUDART ? "cuda_runtime" : pw_domain_names[info->domain]);
 	pw_json_kv_string(j, "ph", "X");
 	pw_json_kv_int(j, "pid", image_pid(t));
 	pw_json_kv_uint(j, "tid", tid);
@@ -331,6 +339,18 @@ static void write_call(struct trace *t, const struct pw_tl_call *c, uint32_t tid
 	pw_json_kv_double(j, "dur", (double)(c->t1 > c->t0 ? c->t1 - c->t0 : 0) / 1000.0, 3);
 	pw_json_key(j, "args");
 	pw_json_begin_object(j);
+	if (a) {
+		const char *kernel = pw_tl_string(t->tl, a->launch_name);
+		if (kernel) {
+			pw_json_key(j, "kernel");
+			write_kernel_name(j, kernel);
+		}
+		const struct launch *l = find_launch(t, tid, c->t0);
+		if (l) {
+			pw_json_kv_uint(j, "correlation", l->corr);
+			pw_json_kv_uint(j, "External id", l->corr);
+		}
+	}
 	write_call_kind_args(j, c, info->kind);
 	if (a) {
 		write_api_args(j, c, a);
@@ -361,7 +381,7 @@ static void write_gpu_event(struct trace *t, const struct pw_tl_gpu *g, const st
 	pw_json_key(j, "name");
 	const char *name = pw_tl_string(t->tl, g->name);
 	if (g->kind == PW_K_ACT_KERNEL) {
-		pw_json_string(j, name ? name : "kernel (name unknown)");
+		write_kernel_name(j, name ? name : "kernel (name unknown)");
 	} else if (g->kind == PW_K_ACT_MEMCPY) {
 		snprintf(buf, sizeof buf, "memcpy %s", copy_dir_name(g->arg1 & PW_COPY_DIR_MASK));
 		pw_json_string(j, buf);
@@ -369,8 +389,8 @@ static void write_gpu_event(struct trace *t, const struct pw_tl_gpu *g, const st
 		pw_json_string(j, "memset");
 	}
 	pw_json_kv_string(j, "cat", g->kind == PW_K_ACT_KERNEL   ? "kernel"
-				    : g->kind == PW_K_ACT_MEMCPY ? "memcpy"
-								 : "memset");
+				    : g->kind == PW_K_ACT_MEMCPY ? "gpu_memcpy"
+								 : "gpu_memset");
 	pw_json_kv_string(j, "ph", "X");
 	pw_json_kv_int(j, "pid", gpu_pid(t->proc->pid, s->slot));
 	pw_json_kv_uint(j, "tid", s->stream);
@@ -407,6 +427,7 @@ static void write_gpu_event(struct trace *t, const struct pw_tl_gpu *g, const st
 	pw_json_kv_int(j, "device", g->device);
 	pw_json_kv_uint(j, "stream", s->stream);
 	pw_json_kv_uint(j, "correlation", g->corr);
+	pw_json_kv_uint(j, "External id", g->corr);
 	if (g->has_ext)
 		pw_json_kv_uint(j, "external_id", g->ext);
 	pw_json_end_object(j);
@@ -419,8 +440,8 @@ static void write_flow(struct trace *t, int end, int64_t pid, uint32_t tid, uint
 {
 	struct pw_json *j = &t->j;
 	pw_json_begin_object(j);
-	pw_json_kv_string(j, "name", "launch");
-	pw_json_kv_string(j, "cat", "launch");
+	pw_json_kv_string(j, "name", "ac2g"); /* Kineto's name for the arrow from a launch to its GPU work */
+	pw_json_kv_string(j, "cat", "ac2g");
 	pw_json_kv_string(j, "ph", end ? "f" : "s");
 	if (end)
 		pw_json_kv_string(j, "bp", "e");
@@ -438,7 +459,7 @@ static void write_api_slice(struct trace *t, const struct pw_tl_gpu *g)
 	struct pw_json *j = &t->j;
 	pw_json_begin_object(j);
 	pw_json_kv_string(j, "name", cupti_api_name(g->src_driver, g->src_cbid));
-	pw_json_kv_string(j, "cat", "cupti");
+	pw_json_kv_string(j, "cat", g->src_driver ? "cuda_driver" : "cuda_runtime");
 	pw_json_kv_string(j, "ph", "X");
 	pw_json_kv_int(j, "pid", image_pid(t));
 	pw_json_kv_uint(j, "tid", g->src_tid);
@@ -449,6 +470,7 @@ static void write_api_slice(struct trace *t, const struct pw_tl_gpu *g)
 	pw_json_kv_string(j, "api", g->src_driver ? "driver" : "runtime");
 	pw_json_kv_uint(j, "cbid", g->src_cbid);
 	pw_json_kv_uint(j, "correlation", g->corr);
+	pw_json_kv_uint(j, "External id", g->corr);
 	pw_json_end_object(j);
 	pw_json_end_object(j);
 }
@@ -462,7 +484,7 @@ static void write_range(struct trace *t, const struct pw_tl_range *r)
 	char ph[2] = {r->ph, '\0'};
 	pw_json_begin_object(j);
 	pw_json_kv_string(j, "name", name ? name : "");
-	pw_json_kv_string(j, "cat", "nvtx");
+	pw_json_kv_string(j, "cat", "user_annotation"); /* Kineto's category for the program's own ranges */
 	pw_json_kv_string(j, "ph", ph);
 	pw_json_kv_int(j, "pid", image_pid(t));
 	pw_json_kv_uint(j, "tid", r->tid);
@@ -511,6 +533,36 @@ static void write_sample(struct trace *t, const struct pw_tl_sample *s)
 }
 
 /* ---- the image's GPU library calls, for the flows ---- */
+
+static uint64_t launch_key(uint32_t tid, uint64_t t0)
+{
+	return t0 * 0x9e3779b97f4a7c15ull ^ tid;
+}
+
+/* The wrapped calls of the image that enqueued GPU work, before its calls are written. */
+static void note_launches(struct trace *t, const struct image_extent *x)
+{
+	for (size_t i = x->gpus; i < x->gpus_end; i++) {
+		const struct pw_tl_gpu *g = &t->tl->gpus[i];
+		if (g->source != PW_ACT_SRC_WRAPPED)
+			continue;
+		int added;
+		int64_t at = pw_keys_add(&t->launch_keys, launch_key(g->src_tid, g->src_t0), &added);
+		if (at < 0 || (added && pw_reserve(&t->launches, &t->launches_cap, (size_t)at + 1, sizeof *t->launches))) {
+			t->out_of_memory = 1;
+			return;
+		}
+		if (added)
+			t->launches[at] = (struct launch){g->src_tid, g->corr, g->src_t0};
+	}
+}
+
+/* The launch of thread tid that started at t0, or NULL. */
+static const struct launch *find_launch(const struct trace *t, uint32_t tid, uint64_t t0)
+{
+	int64_t at = pw_keys_find(&t->launch_keys, launch_key(tid, t0));
+	return at >= 0 && t->launches[at].tid == tid && t->launches[at].t0 == t0 ? &t->launches[at] : NULL;
+}
 
 /* A drawn GPU library call. */
 static void note_span(struct trace *t, uint32_t tid, const struct pw_tl_call *c)
@@ -841,6 +893,39 @@ static void write_other_data(struct trace *t, const struct pw_analysis *a)
 	pw_json_end_object(j);
 }
 
+/* What PyTorch's traces say first, where tools that read them (HTA) look: the rank (the first "rank" key of
+ * the file) and the GPUs, by the index their events carry in "device". */
+static void write_kineto_metadata(struct trace *t)
+{
+	const struct pw_rank_report *r = t->r;
+	struct pw_json *j = &t->j;
+	if (r->rank >= 0) {
+		pw_json_key(j, "distributedInfo");
+		pw_json_begin_object(j);
+		pw_json_key_spaced(j, "rank");
+		pw_json_int(j, r->rank);
+		pw_json_kv_int(j, "world_size", r->world_size > 0 ? r->world_size : 1);
+		pw_json_end_object(j);
+	}
+	pw_json_key(j, "deviceProperties");
+	pw_json_begin_array(j);
+	uint64_t listed[GPU_DEVICE_SLOTS / 64 + 1] = {0};
+	for (size_t i = 0; i < t->tl->nimages; i++) {
+		const struct pw_tl_image *im = &t->tl->images[i];
+		for (unsigned d = 0; d < GPU_DEVICE_SLOTS; d++) {
+			const char *name = pw_tl_string(t->tl, im->device_names[d]);
+			if (!name || listed[d / 64] & (uint64_t)1 << (d % 64))
+				continue;
+			listed[d / 64] |= (uint64_t)1 << (d % 64);
+			pw_json_begin_object(j);
+			pw_json_kv_int(j, "id", d);
+			pw_json_kv_string(j, "name", name);
+			pw_json_end_object(j);
+		}
+	}
+	pw_json_end_array(j);
+}
+
 /* Where each image's events lie in the timeline's arrays (each array is in image order). */
 static struct image_extent *image_extents(const struct pw_timeline *tl)
 {
@@ -874,6 +959,7 @@ static void clear_image_state(struct trace *t)
 {
 	t->nspans = 0;
 	pw_keys_free(&t->drawn);
+	pw_keys_free(&t->launch_keys);
 	t->nextra = 0;
 }
 
@@ -884,6 +970,7 @@ static void write_image(struct trace *t, const struct pw_proc *p)
 	const struct image_extent *x = &t->extents[p->timeline_image];
 	t->proc = p;
 	t->stacks = pw_stacks_image(t->r->stacks, p);
+	note_launches(t, x);
 	for (size_t i = x->calls; i < x->calls_end; i++) {
 		const struct pw_tl_call *c = &tl->calls[i];
 		uint32_t tid = tl->threads[c->thread].tid;
@@ -909,6 +996,7 @@ static void trace_free(struct trace *t)
 {
 	clear_image_state(t);
 	free(t->spans);
+	free(t->launches);
 	free(t->extra_tids);
 	free(t->extents);
 	free(t);
@@ -936,6 +1024,7 @@ int pw_write_rank_trace(const struct pw_analysis *a, const struct pw_rank_report
 	}
 	pw_json_init(&t->j, f, 2);
 	pw_json_begin_object(&t->j);
+	write_kineto_metadata(t);
 	pw_json_key(&t->j, "traceEvents");
 	pw_json_begin_array(&t->j);
 	if (write_process_names(&t->j, r))

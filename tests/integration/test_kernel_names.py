@@ -26,8 +26,8 @@ def test():
     trace = load_json(os.path.join("OUT", "rank0.trace.json"))
     events = trace["traceEvents"] if isinstance(trace, dict) else trace
     kernels = [e["name"] for e in events if e.get("ph") == "X" and e.get("cat") == "kernel"]
-    launches = [e["name"].split(": ", 1)[-1] for e in events
-                if e.get("ph") == "X" and e.get("name", "").startswith("cudaLaunchKernel")]
+    launches = [e["args"].get("kernel", "") for e in events
+                if e.get("ph") == "X" and e.get("name") == "cudaLaunchKernel"]
     for what, names in (("kernel", kernels), ("launch", launches)):
         check_eq(len(names), n, "%s slices in the trace" % what)
         named = {name for name in names if name.startswith(prefix)}

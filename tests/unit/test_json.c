@@ -155,6 +155,19 @@ static void test_keys_are_escaped(void **state)
 	finish(&c, "{\"we\\\"ird\\u000a\":1}");
 }
 
+/* HTA finds a trace's rank by the text '"rank": N': the spaced key has that space, the others none. */
+static void test_spaced_key(void **state)
+{
+	struct capture c;
+	start(&c, 0);
+	pw_json_begin_object(&c.j);
+	pw_json_key_spaced(&c.j, "rank");
+	pw_json_int(&c.j, 3);
+	pw_json_kv_int(&c.j, "world_size", 4);
+	pw_json_end_object(&c.j);
+	finish(&c, "{\"rank\": 3,\"world_size\":4}");
+}
+
 static void test_64_bit_extremes(void **state)
 {
 	struct capture c;
@@ -241,6 +254,7 @@ int main(void)
 		cmocka_unit_test(test_null_strings),
 		cmocka_unit_test(test_commas_in_nested_containers),
 		cmocka_unit_test(test_keys_are_escaped),
+		cmocka_unit_test(test_spaced_key),
 		cmocka_unit_test(test_64_bit_extremes),
 		cmocka_unit_test(test_doubles),
 		cmocka_unit_test(test_pretty_layout),
