@@ -1283,8 +1283,9 @@ static void test_trace_args(void **state)
 	struct jr *doc = fx_json(fx, "rank0.trace.json");
 	const struct jr *ev = jr_get(jr_at(doc, 0), "traceEvents");
 
-	const struct jr *s = jr_find(ev, "name", "cudaLaunchKernel: kernA");
-	assert_true(jr_is(jr_get(s, "cat"), "cudart"));
+	const struct jr *s = jr_find(ev, "name", "cudaLaunchKernel");
+	assert_true(jr_is(jr_get(s, "cat"), "cuda_runtime"));
+	assert_true(jr_is(jr_get(jr_get(s, "args"), "kernel"), "kernA"));
 	assert_int_equal(jr_u64(jr_get(s, "tid")), TID);
 	assert_int_equal(jr_u64(jr_get(s, "pid")), 100);
 	const struct jr *a = jr_get(s, "args");
