@@ -5,14 +5,17 @@
 # tests/e2e/train.py (an MLP trained with a DataLoader of two workers reading a dataset of files, NVTX-marked
 # steps, one epoch under emit_nvtx) and tests/e2e/lightning_train.py (Lightning's hook actions as NVTX ranges
 # and SimpleProfiler's timings of the same actions), each run without and with profwrap, and checks profwrap's
-# reports against what the scripts counted. Prints the test's output, the side-by-side Phases/SimpleProfiler
-# table included; the profiles stay in build/e2e/ (rank0.txt, rank0.json, rank0.trace.json).
+# reports against what the scripts counted. Then HTA (Holistic Trace Analysis, from PyPI, in an environment of
+# its own) on profwrap's traces of two fake-GPU ranks (tests/integration/test_e2e_hta.py). Prints the tests'
+# output, the side-by-side Phases/SimpleProfiler table included; the profiles stay in build/e2e/.
 #
 # Environment:
 #   PROFWRAP_E2E_VENV         the virtual environment (default $HOME/.cache/profwrap/e2e-venv, shared by every
 #                             clone; delete it to reinstall). Installed only when torch or lightning is missing.
 #   PROFWRAP_E2E_BASE_PYTHON  the python that makes it (default python3; PyTorch wheels need 3.10 or newer)
 #   PROFWRAP_E2E_PIP_TIMEOUT  seconds the install may take (default 600)
+#   PROFWRAP_E2E_HTA_VENV     HTA's virtual environment (default $HOME/.cache/profwrap/hta-venv), made like the
+#                             other when hta cannot be imported
 #   PROFWRAP_BIN_DIR          where profwrap, profwrap-collector and libprofwrap.so are (default: the top of the tree)
 # The install is PyTorch's default wheel from PyPI (the CUDA build, about 4 GB with its nvidia-* wheels: the
 # CPU-only wheels from download.pytorch.org have no NVTX); it works without a GPU. Exit status: the test's
@@ -79,6 +82,38 @@ else
 	install
 fi
 
+# HTA: its own environment (pandas, numpy and plotly at the versions it wants, apart from torch's).
+hta_venv=${PROFWRAP_E2E_HTA_VENV:-$HOME/.cache/profwrap/hta-venv}
+hta_py=$hta_venv/bin/python
+hta_package="holistictraceanalysis>=0.5"
+
+have_hta() {
+	[ -x "$hta_py" ] && "$hta_py" -c 'import hta' >/dev/null 2>&1
+}
+
+install_hta() {
+	if [ ! -x "$hta_py" ]; then
+		echo "e2e: creating $hta_venv with $base_python"
+		"$base_python" -m venv "$hta_venv" || die "cannot create the virtual environment $hta_venv with $base_python"
+	fi
+	echo "e2e: installing $hta_package into $hta_venv (up to ${pip_timeout} s)"
+	timeout -k 10 "$pip_timeout" "$hta_py" -m pip install --disable-pip-version-check --progress-bar off \
+		--timeout 60 "$hta_package" || die "pip install $hta_package failed (exit $?); remove $hta_venv to start afresh"
+	have_hta || die "hta still cannot be imported after pip install into $hta_venv"
+}
+
+if have_hta; then
+	echo "e2e: reusing $hta_venv (HTA $("$hta_py" -c 'import importlib.metadata as m; print(m.version("holistictraceanalysis"))'))"
+elif command -v flock >/dev/null 2>&1; then
+	mkdir -p "$(dirname "$hta_venv")" || die "cannot create $(dirname "$hta_venv")"
+	exec 8>"$hta_venv.lock" || die "cannot open $hta_venv.lock"
+	flock -w "$((pip_timeout + 60))" 8 || die "another install into $hta_venv holds $hta_venv.lock"
+	have_hta || install_hta
+	exec 8>&-
+else
+	install_hta
+fi
+
 bin_dir=${PROFWRAP_BIN_DIR:-$repo}
 for f in profwrap profwrap-collector libprofwrap.so; do
 	[ -e "$bin_dir/$f" ] || die "$bin_dir/$f is missing: run make first"
@@ -89,12 +124,15 @@ done
 out=$repo/build/e2e
 rm -rf "$out"
 mkdir -p "$out" || die "cannot create $out"
-TMPDIR=$out PROFWRAP_KEEP=1 PROFWRAP_E2E_PYTHON=$py PROFWRAP_BIN_DIR=$bin_dir "$repo/tests/integration/run.sh" e2e_pytorch
+TMPDIR=$out PROFWRAP_KEEP=1 PROFWRAP_E2E_PYTHON=$py PROFWRAP_HTA_PYTHON=$hta_py PROFWRAP_BIN_DIR=$bin_dir \
+	"$repo/tests/integration/run.sh" e2e_pytorch e2e_hta
 rc=$?
-log=$(ls "$out"/profwrap-integration.*/test_e2e_pytorch/output.log 2>/dev/null | head -n 1)
-if [ $rc -eq 0 ] && [ -n "$log" ]; then
-	echo
-	cat "$log"
-fi
-[ -n "$log" ] && echo "e2e: the profiles are in $(dirname "$log")"
+for test in e2e_pytorch e2e_hta; do
+	log=$(ls "$out"/profwrap-integration.*/test_$test/output.log 2>/dev/null | head -n 1)
+	if [ $rc -eq 0 ] && [ -n "$log" ]; then
+		echo
+		cat "$log"
+	fi
+	[ -n "$log" ] && echo "e2e: the profiles of test_$test are in $(dirname "$log")"
+done
 exit $rc

@@ -26,6 +26,8 @@
  *   balanced      1 ms kernels (and a few small all-reduces) queued back to back, one sync at the end: no finding
  *   multi         kernels of several names and grids from two threads on two streams (on devices 0 and 1
  *                 when the fake has two), then a few on the legacy stream
+ *   overlap       a 1 MiB ncclAllReduce on a stream of its own, under a 1 ms compute kernel, per step (HTA's
+ *                 communication/computation overlap)
  *
  * Every mode prints, at the end and nothing else, its own ground truth as `expect` lines (read by
  * tests/integration/test_gpu_activity.py and test_gpu_findings.py):
@@ -78,6 +80,7 @@ void sleep_step_kernel(float *x, int n);
 void loss_kernel(const float *x, float *loss, int n);
 void grad_kernel(float *g, int n);
 void balanced_kernel(float *x, float scale, int n);
+void overlap_kernel(float *x, int n);
 void ms_alpha_kernel(float *x, int n);
 void ms_beta_kernel(float *x, const float *y, int n);
 void ms_gamma_kernel(double *x, int n);
@@ -138,6 +141,12 @@ void grad_kernel(float *g, int n)
 {
 	for (int i = 0; i < n; i++)
 		g[i] = g[i] > 0 ? 1.0f : -1.0f;
+}
+
+void overlap_kernel(float *x, int n)
+{
+	for (int i = 0; i < n; i++)
+		x[i] *= 0.5f;
 }
 
 void balanced_kernel(float *x, float scale, int n)
@@ -832,6 +841,42 @@ static void mode_balanced(int steps)
 	printf("expect no_findings\n");
 }
 
+/* ---- overlap: each step's all-reduce on a stream of its own, under a longer compute kernel ---- */
+
+enum { OVERLAP_FLOATS = 256 << 10 }; /* 1 MiB: 105 us, inside the kernel's 1 ms */
+
+static void mode_overlap(int steps)
+{
+	struct kernel k = KERNEL(overlap_kernel, 500, 1, 1, 256, 0, "compute"); /* 1 ms */
+	ncclUniqueId id;
+	ncclComm_t comm;
+	cudaStream_t compute, comms;
+	float *x, *grads;
+	int n = OVERLAP_FLOATS;
+	void *args[] = { &x, &n };
+
+	NCCL(ncclGetUniqueId(&id));
+	NCCL(ncclCommInitRank(&comm, 1, id, 0));
+	CUDA(cudaStreamCreate(&compute));
+	CUDA(cudaStreamCreate(&comms));
+	CUDA(cudaMalloc((void **)&x, (size_t)n * sizeof(float)));
+	CUDA(cudaMalloc((void **)&grads, (size_t)n * sizeof(float)));
+	for (int i = 0; i < steps; i++) {
+		launch(&k, args, compute);
+		all_reduce(grads, OVERLAP_FLOATS, comm, comms);
+		CUDA(cudaStreamSynchronize(comms));
+		CUDA(cudaStreamSynchronize(compute));
+	}
+	CUDA(cudaFree(grads));
+	CUDA(cudaFree(x));
+	CUDA(cudaStreamDestroy(comms));
+	CUDA(cudaStreamDestroy(compute));
+	NCCL(ncclCommDestroy(comm));
+
+	print_kernels(&k, 1);
+	printf("expect no_finding collective_bound\n");
+}
+
 /* ---- multi: two threads, two streams, several kernels ---- */
 
 static struct kernel g_multi[5] = {
@@ -909,7 +954,7 @@ static void mode_multi(int steps)
 static void usage(void)
 {
 	fprintf(stderr, "usage: cuda_gpu_patterns idle50|input|input_thread|launch|cpu|late_start|sleep|pageable|pinned|peer|small|"
-			"collective|balanced|multi [--steps N] [--bytes N] [--exit N]\n");
+			"collective|balanced|multi|overlap [--steps N] [--bytes N] [--exit N]\n");
 	exit(2);
 }
 
@@ -974,6 +1019,8 @@ int main(int argc, char **argv)
 		mode_balanced(steps_or(steps, 100));
 	else if (strcmp(mode, "multi") == 0)
 		mode_multi(steps_or(steps, 60));
+	else if (strcmp(mode, "overlap") == 0)
+		mode_overlap(steps_or(steps, 20));
 	else
 		usage();
 	printf("expect mode %s\n", mode);
