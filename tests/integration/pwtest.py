@@ -418,6 +418,15 @@ def fakes_dir():
     return FAKES
 
 
+def demangled(names):
+    """{name: its demangled form}, through binutils' c++filt (a C name maps to itself)."""
+    filt = shutil.which("c++filt")
+    check(filt, "no c++filt (binutils) to demangle kernel names")
+    names = list(names)
+    p = subprocess.run([filt], input="\n".join(names) + "\n", stdout=subprocess.PIPE, universal_newlines=True)
+    return dict(zip(names, p.stdout.splitlines()))
+
+
 def parse_expect(out):
     """The `expect ...` lines a GPU workload prints about itself, as a list of word lists."""
     return [line.split()[1:] for line in out.splitlines() if line.startswith("expect ")]

@@ -12,8 +12,6 @@ lengths sampled; and the communication/computation overlap computed, over 90 % (
 compute kernel)."""
 import json
 import os
-import shutil
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -34,14 +32,6 @@ def hta_python():
     if r.rc != 0:
         raise Skip("%s cannot import hta: %s" % (py, (r.err.strip().splitlines() or ["?"])[-1]))
     return py
-
-
-def demangled(names):
-    """{name: demangled name}, through c++filt."""
-    filt = shutil.which("c++filt")
-    check(filt, "no c++filt (binutils) to demangle the report's kernel names")
-    p = subprocess.run([filt], input="\n".join(names) + "\n", stdout=subprocess.PIPE, universal_newlines=True)
-    return dict(zip(names, p.stdout.splitlines()))
 
 
 def test():

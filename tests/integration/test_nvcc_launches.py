@@ -10,7 +10,7 @@ Each build runs twice under profwrap:
   calls' error codes are the program's;
 - against the fake runtime: every kernel runs on the simulated GPU, is named as registered, and is linked to
   its launch call (kernels_linked == kernels), the launch calls' GPU time by call counting them all; in the
-  trace each launch is a slice named by call and kernel, with an arrow to the kernel it ran."""
+  trace each launch is a slice named by its call, the kernel in its args, with an arrow to the kernel it ran."""
 import os
 import sys
 
@@ -110,10 +110,13 @@ def run_fake(prog):
     events = trace["traceEvents"] if isinstance(trace, dict) else trace
     slices = {}
     for e in events:
-        if e.get("ph") == "X" and e.get("name", "").split(":")[0] in LAUNCH_APIS:
-            slices[e["name"]] = slices.get(e["name"], 0) + 1
-    check_eq(slices, launches, "launch slices in the trace, by call and kernel" + ctx)
-    arrows = [e for e in events if e.get("ph") == "s" and e.get("name") == "launch"]
+        if e.get("ph") == "X" and e.get("name") in LAUNCH_APIS:
+            key = "%s: %s" % (e["name"], e["args"].get("kernel"))  # the kernel in args, as Kineto has it
+            slices[key] = slices.get(key, 0) + 1
+    names = demangled(key.split(": ", 1)[1] for key in launches)  # the trace's kernels are demangled
+    want = {"%s: %s" % (key.split(": ", 1)[0], names[key.split(": ", 1)[1]]): n for key, n in launches.items()}
+    check_eq(slices, want, "launch slices in the trace, by call and kernel" + ctx)
+    arrows = [e for e in events if e.get("ph") == "s" and e.get("name") == "ac2g"]
     check_eq(len(arrows), total, "launch -> kernel arrows in the trace" + ctx)
 
 
