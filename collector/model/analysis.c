@@ -955,6 +955,27 @@ static void on_end(void *ctx, const struct pw_raw_end *end, uint64_t end_ns, con
 		c->oom = 1;
 }
 
+/* The reads and writes whose descriptor was bound to no file when they were read, looked up again now that
+ * the image is read: counted on their file, and named so on the timeline (before pw_tl_image_end). */
+static void count_pending_io(struct file_ctx *c)
+{
+	struct pw_proc *p = &c->rs->r.procs[c->proc_index];
+	struct pw_tl_binding *bound = c->npending ? malloc(c->npending * sizeof *bound) : NULL;
+	size_t nbound = 0;
+	for (size_t i = 0; i < c->npending; i++) {
+		struct pw_file_stat *f = file_of_fd(c, c->pending[i].fd, c->pending[i].t0_ns);
+		if (!f)
+			continue;
+		count_file_io(p, f, c->pending[i].write, c->pending[i].t0_ns, c->pending[i].dur_ns, c->pending[i].bytes);
+		if (bound)
+			bound[nbound++] = (struct pw_tl_binding){c->pending[i].t0_ns, c->pending[i].fd, file_number(c, f)};
+	}
+	if (c->npending && !bound)
+		c->oom = 1;
+	pw_tl_bind_files(c->rs->r.timeline, bound, nbound);
+	free(bound);
+}
+
 static int read_one(struct analysis_state *as, const char *path, char *err, size_t errlen)
 {
 	struct file_ctx c = {.as = as};
@@ -969,6 +990,8 @@ static int read_one(struct analysis_state *as, const char *path, char *err, size
 	if (pw_act_file_end(c.rs ? c.rs->r.act : NULL, &c.act, path,
 			    c.rs ? c.rs->r.procs[c.proc_index].pid : 0))
 		c.oom = 1;
+	if (c.rs)
+		count_pending_io(&c);
 	if (c.rs && c.rs->r.timeline) {
 		pw_tl_image_end(c.rs->r.timeline, &c.act);
 		c.oom |= c.rs->r.timeline->oom;
@@ -994,15 +1017,6 @@ static int read_one(struct analysis_state *as, const char *path, char *err, size
 	if (pw_stacks_file_end(c.rs ? &c.rs->r.stacks : NULL, c.stacks, as->sym,
 			       c.rs ? &c.rs->r.procs[c.proc_index] : NULL))
 		c.oom = 1;
-	if (c.rs) {
-		struct pw_proc *p = &c.rs->r.procs[c.proc_index];
-		for (size_t i = 0; i < c.npending; i++) {
-			struct pw_file_stat *f = file_of_fd(&c, c.pending[i].fd, c.pending[i].t0_ns);
-			if (f)
-				count_file_io(p, f, c.pending[i].write, c.pending[i].t0_ns, c.pending[i].dur_ns,
-					      c.pending[i].bytes);
-		}
-	}
 	free(c.pending);
 	if (rc == 0 && c.rs) {
 		struct pw_proc *p = &c.rs->r.procs[c.proc_index];

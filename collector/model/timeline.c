@@ -515,6 +515,32 @@ uint64_t pw_tl_gpu_sampled(const struct pw_timeline *tl)
 	return n;
 }
 
+static int compare_bindings(const void *a, const void *b)
+{
+	const struct pw_tl_binding *x = a, *y = b;
+	if (x->t0_ns != y->t0_ns)
+		return x->t0_ns < y->t0_ns ? -1 : 1;
+	return x->fd < y->fd ? -1 : x->fd > y->fd;
+}
+
+void pw_tl_bind_files(struct pw_timeline *tl, struct pw_tl_binding *bindings, size_t n)
+{
+	if (!tl || tl->image == PW_TL_NONE || !n)
+		return;
+	qsort(bindings, n, sizeof *bindings, compare_bindings);
+	/* this image's calls are the last ones kept: compaction keeps the order */
+	for (size_t i = tl->ncalls; i-- > 0 && tl->threads[tl->calls[i].thread].image == tl->image;) {
+		struct pw_tl_call *c = &tl->calls[i];
+		enum pw_event_kind kind = pw_events[c->type].kind;
+		if (c->path != PW_TL_NONE || c->api != PW_TL_NONE || (kind != PW_K_READ && kind != PW_K_WRITE))
+			continue;
+		struct pw_tl_binding key = {c->t0, (int64_t)c->arg0, 0};
+		const struct pw_tl_binding *b = bsearch(&key, bindings, n, sizeof *bindings, compare_bindings);
+		if (b)
+			c->path = PW_TL_FILE | b->file;
+	}
+}
+
 void pw_tl_image_end(struct pw_timeline *tl, const struct pw_act_file *act)
 {
 	if (!tl || tl->image == PW_TL_NONE)

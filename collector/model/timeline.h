@@ -219,6 +219,16 @@ void pw_tl_gpu(struct pw_timeline *tl, const struct pw_raw_event *e);
 void pw_tl_range(struct pw_timeline *tl, const struct pw_raw_event *e);
 void pw_tl_sample(struct pw_timeline *tl, const struct pw_raw_event *e);
 
+/* A read or write on a descriptor that was bound to no file when the call was kept (its thread's lane reached
+ * the raw file before the open's), and the file it was on after all. */
+struct pw_tl_binding {
+	uint64_t t0_ns;
+	int64_t fd;
+	uint32_t file;
+};
+/* Names the files of the image's kept calls that bindings (sorted here) stand for; before pw_tl_image_end. */
+void pw_tl_bind_files(struct pw_timeline *tl, struct pw_tl_binding *bindings, size_t n);
+
 struct pw_act_file; /* gpu_activity.h */
 /* The raw file is read: what enqueued each of its kept GPU events, from its correlation tables. */
 void pw_tl_image_end(struct pw_timeline *tl, const struct pw_act_file *act);

@@ -23,6 +23,7 @@
 #include <cmocka.h>
 
 #include "../../collector/lib/rawfile.h"
+#include "../../collector/model/timeline.h"
 #include "../../collector/render.h"
 #include "../../collector/report/rank_summary.h"
 #include "out_fixture.h"
@@ -471,6 +472,23 @@ static void test_write_before_its_open_in_file(void **state)
 	assert_int_equal(f->write_bytes, 100);
 	assert_int_equal(f->reads, 1);
 	assert_int_equal(f->read_bytes, 40);
+	/* and the trace's slices of them name it: the timeline's calls are bound too */
+	const struct pw_rank_report *r = rank_of(an, 0);
+	const struct pw_timeline *tl = r->timeline;
+	assert_non_null(tl);
+	size_t named = 0, unnamed = 0;
+	for (size_t i = 0; i < tl->ncalls; i++) {
+		const struct pw_tl_call *c = &tl->calls[i];
+		if (pw_events[c->type].kind != PW_K_READ && pw_events[c->type].kind != PW_K_WRITE)
+			continue;
+		if (c->path != PW_TL_NONE && (c->path & PW_TL_FILE) &&
+		    strcmp(r->files[c->path & ~PW_TL_FILE].path, "/w/f.txt") == 0)
+			named++;
+		else
+			unnamed++;
+	}
+	assert_int_equal(named, 2);
+	assert_int_equal(unnamed, 1); /* the write before the open */
 	pw_analysis_free(an);
 }
 
