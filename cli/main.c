@@ -52,6 +52,8 @@ static void usage(FILE *f)
 	      "      --duration=SECONDS    nothing after delay + SECONDS\n"
 	      "      --schedule=wait=W,warmup=U,active=A,repeat=R  over the steps of --step-range=NAME[@DOMAIN],\n"
 	      "                            as torch.profiler.schedule\n"
+	      "      --step-range=NAME[@DOMAIN]  the NVTX (or @py) range a step is; alone, names its occurrences\n"
+	      "                            ProfilerStep#N in the trace, as torch.profiler does\n"
 	      "Call stacks:\n"
 	      "      --stacks=on|native|off  stacks of calls that wait for the GPU, allocate, copy synchronously\n"
 	      "                            or last --stack-threshold; on: with Python frames (default on)\n"

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define PW_FORMAT_VERSION 8u
+#define PW_FORMAT_VERSION 9u
 
 /* Domains: the unit of --trace=LIST selection and the "domain" column of the report. */
 #define PW_DOMAIN_LIST(X) \
@@ -161,6 +161,8 @@ enum pw_capture_reason {
 	PW_CAPTURE_TIMER = 4,        /* --delay / --duration */
 	PW_CAPTURE_ON_DEMAND = 5,    /* profwrap start|stop PID, or SIGUSR2 */
 	PW_CAPTURE_INITIAL = 6,      /* the state the process started in (a fork child: its parent's) */
+	PW_CAPTURE_STEPS = 7,        /* no window: the name of --step-range's range, said once at the start, so
+				      * that the trace names its occurrences ProfilerStep#N */
 };
 
 /* Whether records of this kind are struct pw_rec_api (GPU library calls). */

@@ -335,6 +335,13 @@ void pw_capture_start(int in_fork_child)
 		if (needs_timer)
 			start_timer();
 	}
+	if (c->step[0]) {
+		uint64_t now = pw_clock_ticks();
+		pw_strref step = pw_intern_path(c->step);
+		struct pw_guarded guard = pw_guard_enter(PW_GUARD_RECORDING);
+		pw_emit_call(PW_EV_CAPTURE_START, now, now, -1, PW_CAPTURE_STEPS, step, 0);
+		pw_guard_leave(guard);
+	}
 	if (configured) {
 		uint32_t w = pw_window_now();
 		uint64_t now = pw_clock_ticks();

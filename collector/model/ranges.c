@@ -111,6 +111,8 @@ const char *pw_capture_reason_name(int reason)
 		return "on-demand";
 	case PW_CAPTURE_INITIAL:
 		return "initial";
+	case PW_CAPTURE_STEPS:
+		return "steps";
 	default:
 		return "unknown";
 	}
@@ -466,6 +468,11 @@ int pw_ranges_event(struct pw_range_report **rp, struct pw_ranges_file *f, const
 		}
 		return 0;
 	case PW_K_CAPTURE: {
+		if ((int)rec->arg0 == PW_CAPTURE_STEPS) { /* names the steps; no window */
+			if (e->str && !r->step_name && !(r->step_name = strndup(e->str, e->str_len)))
+				return -1;
+			return 0;
+		}
 		r->windowed = 1;
 		if ((int)rec->arg0 == PW_CAPTURE_INITIAL && e->str && !r->settings)
 			r->settings = strndup(e->str, e->str_len);
@@ -668,5 +675,6 @@ void pw_ranges_free(struct pw_range_report *r)
 	free(r->marks);
 	free(r->windows);
 	free(r->settings);
+	free(r->step_name);
 	free(r);
 }

@@ -71,6 +71,7 @@ struct pw_range_report {
 	size_t nwindows, windows_cap;
 	int windowed;         /* some process recorded capture windows (else the whole run was recorded) */
 	char *settings;       /* the capture settings in words, NULL when none was recorded */
+	char *step_name;      /* --step-range's range name (PW_CAPTURE_STEPS), NULL when none was given */
 	uint64_t captured_ns; /* the union of the windows */
 	void *index;          /* private: row and group lookup */
 };

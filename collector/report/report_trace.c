@@ -24,6 +24,7 @@
 #include "../model/call_stacks.h"
 #include "../model/gpu_activity.h"
 #include "../model/gpu_names.h"
+#include "../model/ranges.h"
 #include "../model/timeline.h"
 #include "../symbols/demangle.h"
 #include "report_call_stacks.h"
@@ -75,6 +76,7 @@ struct trace {
 	uint64_t flows;
 	uint64_t api_slices;
 	uint64_t next_flow_id;
+	uint64_t steps; /* the image's occurrences of --step-range's range so far: ProfilerStep#N */
 	int out_of_memory;
 };
 
@@ -482,8 +484,18 @@ static void write_range(struct trace *t, const struct pw_tl_range *r)
 	struct pw_json *j = &t->j;
 	const char *name = pw_tl_string(t->tl, r->name);
 	char ph[2] = {r->ph, '\0'};
+	/* an occurrence of --step-range's range is a step as torch.profiler names one (HTA counts iterations by
+	 * them); its own name goes in args */
+	const char *step_name = t->r->ranges ? t->r->ranges->step_name : NULL;
+	int step = r->ph == 'X' && name && step_name && strcmp(name, step_name) == 0;
+	char step_label[40];
 	pw_json_begin_object(j);
-	pw_json_kv_string(j, "name", name ? name : "");
+	if (step) {
+		snprintf(step_label, sizeof step_label, "ProfilerStep#%" PRIu64, t->steps++);
+		pw_json_kv_string(j, "name", step_label);
+	} else {
+		pw_json_kv_string(j, "name", name ? name : "");
+	}
 	pw_json_kv_string(j, "cat", "user_annotation"); /* Kineto's category for the program's own ranges */
 	pw_json_kv_string(j, "ph", ph);
 	pw_json_kv_int(j, "pid", image_pid(t));
@@ -498,6 +510,8 @@ static void write_range(struct trace *t, const struct pw_tl_range *r)
 	if (r->ph != 'e') {
 		pw_json_key(j, "args");
 		pw_json_begin_object(j);
+		if (step)
+			pw_json_kv_string(j, "range", name);
 		pw_json_kv_uint(j, "domain", r->domain);
 		pw_json_kv_uint(j, "category", r->category);
 		if (r->payload_type)
@@ -958,6 +972,7 @@ static struct image_extent *image_extents(const struct pw_timeline *tl)
 static void clear_image_state(struct trace *t)
 {
 	t->nspans = 0;
+	t->steps = 0;
 	pw_keys_free(&t->drawn);
 	pw_keys_free(&t->launch_keys);
 	t->nextra = 0;

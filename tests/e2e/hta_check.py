@@ -8,7 +8,8 @@ own reports. Runs in HTA's environment (scripts/e2e.sh makes it), never in profw
   kernels      [{"rank", "name", "sum_us", "count", "type"}]: get_gpu_kernel_breakdown, every kernel
   launches     {rank: launches}: get_cuda_kernel_launch_stats (runtime launches joined to their kernels)
   queue        {rank: samples}: get_queue_length_summary's counts
-  overlap      {rank: percent}: get_comm_comp_overlap"""
+  overlap      {rank: percent}: get_comm_comp_overlap
+  iterations   {rank: [N...]}: the iterations HTA found (its ProfilerStep#N), in order"""
 import json
 import logging
 import sys
@@ -22,7 +23,9 @@ from hta.trace_analysis import TraceAnalysis  # noqa: E402
 
 def main():
     out, ranks = sys.argv[1], [int(r) for r in sys.argv[2:]]
-    a = TraceAnalysis(trace_dir=out, trace_files={r: "rank%d.trace.json" % r for r in ranks})
+    # profwrap's last step is a whole one (torch.profiler's often is not, which HTA leaves out by default)
+    a = TraceAnalysis(trace_dir=out, trace_files={r: "rank%d.trace.json" % r for r in ranks},
+                      include_last_profiler_step=True)
     found = {"ranks": sorted(int(r) for r in a.t.traces)}
     tb = a.get_temporal_breakdown(visualize=False)
     found["temporal"] = {str(int(x["rank"])): {"idle_us": float(x["idle_time(us)"]),
@@ -39,6 +42,8 @@ def main():
                                             for (r, _), row in ql.iterrows()}
     ov = a.get_comm_comp_overlap(visualize=False)
     found["overlap"] = {str(int(x["rank"])): float(x["comp_comm_overlap_pctg"]) for x in ov.to_dict("records")}
+    found["iterations"] = {str(r): sorted(int(i) for i in a.t.get_trace(r)["iteration"].unique() if i >= 0)
+                           for r in ranks}
     print(json.dumps(found, sort_keys=True))
 
 

@@ -3,13 +3,14 @@ tests/e2e/hta_check.py in HTA's own environment (scripts/e2e.sh makes it: PROFWR
 ~/.cache/profwrap/hta-venv/bin/python; skipped when neither imports hta).
 
 Two ranks of tests/workloads/cuda_gpu_patterns overlap on the fake GPU (per step a 1 ms compute kernel and,
-on a stream of its own, a 1 MiB all-reduce of 105 us under it), then checks what HTA found against
+on a stream of its own, a 1 MiB all-reduce of 105 us under it, in an NVTX range "step", profiled with
+--step-range=step), then checks what HTA found against
 profwrap's own reports: both ranks read as ranks 0 and 1; per rank, HTA's GPU idle time within 2 % of the
 report's (gpus[].idle_ns: HTA rounds each event to whole microseconds); HTA's kernel breakdown, per rank and
 kernel, the report's counts and totals (within 2 us a kernel, the same rounding); the launch statistics one
 row per cudaLaunchKernel of the workload (its compute kernels; NCCL's are launched inside ncclAllReduce); queue
-lengths sampled; and the communication/computation overlap computed, over 90 % (each all-reduce runs under a
-compute kernel)."""
+lengths sampled; the communication/computation overlap computed, over 90 % (each all-reduce runs under a
+compute kernel); and HTA's iterations, one per step (ProfilerStep#0 to #59)."""
 import json
 import os
 import sys
@@ -40,8 +41,8 @@ def test():
     prog = workload("cuda_gpu_patterns")
     ranks = " & ".join("RANK=%d WORLD_SIZE=2 LOCAL_RANK=%d %s overlap --steps %d >/dev/null" % (r, r, prog, STEPS)
                        for r in (0, 1))
-    r = profwrap(["-q", "-o", "OUT", "--", "sh", "-c", ranks + "; wait"], extra_env={"LD_LIBRARY_PATH": fakes},
-                 timeout=120)
+    r = profwrap(["-q", "-o", "OUT", "--step-range=step", "--", "sh", "-c", ranks + "; wait"],
+                 extra_env={"LD_LIBRARY_PATH": fakes}, timeout=120)
     check_eq(r.rc, 0, "profwrap on two ranks of cuda_gpu_patterns overlap\n" + r.describe())
     reps = {rank: load_report("OUT", rank) for rank in (0, 1)}
 
@@ -75,6 +76,8 @@ def test():
 
         check_eq(found["launches"].get(str(rank)), STEPS, "rank %d: launches in HTA's launch statistics" % rank)
         check(found["queue"].get(str(rank), 0) > 0, "rank %d: no queue length sample%s", rank, ctx)
+        check_eq(found["iterations"].get(str(rank)), list(range(STEPS)),
+                 "rank %d: the iterations HTA found (--step-range=step: ProfilerStep#N)" % rank)
         overlap = found["overlap"].get(str(rank))
         check(overlap is not None and 90.0 <= overlap <= 100.0, "rank %d: HTA's communication/computation "
               "overlap %r, not over 90 %%%s", rank, overlap, ctx)

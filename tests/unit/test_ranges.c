@@ -870,6 +870,21 @@ static void test_capture_never_open(void **state)
 	assert_string_equal(x->r->settings, "manual (profwrap start|stop PID)");
 }
 
+/* --step-range alone: the steps' name is kept for the trace, and the run is not windowed. */
+static void test_step_name_no_window(void **state)
+{
+	struct rfx *x = *state;
+	file_open(x, 0, 7, 0);
+	capture(x, 0, 1, 10, PW_CAPTURE_STEPS, -1, "train step");
+	file_end(x, 0, 1000);
+	pw_ranges_finish(x->r);
+	assert_int_equal(x->r->windowed, 0);
+	assert_int_equal(x->r->nwindows, 0);
+	assert_null(x->r->settings);
+	assert_non_null(x->r->step_name);
+	assert_string_equal(x->r->step_name, "train step");
+}
+
 static void test_reason_names(void **state)
 {
 	(void)state;
@@ -1095,6 +1110,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_capture_back_to_back, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_capture_initial_open, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_capture_never_open, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_step_name_no_window, setup, teardown),
 		cmocka_unit_test(test_reason_names),
 		cmocka_unit_test_setup_teardown(test_gpu_nested, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gpu_once_per_row, setup, teardown),

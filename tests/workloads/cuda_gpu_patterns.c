@@ -26,8 +26,8 @@
  *   balanced      1 ms kernels (and a few small all-reduces) queued back to back, one sync at the end: no finding
  *   multi         kernels of several names and grids from two threads on two streams (on devices 0 and 1
  *                 when the fake has two), then a few on the legacy stream
- *   overlap       a 1 MiB ncclAllReduce on a stream of its own, under a 1 ms compute kernel, per step (HTA's
- *                 communication/computation overlap)
+ *   overlap       a 1 MiB ncclAllReduce on a stream of its own, under a 1 ms compute kernel, per NVTX range
+ *                 "step" (HTA's communication/computation overlap and iterations)
  *
  * Every mode prints, at the end and nothing else, its own ground truth as `expect` lines (read by
  * tests/integration/test_gpu_activity.py and test_gpu_findings.py):
@@ -67,6 +67,7 @@
 
 #include <cuda_runtime_api.h>
 #include <nccl.h>
+#include <nvtx3/nvToolsExt.h>
 
 /* ---- the kernels (distinct bodies, so that no two can be folded into one symbol) ---- */
 
@@ -862,10 +863,12 @@ static void mode_overlap(int steps)
 	CUDA(cudaMalloc((void **)&x, (size_t)n * sizeof(float)));
 	CUDA(cudaMalloc((void **)&grads, (size_t)n * sizeof(float)));
 	for (int i = 0; i < steps; i++) {
+		nvtxRangePushA("step");
 		launch(&k, args, compute);
 		all_reduce(grads, OVERLAP_FLOATS, comm, comms);
 		CUDA(cudaStreamSynchronize(comms));
 		CUDA(cudaStreamSynchronize(compute));
+		nvtxRangePop();
 	}
 	CUDA(cudaFree(grads));
 	CUDA(cudaFree(x));
