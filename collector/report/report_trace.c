@@ -51,6 +51,13 @@ struct launch {
 	uint64_t t0;
 };
 
+/* A GPU event with the call that launched it, for the GPU spans of the ranges (write_gpu_annotations). */
+struct launched {
+	uint32_t tid;
+	uint32_t gpu; /* index into the timeline's gpus */
+	uint64_t t0;  /* the launching call's start */
+};
+
 /* Where each kind of event of one image lies in the timeline's arrays (each is in image order). */
 struct image_extent {
 	size_t calls, calls_end, gpus, gpus_end, ranges, ranges_end, samples, samples_end;
@@ -77,6 +84,8 @@ struct trace {
 	uint64_t api_slices;
 	uint64_t next_flow_id;
 	uint64_t steps; /* the image's occurrences of --step-range's range so far: ProfilerStep#N */
+	struct launched *launched; /* the image's GPU events with a known launching call, by its thread and start */
+	size_t nlaunched, launched_cap;
 	int out_of_memory;
 };
 
@@ -477,6 +486,78 @@ static void write_api_slice(struct trace *t, const struct pw_tl_gpu *g)
 	pw_json_end_object(j);
 }
 
+static int compare_launched(const void *a, const void *b)
+{
+	const struct launched *x = a, *y = b;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return x->t0 < y->t0 ? -1 : x->t0 > y->t0;
+}
+
+/* The image's GPU events whose launching call is known, sorted by its thread and start. */
+static void note_launched(struct trace *t, const struct image_extent *x)
+{
+	for (size_t i = x->gpus; i < x->gpus_end; i++) {
+		const struct pw_tl_gpu *g = &t->tl->gpus[i];
+		if (g->source == PW_ACT_SRC_NONE || !g->src_tid)
+			continue;
+		if (pw_reserve(&t->launched, &t->launched_cap, t->nlaunched + 1, sizeof *t->launched)) {
+			t->out_of_memory = 1;
+			return;
+		}
+		t->launched[t->nlaunched++] = (struct launched){g->src_tid, (uint32_t)i, g->src_t0};
+	}
+	qsort(t->launched, t->nlaunched, sizeof *t->launched, compare_launched);
+}
+
+#define ANNOTATED_STREAMS 16
+
+/* Kineto's gpu_user_annotation: for a range, on each stream that ran GPU work its thread launched inside it,
+ * a slice from that work's first start to its last end (HTA's breakdowns of GPU time by annotation). */
+static void write_gpu_annotations(struct trace *t, const struct pw_tl_range *r, const char *name)
+{
+	size_t lo = 0, hi = t->nlaunched;
+	while (lo < hi) { /* the first launch of r's thread at or after r's start */
+		size_t mid = lo + (hi - lo) / 2;
+		const struct launched *l = &t->launched[mid];
+		if (l->tid < r->tid || (l->tid == r->tid && l->t0 < r->t0))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	struct stream_span {
+		uint32_t stream;
+		uint64_t t0, t1;
+	} spans[ANNOTATED_STREAMS];
+	size_t nspans = 0;
+	for (size_t i = lo; i < t->nlaunched && t->launched[i].tid == r->tid && t->launched[i].t0 <= r->t1; i++) {
+		const struct pw_tl_gpu *g = &t->tl->gpus[t->launched[i].gpu];
+		size_t k = 0;
+		while (k < nspans && spans[k].stream != g->stream)
+			k++;
+		if (k == nspans) {
+			if (nspans == ANNOTATED_STREAMS)
+				continue;
+			spans[nspans++] = (struct stream_span){g->stream, g->t0, g->t1};
+		}
+		spans[k].t0 = g->t0 < spans[k].t0 ? g->t0 : spans[k].t0;
+		spans[k].t1 = g->t1 > spans[k].t1 ? g->t1 : spans[k].t1;
+	}
+	struct pw_json *j = &t->j;
+	for (size_t k = 0; k < nspans; k++) {
+		const struct pw_tl_stream *s = &t->tl->streams[spans[k].stream];
+		pw_json_begin_object(j);
+		pw_json_kv_string(j, "name", name);
+		pw_json_kv_string(j, "cat", "gpu_user_annotation");
+		pw_json_kv_string(j, "ph", "X");
+		pw_json_kv_int(j, "pid", gpu_pid(t->proc->pid, s->slot));
+		pw_json_kv_uint(j, "tid", s->stream);
+		pw_json_kv_double(j, "ts", trace_us(t, spans[k].t0), 3);
+		pw_json_kv_double(j, "dur", (double)(spans[k].t1 - spans[k].t0) / 1000.0, 3);
+		pw_json_end_object(j);
+	}
+}
+
 /* NVTX: push/pop ranges as complete slices on the thread's track, start/end as async slices (b/e, by range
  * id), marks as instants. */
 static void write_range(struct trace *t, const struct pw_tl_range *r)
@@ -519,6 +600,8 @@ static void write_range(struct trace *t, const struct pw_tl_range *r)
 		pw_json_end_object(j);
 	}
 	pw_json_end_object(j);
+	if (r->ph == 'X' && t->nlaunched)
+		write_gpu_annotations(t, r, step ? step_label : name ? name : "");
 }
 
 /* A CPU sample: an instant on its thread with its stack (none when its stack could not be read). */
@@ -973,6 +1056,7 @@ static void clear_image_state(struct trace *t)
 {
 	t->nspans = 0;
 	t->steps = 0;
+	t->nlaunched = 0;
 	pw_keys_free(&t->drawn);
 	pw_keys_free(&t->launch_keys);
 	t->nextra = 0;
@@ -995,6 +1079,7 @@ static void write_image(struct trace *t, const struct pw_proc *p)
 	}
 	for (size_t i = x->gpus; i < x->gpus_end; i++)
 		write_gpu_event(t, &tl->gpus[i], &tl->streams[tl->gpus[i].stream]);
+	note_launched(t, x);
 	for (size_t i = x->ranges; i < x->ranges_end; i++)
 		write_range(t, &tl->ranges[i]);
 	for (size_t i = x->samples; i < x->samples_end; i++)
@@ -1012,6 +1097,7 @@ static void trace_free(struct trace *t)
 	clear_image_state(t);
 	free(t->spans);
 	free(t->launches);
+	free(t->launched);
 	free(t->extra_tids);
 	free(t->extents);
 	free(t);

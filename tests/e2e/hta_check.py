@@ -9,7 +9,8 @@ own reports. Runs in HTA's environment (scripts/e2e.sh makes it), never in profw
   launches     {rank: launches}: get_cuda_kernel_launch_stats (runtime launches joined to their kernels)
   queue        {rank: samples}: get_queue_length_summary's counts
   overlap      {rank: percent}: get_comm_comp_overlap
-  iterations   {rank: [N...]}: the iterations HTA found (its ProfilerStep#N), in order"""
+  iterations   {rank: [N...]}: the iterations HTA found (its ProfilerStep#N), in order
+  annotations  [{"rank", "name", "sum_us"}]: get_gpu_user_annotation_breakdown (the GPU time of each range)"""
 import json
 import logging
 import sys
@@ -42,6 +43,9 @@ def main():
                                             for (r, _), row in ql.iterrows()}
     ov = a.get_comm_comp_overlap(visualize=False)
     found["overlap"] = {str(int(x["rank"])): float(x["comp_comm_overlap_pctg"]) for x in ov.to_dict("records")}
+    ua = a.get_gpu_user_annotation_breakdown(visualize=False)
+    found["annotations"] = [] if ua is None else [{"rank": int(x["rank"]), "name": x["name"],
+                                                    "sum_us": float(x["sum (us)"])} for x in ua.to_dict("records")]
     found["iterations"] = {str(r): sorted(int(i) for i in a.t.get_trace(r)["iteration"].unique() if i >= 0)
                            for r in ranks}
     print(json.dumps(found, sort_keys=True))

@@ -10,7 +10,8 @@ report's (gpus[].idle_ns: HTA rounds each event to whole microseconds); HTA's ke
 kernel, the report's counts and totals (within 2 us a kernel, the same rounding); the launch statistics one
 row per cudaLaunchKernel of the workload (its compute kernels; NCCL's are launched inside ncclAllReduce); queue
 lengths sampled; the communication/computation overlap computed, over 90 % (each all-reduce runs under a
-compute kernel); and HTA's iterations, one per step (ProfilerStep#0 to #59)."""
+compute kernel); HTA's iterations, one per step (ProfilerStep#0 to #59); and its GPU time per annotation, each
+step's kernel and all-reduce (gpu_user_annotation)."""
 import json
 import os
 import sys
@@ -21,6 +22,7 @@ from pwtest import *  # noqa: E402,F401,F403
 HERE = os.path.dirname(os.path.abspath(__file__))
 HTA_CHECK = os.path.join(HERE, "..", "e2e", "hta_check.py")
 DEFAULT_VENV = os.path.join(os.path.expanduser("~"), ".cache", "profwrap", "hta-venv")
+STEP_GPU_NS = 1000000 + 104857  # the workload's compute kernel (500 blocks at 2 us) and 1 MiB at 10 GB/s
 STEPS = 60  # HTA 0.5 stores correlation ids in the smallest int type that holds them, and then event indices in
             # a column of that type: ids above 127 keep it from int8 (a small trace's ids would overflow it)
 
@@ -78,6 +80,14 @@ def test():
         check(found["queue"].get(str(rank), 0) > 0, "rank %d: no queue length sample%s", rank, ctx)
         check_eq(found["iterations"].get(str(rank)), list(range(STEPS)),
                  "rank %d: the iterations HTA found (--step-range=step: ProfilerStep#N)" % rank)
+        # each step's GPU time by its annotation: the compute kernel and the all-reduce (gpu_user_annotation)
+        steps = {a["name"]: a["sum_us"] for a in found["annotations"] if a["rank"] == rank}
+        check_eq(sorted(steps), sorted("ProfilerStep#%d" % i for i in range(STEPS)),
+                 "rank %d: the GPU user annotations HTA broke down" % rank)
+        per_step = STEP_GPU_NS / 1000.0
+        off = {n: us for n, us in steps.items() if abs(us - per_step) > 4}
+        check(not off, "rank %d: steps whose GPU time by HTA is not %.1f us (+-4: its rounding): %r", rank, per_step,
+              off)
         overlap = found["overlap"].get(str(rank))
         check(overlap is not None and 90.0 <= overlap <= 100.0, "rank %d: HTA's communication/computation "
               "overlap %r, not over 90 %%%s", rank, overlap, ctx)

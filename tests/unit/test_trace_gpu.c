@@ -628,6 +628,82 @@ static void test_unlinked(void **state)
 	trace_free(&d);
 }
 
+/* An NVTX push (level) or pop record on the main thread; name_ref 0 for a pop. */
+static void put_range(int fd, uint16_t type, uint64_t t, int32_t level, uint64_t name_ref)
+{
+	struct pw_rec_range rr;
+	memset(&rr, 0, sizeof rr);
+	rr.c = mkrec(type, TID, t, t, level, 0, name_ref, 0);
+	rr.c.h.size8 = sizeof rr / 8;
+	put_chunk(fd, PW_CHUNK_RECORDS, &rr, sizeof rr, NULL, 0);
+}
+
+/* --step-range: each occurrence of the step range is ProfilerStep#N (its name in args.range), other ranges keep
+ * theirs; and every range that launched GPU work has, per stream that ran it, a gpu_user_annotation from the
+ * work's first start to its last end (Kineto's), none for work launched outside it. */
+static void test_steps_and_gpu_annotations(void **state)
+{
+	struct fx *fx = *state;
+	int fd = fx_raw_open(fx, PID, 0, START, "train", 5);
+	put_string(fd, 8, "k");
+	put_string(fd, 24, "step");
+	put_string(fd, 32, "other");
+	struct pw_rec_call steps = mkrec(PW_EV_CAPTURE_START, TID, 1000, 1000, -1, PW_CAPTURE_STEPS, 24, 0);
+	put_records(fd, &steps, 1);
+	put_range(fd, PW_EV_NVTX_PUSH, 2000, 0, 24);
+	put_range(fd, PW_EV_NVTX_POP, 2500, 0, 0);
+	put_range(fd, PW_EV_NVTX_PUSH, 6000, 0, 24);
+	put_range(fd, PW_EV_NVTX_POP, 6500, 0, 0);
+	put_range(fd, PW_EV_NVTX_PUSH, 10000, 0, 32);
+	put_range(fd, PW_EV_NVTX_POP, 10100, 0, 0);
+	struct pw_rec_api calls[] = {launch(TID, 2100, 2200, 7, 8), launch(TID, 2300, 2400, 8, 8),
+				     launch(TID, 6100, 6200, 9, 8), launch(TID, 9000, 9100, 10, 8)};
+	put_api_records(fd, calls, NREC(calls));
+	struct pw_rec_gpu act[] = {extcorr(50, 7), kernel(3000, 5000, 0, 7, 50, 8), extcorr(51, 8),
+				   kernel(3500, 4000, 0, 9, 51, 8), extcorr(52, 9), kernel(7000, 8000, 0, 7, 52, 8),
+				   extcorr(53, 10), kernel(9500, 9900, 0, 7, 53, 8)};
+	put_act_records(fd, act, NREC(act));
+	fx_raw_end(fd, 20000);
+
+	struct trace_doc d;
+	trace_of(fx, &d);
+	const struct jr *s0 = event_at(&d, "X", PID, TID, "1.000");
+	assert_non_null(s0);
+	assert_true(jr_is(jr_get(s0, "name"), "ProfilerStep#0"));
+	assert_true(jr_is(jr_get(s0, "cat"), "user_annotation"));
+	assert_true(jr_is(jr_get(jr_get(s0, "args"), "range"), "step"));
+	const struct jr *s1 = event_at(&d, "X", PID, TID, "5.000");
+	assert_non_null(s1);
+	assert_true(jr_is(jr_get(s1, "name"), "ProfilerStep#1"));
+	const struct jr *o = event_at(&d, "X", PID, TID, "9.000");
+	assert_non_null(o);
+	assert_true(jr_is(jr_get(o, "name"), "other"));
+
+	const uint64_t gpid = GPU_PID(PID, 0);
+	static const struct {
+		const char *name;
+		uint64_t stream;
+		const char *ts, *dur;
+	} want[] = {{"ProfilerStep#0", 7, "2.000", "2.000"}, {"ProfilerStep#0", 9, "2.500", "0.500"},
+		    {"ProfilerStep#1", 7, "6.000", "1.000"}};
+	size_t found = 0;
+	for (size_t i = 0; i < d.ev->n; i++) {
+		const struct jr *e = d.ev->items[i];
+		if (!jr_has(e, "cat") || !jr_is(jr_get(e, "cat"), "gpu_user_annotation"))
+			continue;
+		assert_int_equal(jr_u64(jr_get(e, "pid")), gpid);
+		size_t k = 0;
+		while (k < NREC(want) && !(jr_is(jr_get(e, "name"), want[k].name) &&
+					   jr_u64(jr_get(e, "tid")) == want[k].stream && num_is(jr_get(e, "ts"), want[k].ts)))
+			k++;
+		assert_true(k < NREC(want));
+		assert_true(num_is(jr_get(e, "dur"), want[k].dur));
+		found++;
+	}
+	assert_int_equal(found, NREC(want));
+	trace_free(&d);
+}
+
 /* More kernels than the budget: at most MAX_GPU_EVENTS written, the longest all in, kept + folded = all, the
  * folded ones counted on their stream's folded slice, and every flow between written events. */
 static void test_bound(void **state)
@@ -840,6 +916,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bound_bytes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_garbage, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_activity, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_steps_and_gpu_annotations, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
