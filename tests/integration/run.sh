@@ -1,6 +1,7 @@
 #!/bin/sh
 # Integration tests: runs every tests/integration/test_*.py (or those named as arguments, e.g. `run.sh dd
-# iomix`) with python3 under a 120 s timeout, each in a temporary directory of its own. Exit 0 is a pass,
+# iomix`) with python3 under a timeout (PROFWRAP_TEST_TIMEOUT seconds, default 120), each in a temporary
+# directory of its own. Exit 0 is a pass,
 # 77 a skip, anything else a failure (its output is printed). Ends with the line
 #   integration: N passed, N failed, N skipped
 # and exits 1 when any test failed.
@@ -10,6 +11,7 @@
 # PROFWRAP_KEEP=1 keeps every test's directory, not only those of failed tests.
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
+limit=${PROFWRAP_TEST_TIMEOUT:-120}
 
 bin_dir=${PROFWRAP_BIN_DIR:-$repo}
 workloads=${PROFWRAP_WORKLOADS:-$repo/build/workloads}
@@ -54,7 +56,7 @@ for t in "$@"; do
 	dir="$base/$name"
 	mkdir -p "$dir"
 	t0=$(date +%s)
-	(cd "$dir" && TMPDIR="$dir" timeout -k 5 120 python3 "$t" >"$dir/output.log" 2>&1)
+	(cd "$dir" && TMPDIR="$dir" timeout -k 5 "$limit" python3 "$t" >"$dir/output.log" 2>&1)
 	rc=$?
 	secs=$(($(date +%s) - t0))
 	case $rc in
@@ -71,7 +73,7 @@ for t in "$@"; do
 		;;
 	*)
 		if [ $rc = 124 ] || [ $rc = 137 ]; then
-			echo "FAIL $name (timed out after 120 s, exit $rc); its output:"
+			echo "FAIL $name (timed out after $limit s, exit $rc); its output:"
 		else
 			echo "FAIL $name (exit $rc, ${secs}s); its output:"
 		fi
