@@ -102,8 +102,12 @@ install_hta() {
 	have_hta || die "hta still cannot be imported after pip install into $hta_venv"
 }
 
+hta_version() {
+	"$hta_py" -c 'import importlib.metadata as m; print(m.version("holistictraceanalysis"))'
+}
+
 if have_hta; then
-	echo "e2e: reusing $hta_venv (HTA $("$hta_py" -c 'import importlib.metadata as m; print(m.version("holistictraceanalysis"))'))"
+	echo "e2e: reusing $hta_venv (HTA $(hta_version))"
 elif command -v flock >/dev/null 2>&1; then
 	mkdir -p "$(dirname "$hta_venv")" || die "cannot create $(dirname "$hta_venv")"
 	exec 8>"$hta_venv.lock" || die "cannot open $hta_venv.lock"
