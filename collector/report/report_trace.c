@@ -507,7 +507,8 @@ static void note_launched(struct trace *t, const struct image_extent *x)
 		}
 		t->launched[t->nlaunched++] = (struct launched){g->src_tid, (uint32_t)i, g->src_t0};
 	}
-	qsort(t->launched, t->nlaunched, sizeof *t->launched, compare_launched);
+	if (t->nlaunched > 1)
+		qsort(t->launched, t->nlaunched, sizeof *t->launched, compare_launched);
 }
 
 #define ANNOTATED_STREAMS 16
