@@ -141,8 +141,9 @@ struct file_ctx {
 	size_t proc_index;
 	struct fd_history *fds; /* by fd number */
 	size_t fd_cap;
-	/* reads and writes on a descriptor bound to no file when they were read: a thread's lane can reach the
-	 * file before the lane holding the descriptor's open; looked up again once the image is read */
+	/* reads and writes on a descriptor bound to no file, or to one not ended yet, when they were read: a
+	 * thread's lane can reach the file before the lane holding the descriptor's open or close; looked up
+	 * again once the image is read (the first PENDING_MAX; later ones count where they were read) */
 	struct pending_io *pending;
 	size_t npending, pending_cap;
 	uint32_t *tids;
@@ -242,6 +243,16 @@ static struct pw_file_stat *file_of_fd(struct file_ctx *c, int64_t fd, uint64_t 
 	const struct fd_history *h = &c->fds[fd];
 	int i = fd_binding_at(h, t);
 	return i >= 0 && h->file[i] ? &c->rs->r.files[h->file[i] - 1] : NULL;
+}
+
+/* Whether the binding fd had at time t has an end already (a close or a later binding was read). */
+static int binding_ended(const struct file_ctx *c, int64_t fd, uint64_t t)
+{
+	if (fd < 0 || (uint64_t)fd >= c->fd_cap)
+		return 0;
+	const struct fd_history *h = &c->fds[fd];
+	int i = fd_binding_at(h, t);
+	return i >= 0 && h->until_ns[i] != UINT64_MAX;
 }
 
 /* Binds fd to a file from time t on; an unknown file ((size_t)-1: path not recorded) binds it to nothing, so
@@ -720,12 +731,18 @@ static uint32_t account_call(struct file_ctx *c, struct pw_proc *p, struct pw_ca
 			p->seen_read_bytes += rec->arg1;
 		else
 			p->seen_write_bytes += rec->arg1;
-		if ((f = file_of_fd(c, (int64_t)rec->arg0, e->t0_ns)))
-			count_file_io(p, f, kind == PW_K_WRITE, e->t0_ns, dur, rec->arg1);
-		else if ((int64_t)rec->arg0 >= 0 && c->npending < PENDING_MAX &&
-			 !pw_reserve(&c->pending, &c->pending_cap, c->npending + 1, sizeof *c->pending))
+		f = file_of_fd(c, (int64_t)rec->arg0, e->t0_ns);
+		/* on no binding yet, or on one not ended yet, which a close or reopen read later (another thread's
+		 * lane) may end before this call: looked up again at the image's end, while there is room */
+		if ((!f || !binding_ended(c, (int64_t)rec->arg0, e->t0_ns)) && (int64_t)rec->arg0 >= 0 &&
+		    c->npending < PENDING_MAX &&
+		    !pw_reserve(&c->pending, &c->pending_cap, c->npending + 1, sizeof *c->pending)) {
 			c->pending[c->npending++] = (struct pending_io){(int64_t)rec->arg0, e->t0_ns, dur, rec->arg1,
 								 kind == PW_K_WRITE};
+			f = NULL;
+		} else if (f) {
+			count_file_io(p, f, kind == PW_K_WRITE, e->t0_ns, dur, rec->arg1);
+		}
 		break;
 	case PW_K_MPI_COLL:
 	case PW_K_MPI_P2P:

@@ -492,6 +492,35 @@ static void test_write_before_its_open_in_file(void **state)
 	pw_analysis_free(an);
 }
 
+/* The reading thread's lane can also reach the file before the close that ends the binding its reads were on:
+ * a read after the close, on the descriptor reopened to another file, counts on that one (test_fd_paths under
+ * ASan saw every read on the first of three files). */
+static void test_read_before_its_close_in_file(void **state)
+{
+	struct fx *fx = *state;
+	int fd = pwt_open(fx, "0-60.pwt", 60, 1, 0, 1000);
+	put_string(fd, 8, "f0");
+	put_string(fd, 16, "/w");
+	put_string(fd, 24, "f1");
+	put_open(fd, PW_EV_OPEN, 1000, 3, 8, AT_FDCWD, 16);
+	struct pw_rec_call reads[] = {mkrec(PW_EV_READ, 61, 1100, 1110, 100, 3, 100, 0),
+				      mkrec(PW_EV_READ, 61, 2100, 2110, 30, 3, 30, 0)};
+	put_records(fd, reads, NREC(reads));
+	struct pw_rec_call close0 = mkrec(PW_EV_CLOSE, 60, 2000, 2005, 0, 3, 0, 0);
+	put_records(fd, &close0, 1);
+	put_open(fd, PW_EV_OPEN, 2050, 3, 24, AT_FDCWD, 16);
+	pwt_end(fd, PW_END_EXITED, 0, 3000, 0);
+
+	struct pw_analysis *an = &fx->an;
+	analyze_ok(fx, an);
+	const struct pw_file_stat *f0 = file_of(rank_of(an, 0), "/w/f0"), *f1 = file_of(rank_of(an, 0), "/w/f1");
+	assert_int_equal(f0->reads, 1);
+	assert_int_equal(f0->read_bytes, 100);
+	assert_int_equal(f1->reads, 1);
+	assert_int_equal(f1->read_bytes, 30);
+	pw_analysis_free(an);
+}
+
 /* Stat-family and access calls name files as opens do: a relative path from the working directory the record
  * carries or from the directory descriptor; an empty path (AT_EMPTY_PATH) is the descriptor's own file. Only
  * calls that succeeded count. */
@@ -1957,6 +1986,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_open_without_path_unbinds_fd, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stats_named_by_absolute_path, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_before_its_open_in_file, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_read_before_its_close_in_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_files_named_by_absolute_path, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fd_map_per_process, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_process_endings, setup, teardown),
