@@ -127,6 +127,8 @@ struct pending_io {
 	int64_t fd;
 	uint64_t t0_ns, dur_ns, bytes;
 	int write;
+	uint32_t seen_on; /* the file it was on when read, index + 1 (0: none): the binding may be forgotten by the
+			   * image's end (FD_BINDINGS per descriptor) */
 };
 
 #define PENDING_MAX 65536u
@@ -711,6 +713,7 @@ static uint32_t account_call(struct file_ctx *c, struct pw_proc *p, struct pw_ca
 {
 	const struct pw_rec_call *rec = e->rec;
 	struct pw_file_stat *f = NULL;
+	int pended = 0; /* a read or write looked up again at the image's end (count_pending_io) */
 	switch (kind) {
 	case PW_K_OPEN: {
 		size_t fi = follow_fd(c, e); /* also when the fd is past the fd table */
@@ -738,8 +741,9 @@ static uint32_t account_call(struct file_ctx *c, struct pw_proc *p, struct pw_ca
 		    c->npending < PENDING_MAX &&
 		    !pw_reserve(&c->pending, &c->pending_cap, c->npending + 1, sizeof *c->pending)) {
 			c->pending[c->npending++] = (struct pending_io){(int64_t)rec->arg0, e->t0_ns, dur, rec->arg1,
-								 kind == PW_K_WRITE};
-			f = NULL;
+								 kind == PW_K_WRITE,
+								 f ? file_number(c, f) + 1 : 0};
+			pended = 1;
 		} else if (f) {
 			count_file_io(p, f, kind == PW_K_WRITE, e->t0_ns, dur, rec->arg1);
 		}
@@ -800,8 +804,8 @@ static uint32_t account_call(struct file_ctx *c, struct pw_proc *p, struct pw_ca
 			c->oom = 1;
 		break;
 	}
-	note_file_domain(c, f, e, kind, dur);
-	return file_number(c, f);
+	note_file_domain(c, f, e, kind, dur); /* a pended call: by the file it was on when read */
+	return pended ? PW_TL_NONE : file_number(c, f); /* the timeline names a pended call's file later */
 }
 
 /* A call the report counts. */
@@ -981,6 +985,8 @@ static void count_pending_io(struct file_ctx *c)
 	size_t nbound = 0;
 	for (size_t i = 0; i < c->npending; i++) {
 		struct pw_file_stat *f = file_of_fd(c, c->pending[i].fd, c->pending[i].t0_ns);
+		if (!f && c->pending[i].seen_on)
+			f = &c->rs->r.files[c->pending[i].seen_on - 1];
 		if (!f)
 			continue;
 		count_file_io(p, f, c->pending[i].write, c->pending[i].t0_ns, c->pending[i].dur_ns, c->pending[i].bytes);
