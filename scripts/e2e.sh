@@ -69,18 +69,24 @@ install() {
 	echo "e2e: installed in ${secs} s: $(versions)"
 }
 
-# One installer at a time per environment (clones share it); the others wait, then find it ready.
-if have_packages; then
-	echo "e2e: reusing $venv: $(versions)"
-elif command -v flock >/dev/null 2>&1; then
-	mkdir -p "$(dirname "$venv")" || die "cannot create $(dirname "$venv")"
-	exec 9>"$venv.lock" || die "cannot open $venv.lock"
-	flock -w "$((pip_timeout + 60))" 9 || die "another install into $venv holds $venv.lock"
-	if have_packages; then echo "e2e: reusing $venv: $(versions)"; else install; fi
-	exec 9>&-
-else
-	install
-fi
+# ready HAVE INSTALL DIR: makes the environment DIR with INSTALL unless HAVE finds it ready. One installer at a
+# time per environment (clones share it); the others wait on its lock, then find it ready. die in the locked
+# subshell ends the script too.
+ready() {
+	"$1" && return 0
+	if ! command -v flock >/dev/null 2>&1; then
+		"$2"
+		return
+	fi
+	mkdir -p "$(dirname "$3")" || die "cannot create $(dirname "$3")"
+	(
+		flock -w "$((pip_timeout + 60))" 9 || die "another install into $3 holds $3.lock"
+		"$1" || "$2"
+	) 9>"$3.lock" || exit 2
+}
+
+ready have_packages install "$venv"
+echo "e2e: using $venv: $(versions)"
 
 # HTA: its own environment (pandas, numpy and plotly at the versions it wants, apart from torch's).
 hta_venv=${PROFWRAP_E2E_HTA_VENV:-$HOME/.cache/profwrap/hta-venv}
@@ -106,17 +112,8 @@ hta_version() {
 	"$hta_py" -c 'import importlib.metadata as m; print(m.version("holistictraceanalysis"))'
 }
 
-if have_hta; then
-	echo "e2e: reusing $hta_venv (HTA $(hta_version))"
-elif command -v flock >/dev/null 2>&1; then
-	mkdir -p "$(dirname "$hta_venv")" || die "cannot create $(dirname "$hta_venv")"
-	exec 8>"$hta_venv.lock" || die "cannot open $hta_venv.lock"
-	flock -w "$((pip_timeout + 60))" 8 || die "another install into $hta_venv holds $hta_venv.lock"
-	have_hta || install_hta
-	exec 8>&-
-else
-	install_hta
-fi
+ready have_hta install_hta "$hta_venv"
+echo "e2e: using $hta_venv (HTA $(hta_version))"
 
 bin_dir=${PROFWRAP_BIN_DIR:-$repo}
 for f in profwrap profwrap-collector libprofwrap.so; do
