@@ -519,13 +519,22 @@ static ssize_t find_lasti(void *frame)
 	return found;
 }
 
-/* Learns the layout from this thread's frames (GIL held, GC off, the error indicator saved). */
-static int learn_layout(void)
+/* The minor version of the CPython 3 running, or -1 (another major version, a free-threaded build): what the
+ * frames read directly and the frame evaluation function are laid out for. */
+static int py_minor(void)
 {
 	const char *v = py.GetVersion();
 	int major = 0, minor = 0;
-	if (!py.Code_Addr2Line || sscanf(v, "%d.%d", &major, &minor) != 2 || major != 3 || minor < 9 ||
-	    minor > 13 || strstr(v, "free-threading"))
+	if (sscanf(v, "%d.%d", &major, &minor) != 2 || major != 3 || strstr(v, "free-threading"))
+		return -1;
+	return minor;
+}
+
+/* Learns the layout from this thread's frames (GIL held, GC off, the error indicator saved). */
+static int learn_layout(void)
+{
+	int minor = py_minor();
+	if (!py.Code_Addr2Line || minor < 9 || minor > 13)
 		return -1;
 	lay.minor = minor;
 	lay.frame_objects = minor <= 10;
@@ -992,10 +1001,8 @@ static int eval_layout_checks(int minor)
 /* Puts eval_frame in place, holding the GIL. Returns 1 when it serves the function ranges. */
 static int eval_begin(void)
 {
-	int major = 0, minor = 0;
-	const char *v = py.GetVersion();
-	if (sscanf(v, "%d.%d", &major, &minor) != 2 || major != 3 || minor < 9 || minor > 11 ||
-	    !py.InterpreterState_Get || !py.GetEvalFrameFunc || !py.SetEvalFrameFunc || !py.EvalFrameDefault ||
+	int minor = py_minor();
+	if (minor < 9 || minor > 11 || !py.InterpreterState_Get || !py.GetEvalFrameFunc || !py.SetEvalFrameFunc || !py.EvalFrameDefault ||
 	    !py.Tuple_Size || !py.Tuple_GetItem)
 		return 0;
 	void *interp = py.InterpreterState_Get();
