@@ -112,7 +112,7 @@ $(LIB): $(PRELOAD_OBJ)
 	$(call say,LD,$@)$(CC) -shared -o $@ $^ -Wl,-z,defs -Wl,-soname,libprofwrap.so -ldl -lpthread -lrt
 
 # The collector symbolises call stacks with elfutils (libdw); the CLI links the collector's code for `report`.
-COLLECTOR_LIBS := -ldw -lelf -lm
+COLLECTOR_LIBS := -ldw -lelf -lsqlite3 -lm
 $(COLLECTOR): $(BUILD)/collector/main.o $(COLLECTOR_LIB_OBJ) $(COMMON_OBJ)
 	$(call say,LD,$@)$(CC) $(SAN_FLAGS) -o $@ $^ $(COLLECTOR_LIBS)
 

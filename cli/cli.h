@@ -36,6 +36,8 @@ int pw_target_check(const char *file, char *why, size_t size);
 
 /* Re-renders the reports of an output directory from its raw traces. Returns 0, or 1 after a message. */
 int pw_cli_report(const char *dir);
+/* profwrap export sqlite DIR: DIR/rank<R>.sqlite from DIR/raw. Returns the exit status. */
+int pw_cli_export_sqlite(const char *dir);
 
 /* profwrap salvage DIR: recovers what a dead collector left in shared memory for DIR, then renders DIR's
  * reports. Returns 0, or 1 after a message. */

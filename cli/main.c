@@ -20,6 +20,7 @@ static void usage(FILE *f)
 {
 	fputs("usage: profwrap [options] [--] COMMAND [ARGS...]\n"
 	      "       profwrap report DIR\n"
+	      "       profwrap export sqlite DIR\n"
 	      "       profwrap merge DIR\n"
 	      "       profwrap salvage DIR\n"
 	      "       profwrap dump [--events LIST] [--kinds LIST] DIR|FILE...\n"
@@ -76,6 +77,8 @@ static void usage(FILE *f)
 	      "starting it when an option, a PROFWRAP_* setting of the environment or the output directory is\n"
 	      "refused.\n"
 	      "report DIR: write the reports of DIR again from DIR/raw.\n"
+	      "export sqlite DIR: write DIR/rank<R>.sqlite, every event of DIR/raw in an SQLite database with\n"
+	      "Nsight Systems' tables where nsys has the same data (docs/EXPORT.md).\n"
 	      "salvage DIR: write into DIR/raw the records a collector that died (killed, disk full) left in\n"
 	      "shared memory, then the reports of DIR again. profwrap does this itself when its collector dies.\n"
 	      "clean: remove shared memory and session files of runs that are gone (salvaging first what\n"
@@ -240,6 +243,11 @@ int main(int argc, char **argv)
 		if (argc != 3)
 			return fail("%s", "usage: profwrap report DIR");
 		return pw_cli_report(argv[2]);
+	}
+	if (argc >= 2 && strcmp(argv[1], "export") == 0) {
+		if (argc != 4 || strcmp(argv[2], "sqlite") != 0)
+			return fail("%s", "usage: profwrap export sqlite DIR");
+		return pw_cli_export_sqlite(argv[3]);
 	}
 	if (argc >= 2 && strcmp(argv[1], "merge") == 0) {
 		if (argc != 3)

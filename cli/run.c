@@ -759,6 +759,16 @@ int pw_cli_report(const char *dir)
 	return report_dir(dir, 0);
 }
 
+int pw_cli_export_sqlite(const char *dir)
+{
+	char err[1024];
+	size_t n = 0;
+	if (pw_export_sqlite(dir, dir, &n, err, sizeof err) < 0)
+		return say("%s", err);
+	say("wrote %zu database%s in %s (rank<R>.sqlite)", n, n == 1 ? "" : "s", dir);
+	return 0;
+}
+
 int pw_cli_capture_signal(const char *arg, int start)
 {
 	char *end;

@@ -16,6 +16,7 @@
 #include "model/call_stacks.h"
 #include "report/report_call_stacks.h"
 #include "report/report_json.h"
+#include "report/report_sqlite.h"
 #include "report/report_text.h"
 #include "report/report_trace.h"
 
@@ -154,5 +155,27 @@ int pw_render(const char *out_dir, char *const *raw_names, size_t nraw, int summ
 	pw_analysis_free(&a);
 	if (lock >= 0)
 		close(lock);
+	return rc;
+}
+
+int pw_export_sqlite(const char *out_dir, const char *dest_dir, size_t *nranks, char *err, size_t errlen)
+{
+	char raw[4352], path[4352], base[128];
+	snprintf(raw, sizeof raw, "%s/raw", out_dir);
+	int lock = lock_raw(raw);
+	struct pw_analysis a;
+	int rc = pw_analyze_whole(out_dir, &a, err, errlen);
+	if (lock >= 0)
+		close(lock);
+	if (rc < 0)
+		return -1;
+	*nranks = 0;
+	for (size_t i = 0; i < a.nranks && rc == 0; i++) {
+		pw_rank_file_base(&a.ranks[i], base, sizeof base);
+		snprintf(path, sizeof path, "%s/%s.sqlite", dest_dir, base);
+		rc = pw_write_rank_sqlite(&a, &a.ranks[i], path, err, errlen);
+		*nranks += rc == 0;
+	}
+	pw_analysis_free(&a);
 	return rc;
 }

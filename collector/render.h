@@ -28,4 +28,9 @@ struct pw_render_counts {
 int pw_render(const char *out_dir, char *const *raw_names, size_t nraw, int summarise_present,
 	      struct pw_render_counts *counts, char *err, size_t errlen);
 
+/* `profwrap export sqlite`: the model of OUT's raw traces with every event kept (pw_analyze_whole), each
+ * rank's database (report_sqlite.h) written as DEST/<rank's base name>.sqlite. *nranks: how many were
+ * written. Returns 0, or -1 with the reason in err. */
+int pw_export_sqlite(const char *out_dir, const char *dest_dir, size_t *nranks, char *err, size_t errlen);
+
 #endif

@@ -170,6 +170,7 @@ struct analysis_state {
 	struct spawned *spawned;
 	size_t nspawned, spawned_cap;
 	struct pw_symbolizer *sym; /* one for every file: its cache of modules is shared across processes */
+	const struct pw_tl_limits *timeline_limits; /* NULL: the trace's */
 };
 
 /* The group of a rank, or of the launcher processes of a host (rank < 0). */
@@ -412,7 +413,7 @@ static void on_proc(void *ctx, const struct pw_raw_proc_view *v)
 	p->exit_code = -1;
 	c->ns_per_tick = v->ns_per_tick;
 	p->timeline_image = PW_TL_NONE;
-	if (!rs->r.timeline && !(rs->r.timeline = pw_tl_new()))
+	if (!rs->r.timeline && !(rs->r.timeline = pw_tl_new(c->as->timeline_limits)))
 		c->oom = 1;
 	else if (rs->r.timeline)
 		p->timeline_image = pw_tl_image(rs->r.timeline, v->start_ns);
@@ -1350,7 +1351,11 @@ static void finish_rank(struct pw_analysis *a, struct pw_rank_report *r)
 		fprintf(stderr, "profwrap: out of memory analysing the GPU activity of rank %d\n", r->rank);
 }
 
-int pw_analyze(const char *out_dir, struct pw_analysis *a, char *err, size_t errlen)
+static int analyze_files(const char *out_dir, char *const *names_in, size_t n,
+			 const struct pw_tl_limits *timeline_limits, struct pw_analysis *a, char *err, size_t errlen);
+
+static int analyze_dir(const char *out_dir, const struct pw_tl_limits *timeline_limits, struct pw_analysis *a,
+		       char *err, size_t errlen)
 {
 	memset(a, 0, sizeof *a);
 	char raw[4352];
@@ -1376,11 +1381,21 @@ int pw_analyze(const char *out_dir, struct pw_analysis *a, char *err, size_t err
 		free(names);
 		return ERR("no raw traces in %s: nothing was recorded", raw);
 	}
-	int rc = pw_analyze_files(out_dir, names, n, a, err, errlen);
+	int rc = analyze_files(out_dir, names, n, timeline_limits, a, err, errlen);
 	for (size_t i = 0; i < n; i++)
 		free(names[i]);
 	free(names);
 	return rc;
+}
+
+int pw_analyze(const char *out_dir, struct pw_analysis *a, char *err, size_t errlen)
+{
+	return analyze_dir(out_dir, NULL, a, err, errlen);
+}
+
+int pw_analyze_whole(const char *out_dir, struct pw_analysis *a, char *err, size_t errlen)
+{
+	return analyze_dir(out_dir, &pw_tl_whole_limits, a, err, errlen);
 }
 
 /* Launcher processes are rank 0 when no process of the run has a rank (a plain `profwrap CMD`), unless all
@@ -1402,6 +1417,12 @@ static void rank_the_rankless(struct analysis_state *as)
 int pw_analyze_files(const char *out_dir, char *const *names_in, size_t n, struct pw_analysis *a, char *err,
 		     size_t errlen)
 {
+	return analyze_files(out_dir, names_in, n, NULL, a, err, errlen);
+}
+
+static int analyze_files(const char *out_dir, char *const *names_in, size_t n,
+			 const struct pw_tl_limits *timeline_limits, struct pw_analysis *a, char *err, size_t errlen)
+{
 	memset(a, 0, sizeof *a);
 	char raw[4352];
 	snprintf(raw, sizeof raw, "%s/raw", out_dir);
@@ -1411,7 +1432,7 @@ int pw_analyze_files(const char *out_dir, char *const *names_in, size_t n, struc
 	memcpy(names, names_in, n * sizeof *names);
 	qsort(names, n, sizeof *names, cmp_str);
 
-	struct analysis_state as = {0};
+	struct analysis_state as = {.timeline_limits = timeline_limits};
 	for (size_t i = 0; i < n; i++) {
 		char path[4608];
 		snprintf(path, sizeof path, "%s/%s", raw, names[i] ? names[i] : "");

@@ -18,6 +18,9 @@ void pw_rank_file_base(const struct pw_rank_report *r, char *buf, size_t size);
 /* Reads every .pwt file in OUT/raw. Returns 0, or -1 with a one-line reason in err (no raw directory, no raw file,
  * a file that cannot be read at all). Damaged files are read as far as they are whole. */
 int pw_analyze(const char *out_dir, struct pw_analysis *a, char *err, size_t errlen);
+/* As pw_analyze, with every event of each rank in its timeline and its strings whole (timeline.h:
+ * pw_tl_whole_limits), for an export; the memory it takes grows with the events. */
+int pw_analyze_whole(const char *out_dir, struct pw_analysis *a, char *err, size_t errlen);
 void pw_analysis_free(struct pw_analysis *a);
 
 #endif

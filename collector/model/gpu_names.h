@@ -71,4 +71,9 @@ const char *pw_act_mem_name(unsigned kind);
  * CUPTI reports that have no direction of ours, and values past the table). */
 const char *pw_copy_dir_name(unsigned dir);
 
+/* The name of a CUDA call CUPTI saw (its callback id, CUpti_driver_api_trace_cbid or
+ * CUpti_runtime_api_trace_cbid) for the calls that launch work; "CUDA driver call" or "CUDA runtime call" for
+ * the others. */
+const char *pw_cupti_api_name(int driver, uint32_t cbid);
+
 #endif

@@ -8,6 +8,26 @@
 #include "gpu_activity.h"
 #include "gpu_analysis.h"
 
+const struct pw_tl_limits pw_tl_trace_limits = {
+	.calls = PW_TL_MAX_CALLS,
+	.gpu_events = PW_TL_MAX_GPU_EVENTS,
+	.gpu_bytes = PW_TL_MAX_GPU_BYTES,
+	.range_events = PW_TL_MAX_RANGE_EVENTS,
+	.samples = PW_TL_MAX_SAMPLES,
+	.strings_bytes = PW_TL_STRINGS_MAX,
+};
+
+/* ids are offsets into one u32-indexed string block, so strings stop short of 4 GiB */
+const struct pw_tl_limits pw_tl_whole_limits = {
+	.calls = UINT64_MAX,
+	.gpu_events = UINT64_MAX,
+	.gpu_bytes = UINT64_MAX,
+	.range_events = UINT64_MAX,
+	.samples = UINT64_MAX,
+	.strings_bytes = UINT32_MAX - 1,
+	.whole_strings = 1,
+};
+
 /* ---- interned strings ---- */
 
 struct string_key {
@@ -34,7 +54,7 @@ static uint32_t intern(struct pw_timeline *tl, const char *s, size_t len)
 	int64_t pos = pw_hix_find(&tl->string_ix, h, string_eq, &k);
 	if (pos >= 0)
 		return (uint32_t)pos;
-	if (tl->strings_len + len + 1 > PW_TL_STRINGS_MAX) {
+	if (tl->strings_len + len + 1 > tl->limits.strings_bytes) {
 		tl->strings_refused++;
 		return PW_TL_NONE;
 	}
@@ -56,7 +76,7 @@ static uint32_t intern(struct pw_timeline *tl, const char *s, size_t len)
 /* The first max bytes of s (not inside a UTF-8 sequence) and "..." when longer. */
 static uint32_t intern_head(struct pw_timeline *tl, const char *s, size_t len, size_t max)
 {
-	if (len <= max)
+	if (len <= max || tl->limits.whole_strings)
 		return intern(tl, s, len);
 	size_t n = max;
 	while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
@@ -92,8 +112,8 @@ const char *pw_tl_cut_path(const char *s, size_t len, char buf[PW_TL_PATH_MAX], 
 static uint32_t intern_path(struct pw_timeline *tl, const char *s, size_t len)
 {
 	char buf[PW_TL_PATH_MAX];
-	size_t n;
-	const char *cut = pw_tl_cut_path(s, len, buf, &n);
+	size_t n = len;
+	const char *cut = tl->limits.whole_strings ? s : pw_tl_cut_path(s, len, buf, &n);
 	return intern(tl, cut, n);
 }
 
@@ -255,13 +275,14 @@ static void extend(uint64_t *first, uint64_t *last, uint64_t t0, uint64_t t1)
 
 /* ---- the timeline ---- */
 
-struct pw_timeline *pw_tl_new(void)
+struct pw_timeline *pw_tl_new(const struct pw_tl_limits *limits)
 {
 	struct pw_timeline *tl = calloc(1, sizeof *tl);
 	if (!tl)
 		return NULL;
-	rule_init(&tl->call_rule, PW_TL_MAX_CALLS, UINT64_MAX);
-	rule_init(&tl->gpu_rule, PW_TL_MAX_GPU_EVENTS, PW_TL_MAX_GPU_BYTES);
+	tl->limits = limits ? *limits : pw_tl_trace_limits;
+	rule_init(&tl->call_rule, tl->limits.calls, UINT64_MAX);
+	rule_init(&tl->gpu_rule, tl->limits.gpu_events, tl->limits.gpu_bytes);
 	tl->image = PW_TL_NONE;
 	return tl;
 }
@@ -327,7 +348,7 @@ static void compact_calls(struct pw_timeline *tl)
 static uint32_t add_api(struct pw_timeline *tl, const struct pw_raw_event *e)
 {
 	const struct pw_rec_api *a = (const struct pw_rec_api *)e->rec;
-	if (pw_reserve_max(&tl->apis, &tl->apis_cap, tl->napis + 1, sizeof *tl->apis, PW_TL_MAX_CALLS)) {
+	if (pw_reserve_max(&tl->apis, &tl->apis_cap, tl->napis + 1, sizeof *tl->apis, tl->limits.calls)) {
 		tl->oom = 1;
 		return PW_TL_NONE;
 	}
@@ -361,13 +382,13 @@ void pw_tl_call(struct pw_timeline *tl, const struct pw_raw_event *e, uint32_t f
 	unsigned tz = rule_count(&tl->call_rule, bucket, 0);
 	if (!rule_admits(&tl->call_rule, bucket, tz))
 		return;
-	if (tl->ncalls >= PW_TL_MAX_CALLS) {
-		rule_tighten(&tl->call_rule, with_margin(PW_TL_MAX_CALLS), UINT64_MAX);
+	if (tl->ncalls >= tl->limits.calls) {
+		rule_tighten(&tl->call_rule, with_margin(tl->limits.calls), UINT64_MAX);
 		compact_calls(tl);
 		if (!rule_admits(&tl->call_rule, bucket, tz))
 			return;
 	}
-	if (pw_reserve_max(&tl->calls, &tl->calls_cap, tl->ncalls + 1, sizeof *tl->calls, PW_TL_MAX_CALLS)) {
+	if (pw_reserve_max(&tl->calls, &tl->calls_cap, tl->ncalls + 1, sizeof *tl->calls, tl->limits.calls)) {
 		tl->oom = 1;
 		return;
 	}
@@ -443,11 +464,12 @@ static void note_device_name(struct pw_timeline *tl, const struct pw_raw_event *
  * leaves room. */
 static int gpu_room(struct pw_timeline *tl, uint64_t bytes)
 {
-	if (tl->ngpus < PW_TL_MAX_GPU_EVENTS && tl->gpu_bytes + bytes <= PW_TL_MAX_GPU_BYTES)
+	const struct pw_tl_limits *l = &tl->limits;
+	if (tl->ngpus < l->gpu_events && tl->gpu_bytes + bytes <= l->gpu_bytes)
 		return 1;
-	rule_tighten(&tl->gpu_rule, with_margin(PW_TL_MAX_GPU_EVENTS), with_margin(PW_TL_MAX_GPU_BYTES));
+	rule_tighten(&tl->gpu_rule, with_margin(l->gpu_events), with_margin(l->gpu_bytes));
 	compact_gpus(tl);
-	while (tl->ngpus >= PW_TL_MAX_GPU_EVENTS || tl->gpu_bytes + bytes > with_margin(PW_TL_MAX_GPU_BYTES)) {
+	while (tl->ngpus >= l->gpu_events || tl->gpu_bytes + bytes > with_margin(l->gpu_bytes)) {
 		if (!rule_tighten_step(&tl->gpu_rule))
 			return 0;
 		compact_gpus(tl);
@@ -487,7 +509,7 @@ void pw_tl_gpu(struct pw_timeline *tl, const struct pw_raw_event *e)
 		return;
 	if (!gpu_room(tl, bytes) || !rule_admits(&tl->gpu_rule, bucket, tz))
 		return;
-	if (pw_reserve_max(&tl->gpus, &tl->gpus_cap, tl->ngpus + 1, sizeof *tl->gpus, PW_TL_MAX_GPU_EVENTS)) {
+	if (pw_reserve_max(&tl->gpus, &tl->gpus_cap, tl->ngpus + 1, sizeof *tl->gpus, tl->limits.gpu_events)) {
 		tl->oom = 1;
 		return;
 	}
@@ -568,7 +590,7 @@ void pw_tl_image_end(struct pw_timeline *tl, const struct pw_act_file *act)
 
 static struct pw_tl_range *add_range(struct pw_timeline *tl)
 {
-	if (pw_reserve_max(&tl->ranges, &tl->ranges_cap, tl->nranges + 1, sizeof *tl->ranges, PW_TL_MAX_RANGE_EVENTS)) {
+	if (pw_reserve_max(&tl->ranges, &tl->ranges_cap, tl->nranges + 1, sizeof *tl->ranges, tl->limits.range_events)) {
 		tl->oom = 1;
 		return NULL;
 	}
@@ -617,14 +639,14 @@ void pw_tl_range(struct pw_timeline *tl, const struct pw_raw_event *e)
 	enum pw_event_kind kind = pw_events[e->rec->h.type].kind;
 	if (!tl || tl->image == PW_TL_NONE || !pw_kind_is_range(kind))
 		return;
-	if (tl->nranges >= PW_TL_MAX_RANGE_EVENTS) {
+	if (tl->nranges >= tl->limits.range_events) {
 		tl->ranges_not_drawn++;
 		return;
 	}
 	const struct pw_rec_range *rr = (const struct pw_rec_range *)e->rec;
-	uint32_t name = e->str ? intern(tl, e->str, e->str_len < PW_TL_RANGE_NAME_MAX ? e->str_len
-										     : PW_TL_RANGE_NAME_MAX)
-			       : PW_TL_NONE;
+	size_t name_len = e->str_len < PW_TL_RANGE_NAME_MAX || tl->limits.whole_strings ? e->str_len
+											  : PW_TL_RANGE_NAME_MAX;
+	uint32_t name = e->str ? intern(tl, e->str, name_len) : PW_TL_NONE;
 	if (kind == PW_K_RANGE_PUSH) {
 		open_push(tl, e, name);
 		return;
@@ -665,11 +687,11 @@ void pw_tl_sample(struct pw_timeline *tl, const struct pw_raw_event *e)
 {
 	if (!tl || tl->image == PW_TL_NONE)
 		return;
-	if (tl->nsamples >= PW_TL_MAX_SAMPLES) {
+	if (tl->nsamples >= tl->limits.samples) {
 		tl->samples_not_drawn++;
 		return;
 	}
-	if (pw_reserve_max(&tl->samples, &tl->samples_cap, tl->nsamples + 1, sizeof *tl->samples, PW_TL_MAX_SAMPLES)) {
+	if (pw_reserve_max(&tl->samples, &tl->samples_cap, tl->nsamples + 1, sizeof *tl->samples, tl->limits.samples)) {
 		tl->oom = 1;
 		return;
 	}

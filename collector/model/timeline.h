@@ -46,6 +46,14 @@
 #define PW_TL_STRINGS_MAX (32u << 20) /* bytes of interned strings; past them a call's path is not kept */
 #define PW_TL_NONE UINT32_MAX
 
+/* What a timeline keeps: the trace's budgets above (pw_tl_trace_limits), or every event and every string
+ * whole (pw_tl_whole_limits: an export wants them all, and its writer streams them to disk). */
+struct pw_tl_limits {
+	uint64_t calls, gpu_events, gpu_bytes, range_events, samples, strings_bytes;
+	int whole_strings; /* paths, range and kernel names kept uncut */
+};
+extern const struct pw_tl_limits pw_tl_trace_limits, pw_tl_whole_limits;
+
 /* Which events of one kind are kept: buckets above floor whole, floor's bucket every 2^stride-th event (by
  * its order of arrival in that bucket), those below none. Stricter only ever. */
 struct pw_tl_rule {
@@ -203,9 +211,11 @@ struct pw_timeline {
 
 	uint32_t image; /* the image being read */
 	int oom;
+	struct pw_tl_limits limits;
 };
 
-struct pw_timeline *pw_tl_new(void);
+/* A timeline that keeps what limits say (NULL: the trace's). */
+struct pw_timeline *pw_tl_new(const struct pw_tl_limits *limits);
 void pw_tl_free(struct pw_timeline *tl);
 
 /* A raw file starts: its image's number (pw_proc.timeline_image), or PW_TL_NONE when out of memory. */

@@ -161,31 +161,6 @@ static const char *act_mem_name(unsigned m)
 	return m < sizeof names / sizeof names[0] ? names[m] : "unknown";
 }
 
-/* The name of a CUDA call CUPTI saw, for the calls that launch work (the numbers are CUPTI's callback ids,
- * CUpti_driver_api_trace_cbid and CUpti_runtime_api_trace_cbid, which never change meaning). */
-static const char *cupti_api_name(int driver, uint32_t cbid)
-{
-	static const struct {
-		uint16_t cbid;
-		uint8_t driver;
-		const char *name;
-	} names[] = {
-		{307, 1, "cuLaunchKernel"},        {442, 1, "cuLaunchKernel_ptsz"},
-		{477, 1, "cuLaunchCooperativeKernel"}, {478, 1, "cuLaunchCooperativeKernel_ptsz"},
-		{514, 1, "cuGraphLaunch"},         {515, 1, "cuGraphLaunch_ptsz"},
-		{652, 1, "cuLaunchKernelEx"},      {653, 1, "cuLaunchKernelEx_ptsz"},
-		{211, 0, "cudaLaunchKernel"},      {214, 0, "cudaLaunchKernel_ptsz"},
-		{269, 0, "cudaLaunchCooperativeKernel"}, {270, 0, "cudaLaunchCooperativeKernel_ptsz"},
-		{311, 0, "cudaGraphLaunch"},       {312, 0, "cudaGraphLaunch_ptsz"},
-		{430, 0, "cudaLaunchKernelExC"},   {431, 0, "cudaLaunchKernelExC_ptsz"},
-	};
-	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-		if (names[i].cbid == cbid && names[i].driver == !!driver)
-			return names[i].name;
-	return driver ? "CUDA driver call" : "CUDA runtime call";
-}
-
-
 /* The arguments of a GPU library call that say what it did. */
 static void write_api_args(struct pw_json *j, const struct pw_tl_call *c, const struct pw_tl_api *a)
 {
@@ -469,7 +444,7 @@ static void write_api_slice(struct trace *t, const struct pw_tl_gpu *g)
 {
 	struct pw_json *j = &t->j;
 	pw_json_begin_object(j);
-	pw_json_kv_string(j, "name", cupti_api_name(g->src_driver, g->src_cbid));
+	pw_json_kv_string(j, "name", pw_cupti_api_name(g->src_driver, g->src_cbid));
 	pw_json_kv_string(j, "cat", g->src_driver ? "cuda_driver" : "cuda_runtime");
 	pw_json_kv_string(j, "ph", "X");
 	pw_json_kv_int(j, "pid", image_pid(t));

@@ -46,7 +46,7 @@ struct tfx {
 static int setup(void **state)
 {
 	struct tfx *x = calloc(1, sizeof *x);
-	if (!x || !(x->tl = pw_tl_new())) {
+	if (!x || !(x->tl = pw_tl_new(NULL))) {
 		free(x);
 		return -1;
 	}
