@@ -666,6 +666,31 @@ out "mapped); anon MB = peak RssAnon (heap and stacks; sampled every 2 ms); trac
 out "The raw trace is in the page cache (it was just written)."
 
 # ---------------------------------------------------------------------------------------------------------
+# 3a. profwrap export sqlite on a fresh 10M-event synthetic trace.
+
+section "3a. Export: profwrap export sqlite DIR on a $TRACE_EVENTS-event trace (goal: <= 10 s, database <= 2x raw)"
+exp_fmt='%-33s %9s %7s %7s %7s %8s %6s  %s\n'
+rule
+outf "$exp_fmt" "input" "events" "raw MB" "wall s" "RSS MB" "db MB" "db/raw" "notes"
+rule
+if "$BB/mktrace" "$TMP/synthetic" "$TRACE_EVENTS" >"$TMP/mktrace.out" 2>&1 &&
+	"$BB/timeit" -n 1 -q -m -- "$PROFWRAP" export sqlite "$TMP/synthetic" >"$TMP/timeit.out" 2>&1 &&
+	[ "$(kv "$TMP/timeit.out" status)" = 0 ]; then
+	raw_kb=$(du -k "$TMP/synthetic/raw" | awk '{ s += $1 } END { print s }')
+	db_kb=$(du -k "$TMP/synthetic/rank0.sqlite" | awk '{ print $1 }')
+	outf "$exp_fmt" "synthetic: 4 threads, I/O mix" "$TRACE_EVENTS" "$(fmt %.0f "$(calc "$raw_kb / 1024")")" \
+		"$(fmt %.2f "$(kv "$TMP/timeit.out" min_s)")" \
+		"$(fmt %.0f "$(calc "$(kv "$TMP/timeit.out" maxrss_kb) / 1024")")" \
+		"$(fmt %.0f "$(calc "$db_kb / 1024")")" "$(fmt %.2f "$(calc "$db_kb / $raw_kb")")" \
+		"bench/mktrace; 1 run; every call a row of PROFWRAP_CALLS"
+else
+	outf "$exp_fmt" "synthetic: 4 threads, I/O mix" "-" "-" "-" "-" "-" "-" "failed: $(tail -n 1 "$TMP/timeit.out")"
+fi
+rm -rf "$TMP/synthetic"
+rule
+out "The export keeps every event in memory before writing (RSS grows with the events, unlike the reports')."
+
+# ---------------------------------------------------------------------------------------------------------
 # 3b. Cross-rank summary: profwrap merge over a synthetic job's rank reports (bench/mkranks.py).
 
 MERGE_RANKS=1024

@@ -5,7 +5,7 @@
 set -e
 need=""
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "ok installed"; }
-for p in gcc libc6-dev make libcmocka-dev libunwind-dev libdw-dev libelf-dev binutils python3 procps openmpi-bin libopenmpi-dev \
+for p in gcc libc6-dev make libcmocka-dev libunwind-dev libdw-dev libelf-dev libsqlite3-dev binutils python3 procps openmpi-bin libopenmpi-dev \
 	sqlite3 git xz-utils bzip2 zstd zip unzip patch mount python3-pyte; do
 	have_pkg "$p" || need="$need $p"
 done

@@ -17,6 +17,9 @@ their bytes on the file's PROFWRAP_FILES row, and the file's figures are the rep
 CPU samples (--sample): PROFWRAP_SAMPLES has the report's count and CPU time, and each sample's stack is in
 PROFWRAP_STACK_FRAMES.
 
+The queries README.md ("Use with other tools") and docs/EXPORT.md show: each runs without an error on every
+database above and returns rows from at least one of them.
+
 Errors: a directory with no raw traces, and an unknown format, fail with one line and a non-zero status."""
 import os
 import re
@@ -184,11 +187,44 @@ def check_errors():
           "export in an unknown format\n%s", r.describe())
 
 
+def doc_queries():
+    """The SQL statements (a "-- " comment line, then the statement up to its ';') of README.md's section
+    "Use with other tools" and docs/EXPORT.md's "Queries"."""
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+    found = []
+    for name, start, end in (("README.md", "### Use with other tools", "\n### "),
+                             (os.path.join("docs", "EXPORT.md"), "## Queries", "\n## ")):
+        with open(os.path.join(root, name)) as f:
+            text = f.read()
+        at = text.index(start)
+        section = text[at:text.find(end, at + len(start))]
+        for m in re.finditer(r"^\s*-- ([^\n]*)\n(.*?;)", section, re.M | re.S):
+            found.append(("%s: %s" % (name, m.group(1)), m.group(2)))
+    return found
+
+
+def check_doc_queries(paths):
+    queries = doc_queries()
+    check(len(queries) >= 8, "the documents' queries: found %d", len(queries))
+    dbs = [connect(p) for p in paths]
+    for what, sql in queries:
+        rows = 0
+        for path, db in zip(paths, dbs):
+            try:
+                rows += len(db.execute(sql).fetchall())
+            except sqlite3.Error as e:
+                raise Fail("%s fails on %s: %s\n%s" % (what, path, e, sql))
+        check(rows > 0, "%s returns no row on %s\n%s", what, ", ".join(paths), sql)
+    for db in dbs:
+        db.close()
+
+
 def test():
     check_io()
     check_samples()
     check_errors()
     check_gpu()
+    check_doc_queries(["OUT/rank0.sqlite", "IO/rank0.sqlite", "SAMPLES/rank0.sqlite"])
 
 
 if __name__ == "__main__":
