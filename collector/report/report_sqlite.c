@@ -163,6 +163,9 @@ struct export {
 	} *launches;
 	size_t launches_cap;
 	struct pw_keys api_keys; /* the image's correlation ids of CUDA calls only CUPTI saw, written once */
+	struct pw_keys api_name_keys; /* those calls' names, by driver << 32 | callback id */
+	int64_t *api_names;
+	size_t api_names_cap;
 	struct pw_keys start_keys; /* the image's open NVTX start/end ranges, by id */
 	size_t *starts;
 	size_t starts_cap;
@@ -290,7 +293,7 @@ static int64_t event_name(struct export *x, unsigned type)
 	return x->event_names[type];
 }
 
-/* The timeline's strings, each at its offset (a few offsets are inside a longer string's tail: harmless). */
+/* The timeline's strings, each with its offset as its id. */
 static void write_timeline_strings(struct export *x)
 {
 	const struct pw_timeline *tl = x->tl;
@@ -377,6 +380,20 @@ static const struct kernel_names *kernel_names(struct export *x, uint32_t name)
 	return k;
 }
 
+/* The name of a CUDA call CUPTI saw, once in StringIds. */
+static int64_t cupti_api_name(struct export *x, int driver, uint32_t cbid)
+{
+	int added;
+	int64_t at = pw_keys_add(&x->api_name_keys, (uint64_t)!!driver << 32 | cbid, &added);
+	if (at < 0 || (added && pw_reserve(&x->api_names, &x->api_names_cap, (size_t)at + 1, sizeof *x->api_names))) {
+		x->failed = 1;
+		return 0;
+	}
+	if (added)
+		x->api_names[at] = add_string(x, pw_cupti_api_name(driver, cbid));
+	return x->api_names[at];
+}
+
 static uint64_t launch_key(uint32_t tid, uint64_t t0)
 {
 	return t0 * 0x9e3779b97f4a7c15ull ^ tid;
@@ -400,7 +417,7 @@ static void note_launches(struct export *x, size_t gpus, size_t gpus_end)
 			bind_int(st, 1, rel(x, g->src_t0));
 			bind_int(st, 2, rel(x, g->src_t1));
 			bind_int(st, 3, global_tid(x->proc->pid, g->src_tid));
-			bind_int(st, 4, add_string(x, pw_cupti_api_name(g->src_driver, g->src_cbid)));
+			bind_int(st, 4, cupti_api_name(x, g->src_driver, g->src_cbid));
 			bind_int(st, 5, g->corr);
 			bind_int(st, 6, g->src_driver);
 			end_row(x, st);
@@ -533,7 +550,9 @@ static void bind_payload(struct cell *st, uint32_t type, uint64_t payload)
 	}
 }
 
-static void write_nvtx_row(struct export *x, const struct pw_tl_range *r, int type, uint64_t t1, int has_end)
+/* A range from r, ended at t1 by thread end_tid when has_end. */
+static void write_nvtx_row(struct export *x, const struct pw_tl_range *r, int type, uint64_t t1, int has_end,
+			   uint32_t end_tid)
 {
 	struct cell *st = begin_row(x, ST_NVTX);
 	bind_int(st, 1, rel(x, r->t0));
@@ -546,7 +565,7 @@ static void write_nvtx_row(struct export *x, const struct pw_tl_range *r, int ty
 	bind_text(st, 7, pw_tl_string(x->tl, r->name));
 	bind_int(st, 8, global_tid(x->proc->pid, r->tid));
 	if (has_end)
-		bind_int(st, 9, global_tid(x->proc->pid, r->tid));
+		bind_int(st, 9, global_tid(x->proc->pid, end_tid));
 	if (r->name != PW_TL_NONE)
 		bind_int(st, 10, r->name);
 	bind_int(st, 11, r->domain);
@@ -560,9 +579,9 @@ static void write_range(struct export *x, size_t i)
 {
 	const struct pw_tl_range *r = &x->tl->ranges[i];
 	if (r->ph == 'X') {
-		write_nvtx_row(x, r, NSYS_NVTX_PUSH_POP, r->t1, 1);
+		write_nvtx_row(x, r, NSYS_NVTX_PUSH_POP, r->t1, 1, r->tid);
 	} else if (r->ph == 'i') {
-		write_nvtx_row(x, r, NSYS_NVTX_MARK, 0, 0);
+		write_nvtx_row(x, r, NSYS_NVTX_MARK, 0, 0, 0);
 	} else if (r->ph == 'b') {
 		int added;
 		int64_t at = pw_keys_add(&x->start_keys, r->id, &added);
@@ -571,13 +590,13 @@ static void write_range(struct export *x, size_t i)
 			return;
 		}
 		if (!added && x->starts[at] != SIZE_MAX) /* an id reused while open: the first never ended */
-			write_nvtx_row(x, &x->tl->ranges[x->starts[at]], NSYS_NVTX_START_END, 0, 0);
+			write_nvtx_row(x, &x->tl->ranges[x->starts[at]], NSYS_NVTX_START_END, 0, 0, 0);
 		x->starts[at] = i;
 	} else {
 		int64_t at = pw_keys_find(&x->start_keys, r->id);
 		if (at < 0 || x->starts[at] == SIZE_MAX)
 			return;
-		write_nvtx_row(x, &x->tl->ranges[x->starts[at]], NSYS_NVTX_START_END, r->t0, 1);
+		write_nvtx_row(x, &x->tl->ranges[x->starts[at]], NSYS_NVTX_START_END, r->t0, 1, r->tid);
 		x->starts[at] = SIZE_MAX;
 	}
 }
@@ -586,7 +605,7 @@ static void write_open_starts(struct export *x)
 {
 	for (size_t at = 0; at < x->start_keys.n; at++)
 		if (x->starts[at] != SIZE_MAX)
-			write_nvtx_row(x, &x->tl->ranges[x->starts[at]], NSYS_NVTX_START_END, 0, 0);
+			write_nvtx_row(x, &x->tl->ranges[x->starts[at]], NSYS_NVTX_START_END, 0, 0, 0);
 }
 
 static void write_sample(struct export *x, const struct pw_tl_sample *s)
@@ -892,6 +911,8 @@ static void close_db(struct export *x)
 	if (x->db)
 		sqlite3_close(x->db);
 	pw_keys_free(&x->kernel_keys);
+	pw_keys_free(&x->api_name_keys);
+	free(x->api_names);
 	pw_keys_free(&x->launch_keys);
 	pw_keys_free(&x->api_keys);
 	pw_keys_free(&x->start_keys);
