@@ -15,6 +15,7 @@
 #include "merge/merge.h"
 #include "model/call_stacks.h"
 #include "report/report_call_stacks.h"
+#include "report/report_html.h"
 #include "report/report_json.h"
 #include "report/report_sqlite.h"
 #include "report/report_text.h"
@@ -34,6 +35,9 @@ int pw_write_reports(const struct pw_analysis *a, char *err, size_t errlen)
 			return -1;
 		snprintf(path, sizeof path, "%s/%s.trace.json", a->out_dir, base);
 		if (pw_write_rank_trace(a, r, path, err, errlen) < 0)
+			return -1;
+		snprintf(path, sizeof path, "%s/%s.html", a->out_dir, base);
+		if (pw_write_rank_html(a, r, path, err, errlen) < 0)
 			return -1;
 		snprintf(path, sizeof path, "%s/%s.folded", a->out_dir, base);
 		if (pw_stacks_write_folded(r, path, err, errlen) < 0)

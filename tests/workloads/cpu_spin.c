@@ -6,8 +6,11 @@
  *                           call that profwrap records (clock_gettime is not wrapped), while the main
  *                           thread waits in pthread_join
  *     cpu_spin short N      N threads one after the other, each doing arithmetic for 1 ms of its CPU time
+ *     cpu_spin split MS     integer arithmetic for MS ms of CPU time in all, 3/4 of it called from spin_major
+ *                           and 1/4 from spin_minor, in turns of 150 ms and 50 ms (a flame graph's two frames)
  *
  * Prints one line of JSON, its ground truth: {"mode":..., "calls": clock_gettime calls made in the loop,
+ * "major_ns", "minor_ns": the CPU time spent in spin_major and spin_minor (split),
  * "cpu_ns": the process's CPU time (CLOCK_PROCESS_CPUTIME_ID) when done, "timers": the POSIX timers the
  * process has then (the lines of /proc/self/timers naming one, -1 when it cannot be read)}. Exit status 0, 2 on bad usage, 1
  * when a thread cannot be started. */
@@ -45,6 +48,24 @@ static __attribute__((noinline)) void spin_arith_on(clockid_t clock, uint64_t un
 static __attribute__((noinline)) void spin_arith(uint64_t until_ns)
 {
 	spin_arith_on(CLOCK_PROCESS_CPUTIME_ID, until_ns);
+}
+
+/* Spins for ns of the process's CPU time; returns the CPU time it took (computed after the call, so the call is
+ * not a tail call and this frame stays on the stack). */
+static __attribute__((noinline)) uint64_t spin_major(uint64_t ns)
+{
+	uint64_t t0 = process_cpu_ns();
+	spin_arith(t0 + ns);
+	return process_cpu_ns() - t0;
+}
+
+/* Not the same code as spin_major, which the compiler would make one function of. */
+static __attribute__((noinline)) uint64_t spin_minor(uint64_t ns)
+{
+	uint64_t t0 = process_cpu_ns();
+	spin_arith(t0 + ns);
+	g_sink ^= 1;
+	return process_cpu_ns() - t0;
 }
 
 /* The POSIX timers the process has, or -1. */
@@ -97,15 +118,22 @@ static int spin_threads(int n, uint64_t ms)
 int main(int argc, char **argv)
 {
 	if (argc != 3 || (strcmp(argv[1], "arith") != 0 && strcmp(argv[1], "clock") != 0 &&
-			  strcmp(argv[1], "threads") != 0 && strcmp(argv[1], "short") != 0) || atol(argv[2]) <= 0) {
-		fprintf(stderr, "usage: cpu_spin arith|clock|threads MS, cpu_spin short N\n");
+			  strcmp(argv[1], "threads") != 0 && strcmp(argv[1], "short") != 0 && strcmp(argv[1], "split") != 0) ||
+	    atol(argv[2]) <= 0) {
+		fprintf(stderr, "usage: cpu_spin arith|clock|threads|split MS, cpu_spin short N\n");
 		return 2;
 	}
 	uint64_t n = (uint64_t)atol(argv[2]), until = process_cpu_ns() + n * 1000000u, calls = 0; /* MS, or N */
+	uint64_t major_ns = 0, minor_ns = 0;
 	if (strcmp(argv[1], "arith") == 0) {
 		spin_arith(until);
 	} else if (strcmp(argv[1], "clock") == 0) {
 		calls = spin_clock(until);
+	} else if (strcmp(argv[1], "split") == 0) {
+		while (process_cpu_ns() < until) {
+			major_ns += spin_major(150000000);
+			minor_ns += spin_minor(50000000);
+		}
 	} else if (strcmp(argv[1], "threads") == 0) {
 		if (spin_threads(SPIN_THREADS, n) < 0)
 			return 1;
@@ -114,7 +142,9 @@ int main(int argc, char **argv)
 			if (spin_threads(1, 1) < 0)
 				return 1;
 	}
-	printf("{\"mode\": \"%s\", \"calls\": %llu, \"cpu_ns\": %llu, \"timers\": %d}\n", argv[1],
-	       (unsigned long long)calls, (unsigned long long)process_cpu_ns(), timers());
+	printf("{\"mode\": \"%s\", \"calls\": %llu, \"cpu_ns\": %llu, \"timers\": %d, \"major_ns\": %llu, "
+	       "\"minor_ns\": %llu}\n",
+	       argv[1], (unsigned long long)calls, (unsigned long long)process_cpu_ns(), timers(),
+	       (unsigned long long)major_ns, (unsigned long long)minor_ns);
 	return 0;
 }
