@@ -22,121 +22,17 @@
 #include "../lib/json_read.h"
 #include "../report/rank_summary.h"
 #include "../report/report_format.h"
+#include "merge_state.h"
 
 #define JSON_DEPTH 64     /* the reports nest at most PW_JSON_MAX_DEPTH (32) */
 #define KEY_MAX 64
-#define PHASE_NAME_MAX 128
-#define DOMAIN_NAME_MAX 32
 #define LINE_WIDTH 119    /* summary.txt stays under 120 columns */
-#define LAST_TOP 3        /* ranks named per domain as entering last most often */
 #define FRESH_MARGIN_S 1  /* see merge_locked() */
-#define NBSP '\x01'       /* a space that does not break a line (print_paragraph) */
+#define NBSP NBSP_MARK     /* a space that does not break a line (print_paragraph) */
 
-/* The summary's TEXT members' buffers, end to end. */
-#define PW_X(name, key, type, merge, cap, label, row, stat) +(cap)
-enum { TEXT_BYTES = 0 PW_SUMMARY_MEMBERS(PW_X) };
-#undef PW_X
-_Static_assert(PW_SUM_COUNT <= 32, "struct summary's present has a bit per member");
+
 
 enum { WANT_COLLECTIVES = 1, WANT_PHASES = 2 };
-
-struct phase {
-	char name[PHASE_NAME_MAX];
-	uint64_t ns;
-};
-
-/* One domain's collective entries of the file being read: offsets from start_realtime_ns. The buffers are
- * kept from file to file. */
-struct file_coll {
-	char domain[DOMAIN_NAME_MAX];
-	uint64_t *off;
-	size_t n, cap;
-	int truncated;
-};
-
-/* The summary of the file being read. */
-struct summary {
-	union pw_summary_value v[PW_SUM_COUNT]; /* TEXT: text[member] */
-	uint32_t present;                         /* a bit per member read with a value other than null */
-	char *text[PW_SUM_COUNT];                 /* TEXT members' buffers of their cap, in texts */
-	char texts[TEXT_BYTES];
-	size_t nphases;
-	struct phase phases[PW_MERGE_MAX_PHASES];
-	size_t ncolls;
-	struct file_coll colls[PW_MERGE_MAX_DOMAINS];
-	int colls_dropped; /* collective objects past PW_MERGE_MAX_DOMAINS */
-};
-
-struct row {
-	int rank;
-	uint64_t v[PW_SUM_COUNT]; /* the FIGURE members' */
-	uint64_t last_arrivals; /* collectives (all domains) this rank entered last */
-	uint64_t late_ns;       /* the spreads of those: how long the first rank in waited for it */
-	char host[PW_SUMMARY_HOST_MAX];
-	char top[PW_SUMMARY_TOP_MAX];
-};
-
-/* Per collective index k of a domain, over the ranks read so far: the earliest and latest wall-clock entry,
- * the rank that entered last (the lowest on ties), and how many ranks had index k. */
-struct domain {
-	char name[DOMAIN_NAME_MAX];
-	size_t n, cap;
-	uint64_t *min, *max;
-	int32_t *last;
-	uint32_t *seen;
-	int truncated;
-	/* results */
-	size_t compared, max_index;
-	uint64_t median_spread, max_spread;
-	size_t ntop;
-	int top_rank[LAST_TOP];
-	uint64_t top_count[LAST_TOP];
-};
-
-struct launcher {
-	char *file, *host, *command;
-	uint64_t processes, wall;
-};
-
-struct unreadable {
-	char *file, *why;
-};
-
-struct stat_col {
-	uint64_t min, median, max;
-	int min_rank, max_rank;
-};
-
-struct merge {
-	const char *dir;
-	int *rank_files; /* the ranks of the rank<R>.json files, ascending */
-	size_t nrank_files;
-	char **launcher_files;
-	size_t nlauncher_files;
-	struct summary *s;
-	struct row *rows; /* ascending rank */
-	size_t nrows, rows_cap;
-	struct launcher *launchers;
-	size_t nlaunchers;
-	struct unreadable *bad;
-	size_t nbad;
-	struct domain domains[PW_MERGE_MAX_DOMAINS];
-	size_t ndomains;
-	int domains_dropped;
-	char *command;   /* the job's: the lowest rank's */
-	uint64_t world;  /* W */
-	size_t nmissing;
-	struct stat_col stats[PW_SUM_COUNT]; /* the FIGURE members' */
-	size_t compared; /* collectives compared, all domains */
-	uint64_t spread_total; /* their spreads summed: the time the first rank in waited for the last */
-	int straggler;   /* rank, or -1 */
-	const char *reason; /* "collectives", "busy", NULL */
-	size_t best_row;    /* the straggler's row, or the candidate that fell short */
-	int has_candidate;
-	int has_phase;
-	struct phase phase; /* the straggler's phase, ns = its excess over the others' median */
-	int straggler_nphases;
-};
 
 __attribute__((format(printf, 1, 2))) static void warn(const char *fmt, ...)
 {
@@ -1091,14 +987,14 @@ static const char *pct(char *buf, size_t len, uint64_t part, uint64_t whole)
 	return buf;
 }
 
-static void print_straggler(FILE *f, const struct merge *m)
+const char *pw_merge_straggler_text(const struct merge *m, char *text, size_t size)
 {
-	char text[2048], a[32], b[32], c[32], p[32];
+	char a[32], b[32], c[32], p[32];
 	size_t n = 0;
 #define ADD(...)                                                                                                 \
 	do {                                                                                                     \
-		if (n < sizeof text)                                                                             \
-			n += (size_t)snprintf(text + n, sizeof text - n, __VA_ARGS__);                           \
+		if (n < size)                                                                                    \
+			n += (size_t)snprintf(text + n, size - n, __VA_ARGS__);                                  \
 	} while (0)
 	const struct row *best = m->has_candidate ? &m->rows[m->best_row] : NULL;
 	if (m->nrows < 2) {
@@ -1190,7 +1086,13 @@ static void print_straggler(FILE *f, const struct merge *m)
 		ADD(" See rank%d.txt for where its time goes.", m->straggler);
 	}
 #undef ADD
-	print_paragraph(f, text, LINE_WIDTH);
+	return text;
+}
+
+static void print_straggler(FILE *f, const struct merge *m)
+{
+	char text[2048] = "";
+	print_paragraph(f, pw_merge_straggler_text(m, text, sizeof text), LINE_WIDTH);
 }
 
 static void print_skew(FILE *f, const struct merge *m)
@@ -1626,6 +1528,14 @@ static int merge_locked(struct merge *m, int only_if_complete, char *msg, size_t
 	if (write_text(f, m))
 		return pw_report_abandon(f, path, "out of memory", msg, msglen);
 	if (pw_report_close(f, path, msg, msglen))
+		return -1;
+	char html_path[PATH_MAX];
+	snprintf(html_path, sizeof html_path, "%s/summary.html", m->dir);
+	if (!(f = pw_report_open(html_path, msg, msglen)))
+		return -1;
+	if (pw_merge_write_html(f, m))
+		return pw_report_abandon(f, html_path, "out of memory", msg, msglen);
+	if (pw_report_close(f, html_path, msg, msglen))
 		return -1;
 	if (!(f = pw_report_open(json_path, msg, msglen)))
 		return -1;

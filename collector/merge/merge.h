@@ -1,4 +1,4 @@
-/* profwrap merge DIR: the cross-rank summary (OUT/summary.txt, OUT/summary.json) made from the "summary"
+/* profwrap merge DIR: the cross-rank summary (OUT/summary.txt, .json, .html) made from the "summary"
  * objects of the per-rank JSON reports (rank<R>.json) and of the launchers' (launcher-<host>.json) alone, so
  * that it works across nodes writing into one shared directory and can be made again later.
  *
@@ -12,10 +12,7 @@
 
 #include <stddef.h>
 
-#define PW_MERGE_MAX_COLLECTIVES 100000 /* entry times kept per rank and domain (the writer's limit too) */
-#define PW_MERGE_MAX_PHASES 64           /* phases read per rank (the writer's limit) */
-#define PW_MERGE_MAX_DOMAINS 8           /* collective domains compared ("mpi", "nccl", ...) */
-#define PW_MERGE_MAX_WORLD (1 << 20)     /* a larger world_size is taken for damage and ignored */
+#include "merge_limits.h"
 
 /* Straggler rules (see docs/ARCHITECTURE.md, "Cross-rank summary"):
  * - collectives: the rank the others waited for longest (the spread of each compared collective, latest

@@ -15,7 +15,8 @@ GPU: two ranks of cuda_gpu_patterns overlap on the fake GPU: the timeline has a 
 one per process, a red mark per idle gap of the report's gpu_gaps on that device, and a band with the 20 NVTX
 "step" ranges; "What to fix first" lists the report's findings, each linking to a section the page has; the
 kernel chart has the report's kernels with their counts; and the wait flame graph's root is the time of the
-calls with stacks."""
+calls with stacks. summary.html has a row per rank with summary.json's figures, its straggler, and a skew
+chart per collective domain compared."""
 import html.parser
 import json
 import os
@@ -186,10 +187,34 @@ def check_gpu(browser):
               root[0]["data-v"], with_stacks)
 
 
+def check_summary(browser):
+    """GPU/summary.html against GPU/summary.json: a row per rank with its figures, the straggler (none here),
+    a skew chart per collective domain compared."""
+    summary = load_json("GPU/summary.json")
+    dom = load(browser, "GPU/summary.html")
+    screenshot(browser, "GPU/summary.html", "gpu-summary.png")
+    rows = dom.find("tr", "rank", inside="ranks")
+    check_eq([int(r["data-rank"]) for r in rows], [r["rank"] for r in summary["ranks"]], "summary.html's rank rows")
+    cells = dom.find("span", "cell", inside="ranks")
+    figures = {"wall": "wall_ns", "GPU busy": "gpu_busy_ns", "compute kernels": "kernel_ns",
+               "collectives": "collective_ns", "file I/O": "io_ns", "waits": "wait_ns", "main thread busy": "busy_ns"}
+    check_eq(len(cells), len(figures) * len(rows), "summary.html's figure cells")
+    for i, r in enumerate(summary["ranks"]):
+        got = {c["data-figure"]: int(c["data-value"]) for c in cells[i * len(figures):(i + 1) * len(figures)]}
+        check_eq(got, {label: r[key] for label, key in figures.items()}, "summary.html's rank %d" % r["rank"])
+    straggler = dom.find("p", inside=None)
+    marked = [p for p in straggler if p.get("id") == "straggler"]
+    want = summary["straggler"] if summary["straggler"] is not None else -1
+    check_eq([int(p["data-straggler"]) for p in marked], [want], "summary.html's straggler")
+    check_eq(len(dom.find("svg", "skew")), sum(1 for d in summary["collective_skew"] if d.get("compared")),
+             "summary.html's skew charts")
+
+
 def test():
     browser = chromium()
     check_cpu(browser)
     check_gpu(browser)
+    check_summary(browser)
 
 
 if __name__ == "__main__":

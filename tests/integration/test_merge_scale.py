@@ -11,6 +11,7 @@ summary.txt (1.3 kB) per rank, ~1.8 MB for 960 more ranks; keeping the entry tim
 (ranks x collectives) would add at least 960 x 1000 x 8 B = 7.7 MB. The memory checks are skipped in a
 sanitizer build (ASan keeps freed memory). No timing is checked: bench/run.sh measures it."""
 import os
+import re
 import sys
 import time
 
@@ -95,6 +96,19 @@ def check_summary(out, exp):
     check("Straggler: rank %d: the others waited" % exp["straggler"] in text, "no straggler line:\n%s",
           text[-3000:])
     check('phase "forward"' in text, "no straggler phase in summary.txt:\n%s", text[-3000:])
+    # summary.html: a row per rank, the straggler's marked, the skew chart of the collectives compared
+    page = os.path.join(out, "summary.html")
+    with open(page) as f:
+        html = f.read()
+    check_eq(len(re.findall(r'<tr class="rank[^"]*" data-rank="\d+"', html)), n, "rank rows in summary.html")
+    check_eq(re.findall(r'<tr class="rank straggler" data-rank="(\d+)"', html), [str(exp["straggler"])],
+             "the straggler's row in summary.html")
+    check_eq(re.findall(r'id="straggler" data-straggler="(-?\d+)"', html), [str(exp["straggler"])],
+             "the straggler in summary.html")
+    check_eq(re.findall(r'<svg class="skew" data-domain="mpi" data-compared="(\d+)"', html), [str(exp["compared"])],
+             "the mpi skew chart in summary.html")
+    check(os.path.getsize(page) <= 5 << 20, "summary.html of %d ranks is %d bytes (over 5 MB)", n,
+          os.path.getsize(page))
 
 
 def test_cli():

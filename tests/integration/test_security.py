@@ -329,7 +329,8 @@ def test_links(work, data):
     victim_dir = os.path.join(work, "victims")
     os.mkdir(victim_dir)
     # (rank0.folded is written only when there are stacks: not one of them)
-    tmps = ["rank0.txt.tmp", "rank0.json.tmp", "rank0.trace.json.tmp", "summary.txt.tmp", "summary.json.tmp"]
+    tmps = ["rank0.txt.tmp", "rank0.json.tmp", "rank0.trace.json.tmp", "rank0.html.tmp", "summary.txt.tmp",
+            "summary.json.tmp"]
 
     # CLI with -f: the .tmp names (which -f does not clear) are replaced, never followed.
     out = os.path.join(work, "out-links")
@@ -344,8 +345,8 @@ def test_links(work, data):
     # Preload-only mode clears nothing first: the reports' own names are links too, replaced by the renames.
     out = os.path.join(work, "out-preload")
     os.mkdir(out)
-    victims = plant(out, tmps + ["rank0.txt", "rank0.json", "rank0.trace.json", "summary.txt", "summary.json"],
-                    victim_dir)
+    victims = plant(out, tmps + ["rank0.txt", "rank0.json", "rank0.trace.json", "rank0.html", "summary.txt",
+                                 "summary.json"], victim_dir)
     try:
         r, rep = run_preload_only(["cat", data], out)
     finally:
