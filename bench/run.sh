@@ -610,7 +610,7 @@ out "beyond 15 shared one lane under a try-lock."
 # ---------------------------------------------------------------------------------------------------------
 # 3. Reports from a 10-million-event trace.
 
-section "3. Reports: profwrap report DIR on a $TRACE_EVENTS-event trace (goal: < 1.5 s, < 64 MB peak RSS, trace < 100 MB)"
+section "3. Reports: profwrap report DIR on a $TRACE_EVENTS-event trace (goal: < 1.5 s, < 64 MB peak RSS, trace < 100 MB, rank0.html <= 5 MB)"
 rep_fmt='%-33s %9s %7s %7s %8s %7s %7s %8s  %s\n'
 rule
 outf "$rep_fmt" "input" "events" "raw MB" "wall s" "median s" "RSS MB" "anon MB" "trace MB" "notes"
@@ -622,10 +622,11 @@ report_row() {
 		[ "$(kv "$TMP/timeit.out" status)" = 0 ]; then
 		ev=$(jnum "$2/rank0.json" events)
 		tr=$(du -k "$2/rank0.trace.json" | awk '{ printf "%.1f", $1 / 1024 }')
+		html_kb=$(du -k "$2/rank0.html" | awk '{ print $1 }')
 		outf "$rep_fmt" "$1" "${ev:-?}" "$raw_mb" "$(fmt %.2f "$(kv "$TMP/timeit.out" min_s)")" \
 			"$(fmt %.2f "$(kv "$TMP/timeit.out" median_s)")" \
 			"$(fmt %.0f "$(calc "$(kv "$TMP/timeit.out" maxrss_kb) / 1024")")" \
-			"$(fmt %.1f "$(calc "$(kv "$TMP/timeit.out" maxanon_kb) / 1024")")" "$tr" "$4"
+			"$(fmt %.1f "$(calc "$(kv "$TMP/timeit.out" maxanon_kb) / 1024")")" "$tr" "$4; rank0.html ${html_kb} KB"
 	else
 		outf "$rep_fmt" "$1" "-" "$raw_mb" "-" "-" "-" "-" "-" "failed: $(tail -n 1 "$TMP/timeit.out")"
 	fi
