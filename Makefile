@@ -86,7 +86,7 @@ LIB := $(OUT_PREFIX)libprofwrap.so
 COLLECTOR := $(OUT_PREFIX)profwrap-collector
 CLI := $(OUT_PREFIX)profwrap
 
-.PHONY: all deps test unit integration tsan bench demo install clean e2e
+.PHONY: all deps test unit integration tsan bench demo docs install clean e2e
 .DEFAULT_GOAL := all
 
 ifeq ($(HAVE_CUDA),1)
@@ -198,6 +198,10 @@ bench: deps all $(BENCH_BIN) $(BENCH_GPU_BIN)
 
 demo: deps all
 	$(Q)scripts/demo.sh
+
+# The report excerpts of docs/*.md, made again from bundled workloads (test_docs_excerpts checks them).
+docs: deps all
+	$(Q)python3 scripts/docs_excerpts.py
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib

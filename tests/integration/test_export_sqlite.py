@@ -17,7 +17,7 @@ their bytes on the file's PROFWRAP_FILES row, and the file's figures are the rep
 CPU samples (--sample): PROFWRAP_SAMPLES has the report's count and CPU time, and each sample's stack is in
 PROFWRAP_STACK_FRAMES.
 
-The queries README.md ("Use with other tools") and docs/EXPORT.md show: each runs without an error on every
+The queries docs/tools.md ("SQL") and docs/EXPORT.md show: each runs without an error on every
 database above and returns rows from at least one of them.
 
 Errors: a directory with no raw traces, and an unknown format, fail with one line and a non-zero status."""
@@ -188,16 +188,17 @@ def check_errors():
 
 
 def doc_queries():
-    """The SQL statements (a "-- " comment line, then the statement up to its ';') of README.md's section
-    "Use with other tools" and docs/EXPORT.md's "Queries"."""
+    """The SQL statements (a "-- " comment line, then the statement up to its ';') of docs/tools.md and of
+    docs/EXPORT.md's "Queries"."""
     root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
     found = []
-    for name, start, end in (("README.md", "### Use with other tools", "\n### "),
+    for name, start, end in ((os.path.join("docs", "tools.md"), "# Use with other tools", "\n# "),
                              (os.path.join("docs", "EXPORT.md"), "## Queries", "\n## ")):
         with open(os.path.join(root, name)) as f:
             text = f.read()
         at = text.index(start)
-        section = text[at:text.find(end, at + len(start))]
+        stop = text.find(end, at + len(start))
+        section = text[at:stop if stop >= 0 else len(text)]
         for m in re.finditer(r"^\s*-- ([^\n]*)\n(.*?;)", section, re.M | re.S):
             found.append(("%s: %s" % (name, m.group(1)), m.group(2)))
     return found
