@@ -1,5 +1,5 @@
 #!/bin/sh
-# Makes docs/images/rank0-html.png, the README's picture of rank0.html: make demo's toy training loop, with CPU
+# Makes docs/images/rank0-html.png, the README's (and docs/reports.md's) picture of rank0.html: make demo's toy training loop, with CPU
 # samples, loaded in headless Chromium (Debian's chromium; make deps installs it).
 set -e
 cd "$(dirname "$0")/.."

@@ -8,7 +8,7 @@
  *   on hover and click-to-zoom;
  * - bar charts of the top calls, kernels, files (by time) and phases, with the figures of rank<R>.txt.
  * What does not fit the page's budget (frames too narrow to see, rows past the charts') is folded and the page
- * says so. README.md (the outputs, "rank<R>.html") describes each part for users. */
+ * says so. docs/reports.md ("rank<R>.html") describes each part for users. */
 #ifndef PW_REPORT_HTML_H
 #define PW_REPORT_HTML_H
 

@@ -550,7 +550,7 @@ static void print_coverage(FILE *f, const struct pw_rank_report *r)
 	if (r->kernel_bytes && r->coverage < 0.95 && r->kernel_bytes > r->seen_bytes + (1u << 20))
 		fprintf(f,
 			"WARNING: %.1f%% of the bytes the kernel counted went through calls profwrap did not see%s "
-			"(README, Limits: what profwrap does not see).\n",
+			"(docs/limits.md: what profwrap does not see).\n",
 			(1.0 - r->coverage) * 100.0, r->dropped ? ", or are among the dropped events below" : "");
 	if (r->shm_refused)
 		fprintf(f,

@@ -17,7 +17,7 @@ their bytes on the file's PROFWRAP_FILES row, and the file's figures are the rep
 CPU samples (--sample): PROFWRAP_SAMPLES has the report's count and CPU time, and each sample's stack is in
 PROFWRAP_STACK_FRAMES.
 
-The queries docs/tools.md ("SQL") and docs/EXPORT.md show: each runs without an error on every
+The queries docs/tools.md and docs/EXPORT.md show: each runs without an error on every
 database above and returns rows from at least one of them.
 
 Errors: a directory with no raw traces, and an unknown format, fail with one line and a non-zero status."""
