@@ -233,6 +233,8 @@ void pw_stacks_start(void);
 void pw_stacks_after_dlopen(void *handle, const char *path);
 /* After a successful dlclose: the ranges listed may be reused by another object. */
 void pw_stacks_after_dlclose(void);
+/* In a fork child, before anything else of the preload runs there: the stacks' fork gate reopened. */
+void pw_stacks_after_fork(void);
 /* In a fork child (python.c): flags that another thread of the parent may have held. */
 void pw_py_after_fork(void);
 /* Thread start and end: its CPU-time sample timer (--sample). */

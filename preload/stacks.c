@@ -208,15 +208,56 @@ static int list_module(struct dl_phdr_info *info, size_t size, void *data)
 	return 0;
 }
 
+/* Fork safety. While a thread unwinds, libunwind holds locks of its own (and the loader its lock, in
+ * dl_iterate_phdr); a fork child inherits them held by a thread it does not have, and its first stack then
+ * waits forever. So around a fork (pthread_atfork) no unwinding starts, and the forking thread waits for the
+ * unwinding under way: a stack asked for meanwhile is not taken (the call is recorded without one). Atomics
+ * only: a sample's signal handler passes the gate too. */
+static _Atomic int unwinding;    /* threads in the unwinder or listing objects */
+static _Atomic int fork_pending; /* a fork is being made */
+
+static int unwind_enter(void)
+{
+	atomic_fetch_add(&unwinding, 1);
+	if (!atomic_load(&fork_pending))
+		return 0;
+	atomic_fetch_sub(&unwinding, 1);
+	return -1;
+}
+
+static void unwind_leave(void)
+{
+	atomic_fetch_sub(&unwinding, 1);
+}
+
+static void fork_prepare(void)
+{
+	atomic_store(&fork_pending, 1);
+	while (atomic_load(&unwinding))
+		sched_yield();
+}
+
+static void fork_parent(void)
+{
+	atomic_store(&fork_pending, 0);
+}
+
+void pw_stacks_after_fork(void)
+{
+	atomic_store(&unwinding, 0);
+	atomic_store(&fork_pending, 0);
+}
+
 /* Lists the objects not listed yet. Not from a signal handler: dl_iterate_phdr takes the loader's lock. */
 static void list_modules(void)
 {
-	if (!pw_seg)
+	if (!pw_seg || unwind_enter() < 0)
 		return;
 	atomic_store_explicit(&modules_stale, 0, memory_order_relaxed);
 	pw_mutex_lock_unrecorded(&modules_lock);
 	dl_iterate_phdr(list_module, NULL);
 	pthread_mutex_unlock(&modules_lock);
+	unwind_leave();
 }
 
 /* Code outside every object (JIT code) keeps a capture finding unknown addresses: the list is scanned again
@@ -500,7 +541,7 @@ static int py_buf_take(void)
 /* Captures the calling thread's stack and returns its reference (PW_STACK_PY_PENDING set when Python frames
  * are to follow), 0 when none was stored; a sample passes its signal's ucontext, a call NULL. Called with the
  * guard at PW_GUARD_INTERNAL. */
-static uint64_t capture(uintptr_t interrupted_ip, void *ucontext)
+static uint64_t capture_stack(uintptr_t interrupted_ip, void *ucontext)
 {
 	int in_signal = ucontext != NULL;
 	struct {
@@ -554,6 +595,16 @@ static uint64_t capture(uintptr_t interrupted_ip, void *ucontext)
 		list_modules_now_and_then();
 	pw_strref ref = pw_stack_store(&b, native_len);
 	return ref ? ref | pending : pending;
+}
+
+/* capture_stack() behind the fork gate: 0 (no stack) while a fork is being made. */
+static uint64_t capture(uintptr_t interrupted_ip, void *ucontext)
+{
+	if (unwind_enter() < 0)
+		return 0;
+	uint64_t ref = capture_stack(interrupted_ip, ucontext);
+	unwind_leave();
+	return ref;
 }
 
 /* Every signal but those a fault raises in the thread itself (set by pw_stacks_start). */
@@ -919,6 +970,7 @@ void pw_stacks_start(void)
 		pw_py_after_fork();
 	} else {
 		rate = pw_clock_use_tsc ? ticks_per_ns() : 1.0;
+		pthread_atfork(fork_prepare, fork_parent, NULL); /* the child: pw_stacks_after_fork, first */
 	}
 	pw_stack_min_ticks = (int64_t)((double)pw_cfg.stack_threshold_ns * rate);
 	/* per-thread caches: no lock in the unwinder, so a sample may interrupt an unwind on another thread */
