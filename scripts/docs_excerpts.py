@@ -13,7 +13,7 @@ In a document an excerpt is an indented block between two comment lines:
 
 An excerpt is chosen sections of a report (a section: the lines from its title to the next blank line; a
 table keeps its first ROWS rows, then "..."). --check compares the documents' excerpts with new ones after
-masking what varies from run to run: every number, the widths of table columns and rules, which rows a
+masking what varies from run to run: every number (with its unit: 980 us is 1.02 ms in another run), the widths of table columns and rules, which rows a
 table shows (the row count stays), the findings after the first (a finding near its threshold comes and goes)
 and the "... N more" lines; the titles, the table headers, the sentences and the order of sections must be the
 same. Needs the fake CUDA libraries (build/fakes) and OpenMPI's mpirun for every excerpt; run from
@@ -192,7 +192,7 @@ def mask(lines):
         s = line.strip()
         if re.match(r"^-{3,}$", s):
             s = "---"
-        s = re.sub(r"\d[\d.,:]*", "#", s)
+        s = re.sub(r"\d[\d.,:]*( ?(ns|us|ms|s|B|kB|MB|GB|TB)\b)?", "#", s)  # a figure and its unit
         s = re.sub(r"\s+", " ", s)
         out.append(s)
     # a table's data rows: what they hold varies (which calls are slowest); their number does not. Which
