@@ -45,7 +45,7 @@ EXCERPTS = {
     "phases": ("phases.md", ["--", "{w}/cuda_nvtx", "ranges", "{data}/nvtx.json", "20"], "rank0.txt", ["Phases"],
                8),
     "call-sites": ("stacks.md", ["--", "{py}", "tests/workloads/py_stacks.py", "main", "3", "3"], "rank0.txt",
-                   ["Top call sites"], 6),
+                   ["Top call sites"], 4),
     "summary": ("distributed.md", ["--", "{mpirun}", "-n", "4", "{w}/mpi_ranks", "--iters", "200", "--slow-rank",
                                    "2", "--delay-ms", "20"], "summary.txt", ["profwrap summary", "Straggler",
                                                                              "Collective skew"], 4),
@@ -186,7 +186,8 @@ def blocks_of(lines):
 
 
 def mask(lines):
-    """What must not change from run to run: numbers, column widths and a table's rows masked."""
+    """What must not change from run to run: numbers, column widths and a table's rows masked, a
+    paragraph's lines joined."""
     out = []
     for line in lines:
         s = line.strip()
@@ -212,7 +213,15 @@ def mask(lines):
             if s != "---":
                 in_table = 0
             shaped.append(s)
-    return shaped
+    # a paragraph's line breaks move with the width of its figures: its lines are compared joined
+    joined = []
+    for s in shaped:
+        text = s and not s.startswith("|") and s not in ("---", "...")
+        if text and joined and joined[-1][0]:
+            joined[-1] = (True, joined[-1][1] + " " + s)
+        else:
+            joined.append((text, s))
+    return [s for _, s in joined]
 
 
 def main():
