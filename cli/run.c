@@ -621,7 +621,7 @@ static void tell_collector_outcome(const struct pw_cli_opts *o, int cst, const c
 			say("the collector failed; `profwrap salvage %s` writes what it left in shared memory and renders "
 			    "the reports", out);
 	} else if (!o->quiet && !exec_err) {
-		say("reports in %s (rank<R>.txt, .json, .trace.json, .folded, summary.txt)", out);
+		say("reports in %s (rank<R>.txt, .html, .json, .trace.json, .folded, summary.txt)", out);
 	}
 }
 
