@@ -11,4 +11,4 @@ echo "== profwrap -o $out -f -- $python tests/workloads/toy_train.py $data --epo
 echo
 cat "$out/rank0.txt"
 echo
-echo "== Reports: $out/rank0.txt, $out/rank0.json, $out/rank0.trace.json (open in https://ui.perfetto.dev), $out/summary.txt"
+echo "== Reports: $out/rank0.txt, $out/rank0.html (open in a browser), $out/rank0.json, $out/rank0.trace.json (open in https://ui.perfetto.dev), $out/summary.txt"
