@@ -151,8 +151,9 @@ def excerpt(name, text):
         if i:
             lines.append("")
         lines += block
+    workloads = os.path.relpath(WORKLOADS, ROOT)  # build-san/workloads under SAN: the excerpt says build/
     return [line.replace(python(), "python3").replace(data_dir(), "/tmp/data").replace(ROOT + "/", "")
-            .replace(host, "node0") for line in lines]
+            .replace(workloads + "/", "build/workloads/").replace(host, "node0") for line in lines]
 
 
 MARK = re.compile(r"^<!-- excerpt ([a-z0-9-]+)(: .*)? -->$")
