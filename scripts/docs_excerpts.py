@@ -14,8 +14,9 @@ In a document an excerpt is an indented block between two comment lines:
 An excerpt is chosen sections of a report (a section: the lines from its title to the next blank line; a
 table keeps its first ROWS rows, then "..."). --check compares the documents' excerpts with new ones after
 masking what varies from run to run: every number (with its unit: 980 us is 1.02 ms in another run), the widths of table columns and rules, which rows a
-table shows (the row count stays), the findings after the first (a finding near its threshold comes and goes)
-and the "... N more" lines; the titles, the table headers, the sentences and the order of sections must be the
+table shows (the row count stays), the findings after the first (a finding near its threshold comes and goes),
+the "... N more" lines, which calls a list of calls names ("read 106 ms, write 9 us") and how many ranks a list
+of ranks names, and where a paragraph's lines break; the titles, the table headers, the sentences and the order of sections must be the
 same. Needs the fake CUDA libraries (build/fakes) and OpenMPI's mpirun for every excerpt; run from
 the top of the tree after `make`."""
 import os
@@ -47,7 +48,7 @@ EXCERPTS = {
     "call-sites": ("stacks.md", ["--", "{py}", "tests/workloads/py_stacks.py", "main", "3", "3"], "rank0.txt",
                    ["Top call sites"], 4),
     "summary": ("distributed.md", ["--", "{mpirun}", "-n", "4", "{w}/mpi_ranks", "--iters", "200", "--slow-rank",
-                                   "2", "--delay-ms", "20"], "summary.txt", ["profwrap summary", "Straggler",
+                                   "2", "--delay-ms", "40"], "summary.txt", ["profwrap summary", "Straggler",
                                                                              "Collective skew"], 4),
 }
 
@@ -196,6 +197,7 @@ def mask(lines):
             s = "---"
         s = re.sub(r"\d[\d.,:]*( ?(ns|us|ms|s|B|kB|MB|GB|TB)\b)?", "#", s)  # a figure and its unit
         s = re.sub(r"\s+", " ", s)
+        s = re.sub(r"rank # \(#\)(, rank # \(#\))*", "rank # (#)...", s)  # how many ranks a list names
         out.append(s)
     # a table's data rows: what they hold varies (which calls are slowest); their number does not. Which
     # findings beyond the first fire, and whether a list has more rows than it shows, can vary too.
@@ -222,7 +224,12 @@ def mask(lines):
             joined[-1] = (True, joined[-1][1] + " " + s)
         else:
             joined.append((text, s))
-    return [s for _, s in joined]
+    out = []
+    for _, s in joined:
+        s = re.sub(r"# (ns|us|ms|s|B|kB|MB|GB|TB)\b", "#", s)  # a unit the line break had parted from its figure
+        s = re.sub(r"[A-Za-z_.]+ #(, [A-Za-z_.]+ #)*", "CALLS #", s)  # "read #, write #": which calls, and how many
+        out.append(s)
+    return out
 
 
 def main():
