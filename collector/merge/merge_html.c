@@ -9,25 +9,22 @@
 #include <string.h>
 
 #include "../lib/units.h"
+#include "../report/report_format.h"
 #include "merge_state.h"
 
 #define SKEW_WIDTH 1100.0 /* px */
 #define SKEW_HEIGHT 120.0
 #define SKEW_COLUMNS 550 /* the collectives of a domain, binned to at most this many columns (the largest shown) */
 
-static void esc(FILE *f, const char *s)
+/* The straggler's sentence: its durations' spaces (NBSP_MARK) do not break. */
+static void esc_nbsp(FILE *f, char *text)
 {
-	for (; s && *s; s++) {
-		switch (*s) {
-		case '&': fputs("&amp;", f); break;
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '"': fputs("&quot;", f); break;
-		case NBSP_MARK: fputs("&nbsp;", f); break;
-		default:
-			if ((unsigned char)*s >= 0x20 && *s != 0x7f)
-				fputc(*s, f);
-		}
+	for (char *part = text, *mark; part; part = mark ? mark + 1 : NULL) {
+		if ((mark = strchr(part, NBSP_MARK)))
+			*mark = '\0';
+		pw_html_text(f, part);
+		if (mark)
+			fputs("&nbsp;", f);
 	}
 }
 
@@ -77,7 +74,7 @@ static void write_ranks(FILE *f, const struct merge *m)
 		int straggler = r->rank == m->straggler;
 		fprintf(f, "<tr class=\"rank%s\" data-rank=\"%d\" id=\"rank-%d\"><td>%d%s</td><td>",
 			straggler ? " straggler" : "", r->rank, r->rank, r->rank, straggler ? " (straggler)" : "");
-		esc(f, r->host);
+		pw_html_text(f, r->host);
 		fputs("</td>", f);
 		for (size_t c = 0; c < ncol; c++) {
 			uint64_t v = r->v[columns[c].member];
@@ -100,7 +97,7 @@ static void write_skew(FILE *f, const struct merge *m)
 	for (size_t i = 0; i < m->ndomains; i++) {
 		const struct domain *dm = &m->domains[i];
 		fputs("<h3>", f);
-		esc(f, dm->name);
+		pw_html_text(f, dm->name);
 		fputs("</h3>\n", f);
 		if (!dm->compared) {
 			fputs("<p class=\"note\">No collective was entered by every rank.</p>\n", f);
@@ -115,7 +112,7 @@ static void write_skew(FILE *f, const struct merge *m)
 		size_t per = (dm->n + SKEW_COLUMNS - 1) / SKEW_COLUMNS, ncol = (dm->n + per - 1) / per;
 		double w = SKEW_WIDTH / (double)ncol;
 		fprintf(f, "<svg class=\"skew\" data-domain=\"");
-		esc(f, dm->name);
+		pw_html_text(f, dm->name);
 		fprintf(f, "\" data-compared=\"%zu\" width=\"%.0f\" height=\"%.0f\" xmlns=\"http://www.w3.org/2000/svg\">"
 			   "<rect width=\"%.0f\" height=\"%.0f\" fill=\"#eef1f4\"/>",
 			dm->compared, SKEW_WIDTH, SKEW_HEIGHT + 16, SKEW_WIDTH, SKEW_HEIGHT);
@@ -153,7 +150,7 @@ int pw_merge_write_html(FILE *f, const struct merge *m)
 	fprintf(f, "<header><h1>profwrap summary: %zu rank%s of world size %" PRIu64 "</h1><p class=\"meta\">Command: "
 		   "<code>",
 		m->nrows, m->nrows == 1 ? "" : "s", m->world);
-	esc(f, m->command ? m->command : "?");
+	pw_html_text(f, m->command ? m->command : "?");
 	fputs("</code></p>", f);
 	if (m->nmissing)
 		fprintf(f, "<p class=\"meta\">%zu rank%s of the world %s no report.</p>", m->nmissing,
@@ -163,7 +160,8 @@ int pw_merge_write_html(FILE *f, const struct merge *m)
 		return -1;
 	text[0] = '\0';
 	fprintf(f, "<p class=\"straggler-text\" id=\"straggler\" data-straggler=\"%d\">", m->straggler);
-	esc(f, pw_merge_straggler_text(m, text, 2048));
+	pw_merge_straggler_text(m, text, 2048);
+	esc_nbsp(f, text);
 	if (m->straggler >= 0)
 		fprintf(f, " <a href=\"#rank-%d\">Its row.</a>", m->straggler);
 	fputs("</p></header>\n", f);

@@ -700,3 +700,41 @@ void pw_tl_sample(struct pw_timeline *tl, const struct pw_raw_event *e)
 							     .cpu_ns = s.cpu_ns, .stack_ref = e->stack_ref,
 							     .image = tl->image, .tid = e->rec->h.tid};
 }
+
+/* ---- launches ---- */
+
+static uint64_t launch_key(uint32_t tid, uint64_t t0)
+{
+	return t0 * 0x9e3779b97f4a7c15ull ^ tid;
+}
+
+int pw_tl_launches_note(struct pw_tl_launches *l, const struct pw_tl_gpu *g)
+{
+	if (g->source != PW_ACT_SRC_WRAPPED)
+		return 0;
+	int added;
+	int64_t at = pw_keys_add(&l->keys, launch_key(g->src_tid, g->src_t0), &added);
+	if (at < 0 || (added && pw_reserve(&l->at, &l->cap, (size_t)at + 1, sizeof *l->at)))
+		return -1;
+	if (added)
+		l->at[at] = (struct pw_tl_launch){g->src_tid, g->corr, g->src_t0};
+	return 0;
+}
+
+const struct pw_tl_launch *pw_tl_launches_find(const struct pw_tl_launches *l, uint32_t tid, uint64_t t0)
+{
+	int64_t at = pw_keys_find(&l->keys, launch_key(tid, t0));
+	return at >= 0 && l->at[at].tid == tid && l->at[at].t0 == t0 ? &l->at[at] : NULL;
+}
+
+void pw_tl_launches_reset(struct pw_tl_launches *l)
+{
+	pw_keys_free(&l->keys);
+}
+
+void pw_tl_launches_free(struct pw_tl_launches *l)
+{
+	pw_keys_free(&l->keys);
+	free(l->at);
+	*l = (struct pw_tl_launches){0};
+}

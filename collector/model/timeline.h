@@ -254,6 +254,25 @@ static inline const char *pw_tl_string(const struct pw_timeline *tl, uint32_t id
 	return id == PW_TL_NONE ? NULL : tl->strings + id;
 }
 
+/* The wrapped calls of an image that enqueued GPU work, by thread and start, with the correlation id CUPTI gave
+ * the work: what the writers put on the call (Kineto's runtime events carry it; nsys's runtime table too). */
+struct pw_tl_launch {
+	uint32_t tid, corr;
+	uint64_t t0;
+};
+struct pw_tl_launches {
+	struct pw_keys keys;
+	struct pw_tl_launch *at; /* at keys' positions */
+	size_t cap;
+};
+/* Notes the launching call of GPU event g when it is a wrapped call. Returns 0, or -1 when out of memory. */
+int pw_tl_launches_note(struct pw_tl_launches *l, const struct pw_tl_gpu *g);
+/* The launch of thread tid that started at t0, or NULL. */
+const struct pw_tl_launch *pw_tl_launches_find(const struct pw_tl_launches *l, uint32_t tid, uint64_t t0);
+/* Forgets the launches (for the next image); _free also gives back the memory. */
+void pw_tl_launches_reset(struct pw_tl_launches *l);
+void pw_tl_launches_free(struct pw_tl_launches *l);
+
 /* Of the kept calls and GPU events, those of the rule's sampled bucket (below the threshold). */
 uint64_t pw_tl_calls_sampled(const struct pw_timeline *tl);
 uint64_t pw_tl_gpu_sampled(const struct pw_timeline *tl);

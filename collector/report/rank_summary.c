@@ -204,3 +204,17 @@ void pw_write_rank_summary_json(struct pw_json *j, const struct pw_analysis *a, 
 	}
 	pw_json_end_object(j);
 }
+
+size_t pw_rank_activity(const struct pw_rank_report *r, struct pw_activity_part parts[PW_ACTIVITY_PARTS])
+{
+	struct pw_rank_figures fig;
+	pw_rank_figures(r, &fig);
+	const struct pw_activity_part all[PW_ACTIVITY_PARTS] = {
+		{"main thread busy", fig.busy_ns}, {"GPU busy", fig.gpu_busy_ns},   {"collectives", fig.collective_ns},
+		{"file I/O", fig.io_ns},           {"pipes and sockets", fig.stream_ns}, {"waits", fig.wait_ns}};
+	size_t n = 0;
+	for (size_t i = 0; i < PW_ACTIVITY_PARTS; i++)
+		if (all[i].ns || !i)
+			parts[n++] = all[i];
+	return n;
+}

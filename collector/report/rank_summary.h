@@ -24,6 +24,15 @@ struct pw_rank_figures {
 
 void pw_rank_figures(const struct pw_rank_report *r, struct pw_rank_figures *f);
 
+/* Where the rank's time went, as the reports' header says it: the main thread's busy time, then those of GPU
+ * busy, collectives, file I/O, pipes and sockets and waits that are not 0. Returns how many parts. */
+#define PW_ACTIVITY_PARTS 6
+struct pw_activity_part {
+	const char *label;
+	uint64_t ns;
+};
+size_t pw_rank_activity(const struct pw_rank_report *r, struct pw_activity_part parts[PW_ACTIVITY_PARTS]);
+
 /* The three calls with the most time, "io.read 1.20 s, ..." ("-" when none). */
 void pw_rank_top_calls(char *buf, size_t len, const struct pw_rank_report *r);
 

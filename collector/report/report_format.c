@@ -281,3 +281,19 @@ void pw_incomplete_reason(char *buf, size_t len, const struct pw_rank_report *r,
 		 "it could not write waits in shared memory: `profwrap salvage %s` adds it and writes this report again",
 		 who, out_dir ? out_dir : "OUT");
 }
+
+void pw_html_text(FILE *f, const char *s)
+{
+	for (; s && *s; s++) {
+		switch (*s) {
+		case '&': fputs("&amp;", f); break;
+		case '<': fputs("&lt;", f); break;
+		case '>': fputs("&gt;", f); break;
+		case '"': fputs("&quot;", f); break;
+		case '\'': fputs("&#39;", f); break;
+		default:
+			if ((unsigned char)*s >= 0x20 && *s != 0x7f)
+				fputc(*s, f);
+		}
+	}
+}

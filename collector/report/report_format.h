@@ -46,6 +46,9 @@ int pw_report_close(FILE *f, const char *path, char *err, size_t errlen);
 /* Closes f and drops what was written. Returns -1 with "cannot write PATH: why" in err. */
 int pw_report_abandon(FILE *f, const char *path, const char *why, char *err, size_t errlen);
 
+/* s as HTML text or an attribute's value: &, <, >, " and ' escaped, control characters dropped. */
+void pw_html_text(FILE *f, const char *s);
+
 /* Strings of the model may be missing: print them as "?". */
 static inline const char *pw_report_str(const char *s)
 {

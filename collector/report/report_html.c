@@ -34,22 +34,6 @@
 
 /* ---- text ---- */
 
-/* s with &, <, >, " and ' escaped for HTML text and attributes; control characters dropped. */
-static void esc(FILE *f, const char *s)
-{
-	for (; s && *s; s++) {
-		switch (*s) {
-		case '&': fputs("&amp;", f); break;
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '"': fputs("&quot;", f); break;
-		case '\'': fputs("&#39;", f); break;
-		default:
-			if ((unsigned char)*s >= 0x20 && *s != 0x7f)
-				fputc(*s, f);
-		}
-	}
-}
 
 static const char *dur(char buf[32], uint64_t ns)
 {
@@ -103,15 +87,15 @@ static const char zoom_script[] =
 static void bar_row(FILE *f, const char *label, uint64_t value, uint64_t max, const char *figures)
 {
 	fputs("<div class=\"row\" data-name=\"", f);
-	esc(f, label);
+	pw_html_text(f, label);
 	fprintf(f, "\" data-value=\"%" PRIu64 "\"><span class=\"label\" title=\"", value);
-	esc(f, label);
+	pw_html_text(f, label);
 	fputs("\">", f);
-	esc(f, label);
+	pw_html_text(f, label);
 	fprintf(f, "</span><span class=\"track\"><span class=\"bar\" style=\"display:block;width:%.2f%%\"></span></span>"
 		   "<span class=\"fig\">",
 		max ? 100.0 * (double)value / (double)max : 0.0);
-	esc(f, figures);
+	pw_html_text(f, figures);
 	fputs("</span></div>\n", f);
 }
 
@@ -123,25 +107,19 @@ static void write_header(FILE *f, const struct pw_rank_report *r)
 	else
 		snprintf(title, sizeof title, "rank %d", r->rank);
 	fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>profwrap: ", f);
-	esc(f, title);
+	pw_html_text(f, title);
 	fprintf(f, "</title><style>%s</style><script>%s</script></head><body>\n", style, head_script);
 	fputs("<header><h1>profwrap report, ", f);
-	esc(f, title);
+	pw_html_text(f, title);
 	fputs("</h1><p class=\"meta\">Command: <code>", f);
-	esc(f, r->command ? r->command : "?");
+	pw_html_text(f, r->command ? r->command : "?");
 	fprintf(f, "</code></p><p class=\"meta\">Host: ");
-	esc(f, r->host ? r->host : "?");
+	pw_html_text(f, r->host ? r->host : "?");
 	fprintf(f, " &middot; wall time %s", dur(wall, r->wall_ns));
-	struct pw_rank_figures fig;
-	pw_rank_figures(r, &fig);
-	const struct {
-		const char *label;
-		uint64_t ns;
-	} parts[] = {{"main thread busy", fig.busy_ns}, {"GPU busy", fig.gpu_busy_ns}, {"collectives", fig.collective_ns},
-		     {"file I/O", fig.io_ns}, {"pipes and sockets", fig.stream_ns}, {"waits", fig.wait_ns}};
-	for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
-		if (parts[i].ns || !i)
-			fprintf(f, " &middot; %s %s", parts[i].label, dur(wall, parts[i].ns));
+	struct pw_activity_part parts[PW_ACTIVITY_PARTS];
+	size_t nparts = pw_rank_activity(r, parts);
+	for (size_t i = 0; i < nparts; i++)
+		fprintf(f, " &middot; %s %s", parts[i].label, dur(wall, parts[i].ns));
 	fputs("</p></header>\n", f);
 }
 
@@ -169,9 +147,9 @@ static void write_findings(FILE *f, const struct pw_rank_report *r)
 		const struct pw_finding *x = &r->findings[i];
 		fprintf(f, "<li data-finding=\"%s\"><a href=\"#%s\"><b>%s</b></a>, %.1f%% of wall time: ", x->id,
 			finding_anchor(x->id), x->id, 100.0 * x->share);
-		esc(f, x->evidence);
+		pw_html_text(f, x->evidence);
 		fputs("<br><span class=\"fix\">Fix: ", f);
-		esc(f, x->advice);
+		pw_html_text(f, x->advice);
 		fputs("</span></li>\n", f);
 	}
 	if (r->nfindings)
@@ -510,11 +488,11 @@ static void write_flame(FILE *f, const struct pw_rank_report *r, const char *id,
 		unsigned y = (deepest - n->depth) * FLAME_ROW;
 		uint64_t h = pw_hash_bytes(PW_HASH_SEED, n->label, strlen(n->label));
 		fprintf(f, "<g class=\"fr\" data-n=\"");
-		esc(f, n->label);
+		pw_html_text(f, n->label);
 		fprintf(f, "\" data-x=\"%.6f\" data-w=\"%.6f\" data-d=\"%" PRIu32 "\" data-v=\"%" PRIu64 "\" data-c=\"%" PRIu64
 			   "\"><title>",
 			n->x, w, n->depth, n->value, n->count);
-		esc(f, n->label);
+		pw_html_text(f, n->label);
 		fprintf(f, ": %" PRIu64 " %s, %s, %.2f %%</title><rect x=\"%.1f\" y=\"%u\" width=\"%.1f\" height=\"%d\" "
 			   "fill=\"hsl(%d,%d%%,%d%%)\"/>",
 			n->count, samples ? (n->count == 1 ? "sample" : "samples") : (n->count == 1 ? "call" : "calls"),
@@ -525,10 +503,10 @@ static void write_flame(FILE *f, const struct pw_rank_report *r, const char *id,
 			fprintf(f, "<text x=\"%.1f\" y=\"%u\">", n->x * FLAME_WIDTH + 3, y + FLAME_ROW - 5);
 			size_t len = strlen(n->label);
 			if ((int)len <= chars) {
-				esc(f, n->label);
+				pw_html_text(f, n->label);
 			} else {
 				char *cut = strndup(n->label, (size_t)chars - 2);
-				esc(f, cut);
+				pw_html_text(f, cut);
 				free(cut);
 				fputs("..", f);
 			}
@@ -642,9 +620,9 @@ static void fill_view(struct timeline_view *v, const struct pw_rank_report *r)
 static void row_label(FILE *f, double y, const char *label, const char *sub)
 {
 	fprintf(f, "<text x=\"0\" y=\"%.0f\">", y + 14);
-	esc(f, label);
+	pw_html_text(f, label);
 	fprintf(f, "</text><text x=\"0\" y=\"%.0f\" fill=\"#6b7581\">", y + 28);
-	esc(f, sub);
+	pw_html_text(f, sub);
 	fputs("</text>\n", f);
 }
 
@@ -687,7 +665,7 @@ static void write_gpu_rows(FILE *f, const struct pw_rank_report *r, const struct
 				fprintf(f, " (in %s)", pw_events[g->sync_ev].name);
 			if (g->next) {
 				fputs(", ended by ", f);
-				esc(f, g->next);
+				pw_html_text(f, g->next);
 			}
 			fputs("</title></rect>", f);
 		}
@@ -779,7 +757,7 @@ static void write_phase_band(FILE *f, const struct pw_rank_report *r, const stru
 		double x0 = x_of(v, ph[i].t0), x1 = x_of(v, ph[i].t1);
 		fprintf(f, "<rect x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" height=\"18\" fill=\"hsl(%d,45%%,62%%)\"><title>",
 			x0, *y, x1 - x0 > 1 ? x1 - x0 : 1, 200 + (int)(h % 140));
-		esc(f, name ? name : "(unnamed)");
+		pw_html_text(f, name ? name : "(unnamed)");
 		fprintf(f, ": %s</title></rect>", dur(d, ph[i].t1 - ph[i].t0));
 	}
 	fputs("</g>\n", f);

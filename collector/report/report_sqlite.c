@@ -156,12 +156,7 @@ struct export {
 	struct pw_keys kernel_keys;       /* by the timeline string of the kernel's name */
 	struct kernel_names *kernels;
 	size_t kernels_cap;
-	struct pw_keys launch_keys; /* the image's calls that enqueued GPU work: (tid, start) -> launches */
-	struct launch {
-		uint32_t tid, corr;
-		uint64_t t0;
-	} *launches;
-	size_t launches_cap;
+	struct pw_tl_launches launches; /* the image's calls that enqueued GPU work */
 	struct pw_keys api_keys; /* the image's correlation ids of CUDA calls only CUPTI saw, written once */
 	struct pw_keys api_name_keys; /* those calls' names, by driver << 32 | callback id */
 	int64_t *api_names;
@@ -394,11 +389,6 @@ static int64_t cupti_api_name(struct export *x, int driver, uint32_t cbid)
 	return x->api_names[at];
 }
 
-static uint64_t launch_key(uint32_t tid, uint64_t t0)
-{
-	return t0 * 0x9e3779b97f4a7c15ull ^ tid;
-}
-
 /* The image's calls that enqueued GPU work (the GPU events' launchers), before its calls are written, and
  * the CUDA calls only CUPTI saw (a library launching through the driver) as PROFWRAP_CUPTI_API rows. */
 static void note_launches(struct export *x, size_t gpus, size_t gpus_end)
@@ -423,15 +413,10 @@ static void note_launches(struct export *x, size_t gpus, size_t gpus_end)
 			end_row(x, st);
 			continue;
 		}
-		if (g->source != PW_ACT_SRC_WRAPPED)
-			continue;
-		int64_t at = pw_keys_add(&x->launch_keys, launch_key(g->src_tid, g->src_t0), &added);
-		if (at < 0 || (added && pw_reserve(&x->launches, &x->launches_cap, (size_t)at + 1, sizeof *x->launches))) {
+		if (pw_tl_launches_note(&x->launches, g) < 0) {
 			x->failed = 1;
 			return;
 		}
-		if (added)
-			x->launches[at] = (struct launch){g->src_tid, g->corr, g->src_t0};
 	}
 }
 
@@ -451,11 +436,9 @@ static void write_call(struct export *x, const struct pw_tl_call *c)
 	bind_int(st, 3, global_tid(x->proc->pid, tid));
 	bind_int(st, 4, event_name(x, c->type));
 	bind_int(st, 5, info->domain);
-	if (c->api != PW_TL_NONE) {
-		int64_t at = pw_keys_find(&x->launch_keys, launch_key(tid, c->t0));
-		if (at >= 0 && x->launches[at].tid == tid && x->launches[at].t0 == c->t0)
-			bind_int(st, 6, x->launches[at].corr);
-	}
+	const struct pw_tl_launch *l = c->api != PW_TL_NONE ? pw_tl_launches_find(&x->launches, tid, c->t0) : NULL;
+	if (l)
+		bind_int(st, 6, l->corr);
 	bind_int(st, 7, c->ret);
 	if (c->err && c->err != PW_ERR_NO_ERRNO && c->api == PW_TL_NONE)
 		bind_int(st, 8, c->err);
@@ -688,7 +671,7 @@ static void write_image(struct export *x, const struct pw_proc *p, struct cursor
 	for (size_t i = s0; i < s1 && !x->failed; i++)
 		write_sample(x, &tl->samples[i]);
 	*c = (struct cursors){c1, g1, r1, s1};
-	pw_keys_free(&x->launch_keys);
+	pw_tl_launches_reset(&x->launches);
 	pw_keys_free(&x->api_keys);
 	pw_keys_free(&x->start_keys);
 }
@@ -913,11 +896,10 @@ static void close_db(struct export *x)
 	pw_keys_free(&x->kernel_keys);
 	pw_keys_free(&x->api_name_keys);
 	free(x->api_names);
-	pw_keys_free(&x->launch_keys);
+	pw_tl_launches_free(&x->launches);
 	pw_keys_free(&x->api_keys);
 	pw_keys_free(&x->start_keys);
 	free(x->kernels);
-	free(x->launches);
 	free(x->starts);
 }
 

@@ -63,18 +63,11 @@ static void format_realtime(char *buf, size_t len, uint64_t realtime_ns)
 /* The figures ranks are compared by (summary.txt's row): where the rank's time went, in one line. */
 static void print_activity(FILE *f, const struct pw_rank_report *r)
 {
-	struct pw_rank_figures fig;
-	pw_rank_figures(r, &fig);
-	const struct {
-		const char *label;
-		uint64_t ns;
-	} parts[] = {{"main thread busy", fig.busy_ns}, {"GPU busy", fig.gpu_busy_ns},   {"collectives", fig.collective_ns},
-		     {"file I/O", fig.io_ns},          {"pipes and sockets", fig.stream_ns}, {"waits", fig.wait_ns}};
+	struct pw_activity_part parts[PW_ACTIVITY_PARTS];
+	size_t nparts = pw_rank_activity(r, parts);
 	char line[256] = "", dur[32];
 	size_t n = 0;
-	for (size_t i = 0; i < sizeof parts / sizeof parts[0] && n < sizeof line; i++) {
-		if (!parts[i].ns && i)
-			continue;
+	for (size_t i = 0; i < nparts && n < sizeof line; i++) {
 		pw_format_duration(dur, sizeof dur, parts[i].ns);
 		int w = snprintf(line + n, sizeof line - n, "%s%s %s", n ? ", " : "", parts[i].label, dur);
 		if (w > 0)

@@ -43,13 +43,6 @@ struct api_span {
 	uint64_t reach;
 };
 
-/* A wrapped call that enqueued GPU work, with the correlation id CUPTI gave the work: the call carries it,
- * as Kineto's runtime events do, so that tools that join calls to kernels by it (HTA) find the launches. */
-struct launch {
-	uint32_t tid;
-	uint32_t corr;
-	uint64_t t0;
-};
 
 /* A GPU event with the call that launched it, for the GPU spans of the ranges (write_gpu_annotations). */
 struct launched {
@@ -74,9 +67,8 @@ struct trace {
 	struct api_span *spans;              /* the image's drawn GPU library calls */
 	size_t nspans, spans_cap;
 	struct pw_keys drawn; /* correlation ids whose CUPTI API slice is drawn */
-	struct pw_keys launch_keys;     /* the image's wrapped calls that enqueued GPU work: launch_key */
-	struct launch *launches;        /* at launch_keys' positions */
-	size_t launches_cap;
+	struct pw_tl_launches launches; /* the image's wrapped calls that enqueued GPU work: the call carries the
+					 * work's correlation id, as Kineto's runtime events do (HTA joins by it) */
 	uint32_t *extra_tids; /* threads with CUPTI API slices and no call of their own */
 	size_t nextra, extra_cap;
 	uint64_t samples_drawn;
@@ -89,7 +81,6 @@ struct trace {
 	int out_of_memory;
 };
 
-static const struct launch *find_launch(const struct trace *t, uint32_t tid, uint64_t t0);
 
 /* Microseconds since the rank's start, as the format wants, keeping ns precision. */
 static double trace_us(const struct trace *t, uint64_t ns)
@@ -261,7 +252,6 @@ static void write_stack(struct trace *t, uint32_t tid, uint64_t t0_ns, uint64_t 
 		pw_stacks_write_trace_stack(&t->j, t->r->stacks, id);
 }
 
-/* A call's name: its event's, and for a launch the kernel's ("cudaLaunchKernel: <kernel>"). */
 /* A kernel's name as Kineto writes it (HTA tells NCCL's kernels by their name): demangled. */
 static void write_kernel_name(struct pw_json *j, const char *name)
 {
@@ -331,7 +321,7 @@ static void write_call(struct trace *t, const struct pw_tl_call *c, uint32_t tid
 			pw_json_key(j, "kernel");
 			write_kernel_name(j, kernel);
 		}
-		const struct launch *l = find_launch(t, tid, c->t0);
+		const struct pw_tl_launch *l = pw_tl_launches_find(&t->launches, tid, c->t0);
 		if (l) {
 			pw_json_kv_uint(j, "correlation", l->corr);
 			pw_json_kv_uint(j, "External id", l->corr);
@@ -607,34 +597,14 @@ static void write_sample(struct trace *t, const struct pw_tl_sample *s)
 
 /* ---- the image's GPU library calls, for the flows ---- */
 
-static uint64_t launch_key(uint32_t tid, uint64_t t0)
-{
-	return t0 * 0x9e3779b97f4a7c15ull ^ tid;
-}
-
 /* The wrapped calls of the image that enqueued GPU work, before its calls are written. */
 static void note_launches(struct trace *t, const struct image_extent *x)
 {
-	for (size_t i = x->gpus; i < x->gpus_end; i++) {
-		const struct pw_tl_gpu *g = &t->tl->gpus[i];
-		if (g->source != PW_ACT_SRC_WRAPPED)
-			continue;
-		int added;
-		int64_t at = pw_keys_add(&t->launch_keys, launch_key(g->src_tid, g->src_t0), &added);
-		if (at < 0 || (added && pw_reserve(&t->launches, &t->launches_cap, (size_t)at + 1, sizeof *t->launches))) {
+	for (size_t i = x->gpus; i < x->gpus_end; i++)
+		if (pw_tl_launches_note(&t->launches, &t->tl->gpus[i]) < 0) {
 			t->out_of_memory = 1;
 			return;
 		}
-		if (added)
-			t->launches[at] = (struct launch){g->src_tid, g->corr, g->src_t0};
-	}
-}
-
-/* The launch of thread tid that started at t0, or NULL. */
-static const struct launch *find_launch(const struct trace *t, uint32_t tid, uint64_t t0)
-{
-	int64_t at = pw_keys_find(&t->launch_keys, launch_key(tid, t0));
-	return at >= 0 && t->launches[at].tid == tid && t->launches[at].t0 == t0 ? &t->launches[at] : NULL;
 }
 
 /* A drawn GPU library call. */
@@ -1034,7 +1004,7 @@ static void clear_image_state(struct trace *t)
 	t->steps = 0;
 	t->nlaunched = 0;
 	pw_keys_free(&t->drawn);
-	pw_keys_free(&t->launch_keys);
+	pw_tl_launches_reset(&t->launches);
 	t->nextra = 0;
 }
 
@@ -1072,7 +1042,7 @@ static void trace_free(struct trace *t)
 {
 	clear_image_state(t);
 	free(t->spans);
-	free(t->launches);
+	pw_tl_launches_free(&t->launches);
 	free(t->launched);
 	free(t->extra_tids);
 	free(t->extents);

@@ -418,6 +418,18 @@ def fakes_dir():
     return FAKES
 
 
+def profile_overlap_ranks(out, steps, opts=()):
+    """Two ranks of tests/workloads/cuda_gpu_patterns overlap (per NVTX "step" a compute kernel and an all-reduce
+    under it) on the fake GPU, under one profwrap writing into out; fails unless it exits 0."""
+    fakes = fakes_dir()
+    prog = workload("cuda_gpu_patterns")
+    ranks = " & ".join("RANK=%d WORLD_SIZE=2 LOCAL_RANK=%d %s overlap --steps %d >/dev/null" % (r, r, prog, steps)
+                       for r in (0, 1))
+    r = profwrap(["-q", "-o", out] + list(opts) + ["--", "sh", "-c", ranks + "; wait"],
+                 extra_env={"LD_LIBRARY_PATH": fakes}, timeout=120)
+    check_eq(r.rc, 0, "profwrap on two ranks of cuda_gpu_patterns overlap\n" + r.describe())
+
+
 def demangled(names):
     """{name: its demangled form}, through binutils' c++filt (a C name maps to itself)."""
     filt = shutil.which("c++filt")

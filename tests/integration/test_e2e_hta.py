@@ -39,13 +39,7 @@ def hta_python():
 
 def test():
     py = hta_python()
-    fakes = fakes_dir()
-    prog = workload("cuda_gpu_patterns")
-    ranks = " & ".join("RANK=%d WORLD_SIZE=2 LOCAL_RANK=%d %s overlap --steps %d >/dev/null" % (r, r, prog, STEPS)
-                       for r in (0, 1))
-    r = profwrap(["-q", "-o", "OUT", "--step-range=step", "--", "sh", "-c", ranks + "; wait"],
-                 extra_env={"LD_LIBRARY_PATH": fakes}, timeout=120)
-    check_eq(r.rc, 0, "profwrap on two ranks of cuda_gpu_patterns overlap\n" + r.describe())
+    profile_overlap_ranks("OUT", STEPS, opts=["--step-range=step"])
     reps = {rank: load_report("OUT", rank) for rank in (0, 1)}
 
     h = run([py, HTA_CHECK, "OUT", "0", "1"], timeout=300)

@@ -64,13 +64,7 @@ def export(out):
 
 
 def check_gpu():
-    fakes = fakes_dir()
-    prog = workload("cuda_gpu_patterns")
-    ranks = " & ".join("RANK=%d WORLD_SIZE=2 LOCAL_RANK=%d %s overlap --steps %d >/dev/null" % (r, r, prog, STEPS)
-                       for r in (0, 1))
-    r = profwrap(["-q", "-o", "OUT", "--", "sh", "-c", ranks + "; wait"], extra_env={"LD_LIBRARY_PATH": fakes},
-                 timeout=120)
-    check_eq(r.rc, 0, "profwrap on two ranks of cuda_gpu_patterns overlap\n" + r.describe())
+    profile_overlap_ranks("OUT", STEPS)
     e = export("OUT")
     check("wrote 3 databases in OUT" in e.err, "export's message: %r", e.err)
     for rank in (0, 1):

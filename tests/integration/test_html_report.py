@@ -149,13 +149,7 @@ def check_cpu(browser):
 
 
 def check_gpu(browser):
-    fakes = fakes_dir()
-    prog = workload("cuda_gpu_patterns")
-    ranks = " & ".join("RANK=%d WORLD_SIZE=2 LOCAL_RANK=%d %s overlap --steps %d >/dev/null" % (r, r, prog, STEPS)
-                       for r in (0, 1))
-    r = profwrap(["-q", "-o", "GPU", "--", "sh", "-c", ranks + "; wait"], extra_env={"LD_LIBRARY_PATH": fakes},
-                 timeout=120)
-    check_eq(r.rc, 0, "profwrap on two ranks of cuda_gpu_patterns overlap\n" + r.describe())
+    profile_overlap_ranks("GPU", STEPS)
     for rank in (0, 1):
         rep = load_report("GPU", rank)
         page = "GPU/rank%d.html" % rank

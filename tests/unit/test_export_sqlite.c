@@ -28,10 +28,10 @@
 #include "out_files.h"
 #include "out_fixture.h"
 #include "raw_writer.h"
+#include "gpu_records.h"
 
 #define PID 100
 #define TID 100        /* the main thread */
-#define CUPTI_TID 4242 /* the thread that delivers activity buffers */
 #define START 1000     /* the process's start, ns: the database's time 0 */
 #define GTID(tid) ((int64_t)PID << 24 | (tid))
 #define NREC(a) (sizeof(a) / sizeof((a)[0]))
@@ -44,41 +44,6 @@
 	"at::detail::Array<char*, 1> >(int, at::native::FillFunctor<float>, at::detail::Array<char*, 1>)"
 
 /* ---- raw traces ---- */
-
-/* A wrapped cudaLaunchKernel (grid 4x1x1, block 128x1x1) whose external correlation id is corr. */
-static struct pw_rec_api launch(uint32_t tid, uint64_t t0, uint64_t t1, uint64_t corr, uint64_t name_ref)
-{
-	struct pw_rec_api r = mkapi(PW_EV_CUDA_LAUNCH_KERNEL, tid, t0, t1, 0, 0x4000, name_ref, 0);
-	r.a[0] = 4 | (uint64_t)1 << 32;
-	r.a[1] = 1 | (uint64_t)128 << 32;
-	r.a[2] = 1 | (uint64_t)1 << 32;
-	r.corr = corr;
-	return r;
-}
-
-/* A kernel of grid 128x2x1, block 256x1x1, 32 registers a thread and 1024 bytes of shared memory. */
-static struct pw_rec_gpu kernel(uint64_t t0, uint64_t t1, int32_t device, uint32_t stream, uint32_t corr,
-				uint64_t name_ref)
-{
-	struct pw_rec_gpu r = mkact(PW_EV_GPU_KERNEL, CUPTI_TID, t0, t1, device, stream, corr,
-				    32 | (uint64_t)1024 << 32, name_ref);
-	pw_put_dims(r.a, (struct pw_dims){.grid = {128, 2, 1}, .block = {256, 1, 1}});
-	return r;
-}
-
-static struct pw_rec_gpu extcorr(uint32_t corr, uint64_t ext)
-{
-	return mkact(PW_EV_GPU_EXTCORR, CUPTI_TID, 0, 0, -1, 0, corr, ext, 1);
-}
-
-/* A CUDA call as CUPTI saw it, made by thread tid. */
-static struct pw_rec_gpu cupti_api(uint32_t tid, uint64_t t0, uint64_t t1, uint32_t corr, uint32_t cbid, int driver)
-{
-	struct pw_rec_gpu r = mkact(PW_EV_GPU_API, CUPTI_TID, t0, t1, -1, 0, corr, cbid,
-				    driver ? PW_ACT_API_DRIVER : PW_ACT_API_RUNTIME);
-	r.a[0] = tid;
-	return r;
-}
 
 /* An NVTX record: arg0 = domain | category << 32, ret per kind (a push's level, a start's or end's id). */
 static void put_range(int fd, uint16_t type, uint32_t tid, uint64_t t, uint32_t category, int64_t ret,

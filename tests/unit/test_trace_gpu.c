@@ -27,52 +27,16 @@
 #include "out_files.h"
 #include "out_fixture.h"
 #include "raw_writer.h"
+#include "gpu_records.h"
 
 #define PID 100
 #define TID 100        /* the main thread */
-#define CUPTI_TID 4242 /* the thread that delivers activity buffers */
 #define START 1000     /* the process's start, ns: ts 0 */
 #define GPU_PID(pid, dev) (1000000000 + (pid) * 100 + (dev))
 #define MAX_GPU_EVENTS 100000 /* report_trace.c's PW_TRACE_MAX_GPU_EVENTS */
 #define NREC(a) (sizeof(a) / sizeof((a)[0]))
 
 /* ---- raw traces ---- */
-
-/* A wrapped cudaLaunchKernel (grid 4x1x1, block 128x1x1) whose external correlation id is corr. */
-static struct pw_rec_api launch(uint32_t tid, uint64_t t0, uint64_t t1, uint64_t corr, uint64_t name_ref)
-{
-	struct pw_rec_api r = mkapi(PW_EV_CUDA_LAUNCH_KERNEL, tid, t0, t1, 0, 0x4000, name_ref, 0);
-	r.a[0] = 4 | (uint64_t)1 << 32;
-	r.a[1] = 1 | (uint64_t)128 << 32;
-	r.a[2] = 1 | (uint64_t)1 << 32;
-	r.corr = corr;
-	return r;
-}
-
-static struct pw_rec_gpu kernel(uint64_t t0, uint64_t t1, int32_t device, uint32_t stream, uint32_t corr,
-				uint64_t name_ref)
-{
-	struct pw_rec_gpu r = mkact(PW_EV_GPU_KERNEL, CUPTI_TID, t0, t1, device, stream, corr,
-				    32 | (uint64_t)1024 << 32, name_ref);
-	r.a[0] = 128 | (uint64_t)2 << 32; /* grid 128x2x1 */
-	r.a[1] = 1 | (uint64_t)256 << 32; /* block 256x1x1 */
-	r.a[2] = 1 | (uint64_t)1 << 32;
-	return r;
-}
-
-static struct pw_rec_gpu extcorr(uint32_t corr, uint64_t ext)
-{
-	return mkact(PW_EV_GPU_EXTCORR, CUPTI_TID, 0, 0, -1, 0, corr, ext, 1);
-}
-
-/* A CUDA call as CUPTI saw it, made by thread tid. */
-static struct pw_rec_gpu cupti_api(uint32_t tid, uint64_t t0, uint64_t t1, uint32_t corr, uint32_t cbid, int driver)
-{
-	struct pw_rec_gpu r = mkact(PW_EV_GPU_API, CUPTI_TID, t0, t1, -1, 0, corr, cbid,
-				    driver ? PW_ACT_API_DRIVER : PW_ACT_API_RUNTIME);
-	r.a[0] = tid;
-	return r;
-}
 
 static struct pw_rec_gpu device_rec(int32_t device, uint64_t name_ref)
 {
