@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -24,6 +25,9 @@
 #include "render.h"
 
 #define MAX_PRODUCERS 4096
+/* Connections accepted whose hello is not read yet. A burst of process starts (a shell loop, xargs -P, a
+ * pool of workers) queues in the listen backlog beyond these, and a process waits for room there. */
+#define MAX_PENDING 1024
 #define DRAIN_MIN_MS 1
 #define DRAIN_MAX_MS 4
 #define DETACHED_IDLE_START_MS 30000
@@ -39,11 +43,12 @@ struct server {
 	int listen_fd;
 	struct pw_producer *prod[MAX_PRODUCERS];
 	size_t nprod;
-	struct pending pend[64];
+	struct pending pend[MAX_PENDING];
 	size_t npend;
 	struct pw_live_status *live;
 	char sock_path[3200];
 	char alive_path[3200];
+	char unrecorded_path[3200]; /* processes that could not connect append themselves (pw_unrecorded) */
 	int alive_fd;
 	int session_file_fd; /* preload-only: this session's file in OUT/raw, held while the collector runs */
 	int had_producer;
@@ -78,7 +83,7 @@ static int listen_on(struct server *s, const char *path)
 	mode_t old = umask(0177); /* 0600: connecting takes write permission, and only this user has it */
 	int rc = fd < 0 ? -1 : bind(fd, (struct sockaddr *)&addr, sizeof addr);
 	umask(old);
-	if (rc < 0 || listen(fd, 128) < 0) {
+	if (rc < 0 || listen(fd, SOMAXCONN) < 0) {
 		log_line(s, "cannot listen on %s: %s", path, strerror(errno));
 		if (fd >= 0)
 			close(fd);
@@ -159,6 +164,14 @@ static int start_listening(struct server *s)
 {
 	if (pw_session_path(s->o->session_dir, "sock", s->sock_path, sizeof s->sock_path))
 		return -1;
+	/* made before the socket: a process that finds the socket finds the list too */
+	int fd = -1;
+	if (pw_session_path(s->o->session_dir, PW_SESSION_UNRECORDED, s->unrecorded_path, sizeof s->unrecorded_path) ||
+	    (fd = pw_create_file(s->unrecorded_path)) < 0) {
+		log_line(s, "cannot create %s: %s", s->unrecorded_path, strerror(errno));
+		return -1;
+	}
+	close(fd);
 	s->listen_fd = listen_on(s, s->sock_path);
 	return s->listen_fd < 0 ? -1 : 0;
 }
@@ -301,7 +314,7 @@ static int session_over(const struct server *s)
 
 static void serve_loop(struct server *s)
 {
-	struct pollfd pfd[MAX_PRODUCERS + 66];
+	struct pollfd pfd[MAX_PRODUCERS + MAX_PENDING + 2];
 	s->started = s->last_producer_at = now_ns();
 	s->timeout = DRAIN_MIN_MS;
 	while (!stop_requested) {
@@ -321,6 +334,27 @@ static void serve_loop(struct server *s)
 	}
 }
 
+/* The processes that could not connect (they waited PW_CONNECT_WAIT_MS for room in the backlog, or their
+ * hello failed): each gets a raw trace that names it, so the report counts it. */
+static void take_unrecorded(struct server *s)
+{
+	struct pw_unrecorded u;
+	uint64_t n = 0;
+	int fd = open(s->unrecorded_path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	while (fd >= 0 && read(fd, &u, sizeof u) == (ssize_t)sizeof u) {
+		if (u.magic != PW_UNRECORDED_MAGIC || u.pid <= 0)
+			continue;
+		pw_drain_unrecorded(&s->d, &u);
+		s->had_producer = 1;
+		n++;
+	}
+	if (fd >= 0)
+		close(fd);
+	if (n)
+		log_line(s, "%" PRIu64 " process%s could not connect in time and %s named in the report unrecorded", n,
+			 n == 1 ? "" : "es", n == 1 ? "is" : "are");
+}
+
 /* Producers still connected are finished as still running; hellos never read are dropped. */
 static void close_connections(struct server *s)
 {
@@ -332,6 +366,7 @@ static void close_connections(struct server *s)
 	update_live(s);
 	close(s->listen_fd);
 	unlink(s->sock_path);
+	take_unrecorded(s);
 }
 
 /* The reports of the raw traces this collector wrote. Returns pw_serve()'s exit code. */
@@ -369,6 +404,8 @@ static void clean_up(struct server *s)
 	char status_path[3200];
 	if (s->o->detached && pw_session_path(s->o->session_dir, "status", status_path, sizeof status_path) == 0)
 		unlink(status_path);
+	if (s->unrecorded_path[0])
+		unlink(s->unrecorded_path);
 	if (s->alive_fd >= 0) {
 		unlink(s->alive_path);
 		close(s->alive_fd);

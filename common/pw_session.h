@@ -37,6 +37,23 @@ struct pw_hello {
 	char shm_name[PW_SHM_NAME_MAX];
 };
 
+/* A process that could not hand its segment to the collector (its backlog stayed full, the hello failed)
+ * appends one of these to <session>/PW_SESSION_UNRECORDED with a single write (O_APPEND), so the report names
+ * it instead of losing it without a word. */
+#define PW_SESSION_UNRECORDED "unrecorded"
+#define PW_UNRECORDED_MAGIC 0x43524e55u /* "UNRC" */
+#define PW_UNRECORDED_ARGV_MAX 480
+struct pw_unrecorded {
+	uint32_t magic;
+	int32_t pid;
+	int32_t ppid;
+	int32_t rank;
+	int32_t world_size;
+	uint32_t argv_len; /* bytes of argv used: '\0'-separated, cut at PW_UNRECORDED_ARGV_MAX */
+	uint64_t start_realtime_ns;
+	char argv[PW_UNRECORDED_ARGV_MAX];
+};
+
 /* Base of session directories: $XDG_RUNTIME_DIR/profwrap when that is set, else /tmp/profwrap-<uid>.
  * Returns 0, or -ENAMETOOLONG. */
 int pw_session_base(char *buf, size_t size);

@@ -3,6 +3,7 @@
  * calling thread's guard held, so what it calls that is itself wrapped goes straight to libc. */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <errno.h>
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -436,19 +437,39 @@ static struct pw_seg_header *segment_create(char *name, size_t name_size)
 	return p;
 }
 
-/* Connects without blocking: a collector that stopped accepting must not hold the program up. */
+/* Connects to the collector's socket. While its backlog is full (a burst of process starts: a shell loop, a
+ * build, a pool of workers) connect waits for room, up to PW_CONNECT_WAIT_MS in all: a collector that stopped
+ * accepting holds a process up no longer than that. Returns the descriptor, or -errno (-ENOENT or
+ * -ECONNREFUSED: no collector listens; -EAGAIN: it did not take the connection in time). */
 static int connect_socket(const char *path)
 {
 	struct sockaddr_un addr = {.sun_family = AF_UNIX};
 	if (strlen(path) >= sizeof addr.sun_path)
-		return -1;
+		return -ENAMETOOLONG;
 	strcpy(addr.sun_path, path);
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
-		return -1;
-	if (connect(fd, (struct sockaddr *)&addr, sizeof addr) < 0) {
+		return -errno;
+	uint64_t deadline = coarse_ns() + PW_CONNECT_WAIT_MS * 1000000ull;
+	int err = EAGAIN;
+	for (;;) {
+		uint64_t now = coarse_ns(), left_us = deadline > now ? (deadline - now) / 1000 : 0;
+		struct timeval wait = {(time_t)(left_us / 1000000), (suseconds_t)(left_us % 1000000)};
+		/* the wait for room in the backlog is bounded by the socket's send timeout (0 would be none) */
+		if (!left_us || setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &wait, sizeof wait) < 0)
+			break;
+		if (connect(fd, (struct sockaddr *)&addr, sizeof addr) == 0) {
+			err = 0;
+			break;
+		}
+		if (errno != EINTR) { /* a signal handler ran: the time left is waited again */
+			err = errno;
+			break;
+		}
+	}
+	if (err) {
 		close(fd);
-		return -1;
+		return -err;
 	}
 	return pw_own_fd_move_high(fd);
 }
@@ -546,23 +567,24 @@ static int start_collector(const char *collector)
 static int connect_or_start_collector(const char *sock, int in_fork_child)
 {
 	int fd = connect_socket(sock);
-	if (fd >= 0 || !pw_cfg.preload_only || in_fork_child)
+	/* a collector that is there but busy is not replaced: a second one would take over its socket */
+	if (fd >= 0 || !pw_cfg.preload_only || in_fork_child || (fd != -ENOENT && fd != -ECONNREFUSED))
 		return fd;
 	char base[3072], lock[3200], failed[3200], collector[PATH_MAX];
 	if (pw_session_base(base, sizeof base) || pw_private_dir(base) || pw_private_dir(pw_cfg.session_dir) ||
 	    pw_session_path(pw_cfg.session_dir, "lock", lock, sizeof lock) ||
 	    pw_session_path(pw_cfg.session_dir, "start-failed", failed, sizeof failed) ||
 	    start_failed_recently(failed))
-		return -1;
+		return -ENOENT;
 	int lfd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (lfd < 0)
-		return -1;
+		return -ENOENT;
 	flock(lfd, LOCK_EX);
 	fd = connect_socket(sock);
-	if (fd < 0 && !start_failed_recently(failed)) {
+	if ((fd == -ENOENT || fd == -ECONNREFUSED) && !start_failed_recently(failed)) {
 		if (find_collector(collector, sizeof collector) == 0 && start_collector(collector) == 0)
 			fd = connect_socket(sock);
-		if (fd < 0)
+		if (fd == -ENOENT || fd == -ECONNREFUSED)
 			close(open(failed, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
 	}
 	close(lfd);
@@ -584,7 +606,31 @@ static int send_hello(int sock, const char *shm_name, int shm_fd)
 	cm->cmsg_type = SCM_RIGHTS;
 	cm->cmsg_len = CMSG_LEN(sizeof(int));
 	memcpy(CMSG_DATA(cm), &shm_fd, sizeof(int));
-	return sendmsg(sock, &msg, MSG_NOSIGNAL) == (ssize_t)sizeof hello ? 0 : -1;
+	return sendmsg(sock, &msg, MSG_NOSIGNAL | MSG_DONTWAIT) == (ssize_t)sizeof hello ? 0 : -1;
+}
+
+/* This process reaches no report of its own: it is named in the collector's list of those it could not take,
+ * which exists while the collector runs (a process that outlived the session finds none and says nothing). */
+static void note_unrecorded(void)
+{
+	char path[3200];
+	struct pw_unrecorded u = {.magic = PW_UNRECORDED_MAGIC, .pid = getpid()};
+	if (pw_session_path(pw_cfg.session_dir, PW_SESSION_UNRECORDED, path, sizeof path))
+		return;
+	int fd = open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	struct timespec rt;
+	clock_gettime(CLOCK_REALTIME, &rt);
+	u.start_realtime_ns = (uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec;
+	u.ppid = forked_by ? forked_by : getppid();
+	u.rank = pw_rank_detect(getenv);
+	u.world_size = pw_world_size_detect(getenv);
+	ssize_t len;
+	if (read_small_file("/proc/self/cmdline", u.argv, sizeof u.argv, &len) && len > 0)
+		u.argv_len = (uint32_t)(len - (len < (ssize_t)sizeof u.argv && u.argv[len - 1] == 0));
+	(void)!write(fd, &u, sizeof u); /* one write: the records of processes that fail at once do not mix */
+	close(fd);
 }
 
 /* Records what every descriptor open at start refers to (a forked worker reads files its parent opened;
@@ -625,10 +671,15 @@ static void session_start(int in_fork_child)
 		return;
 	}
 	int fd = connect_or_start_collector(sock, in_fork_child);
-	if (fd < 0) {
+	if (fd == -ENOENT || fd == -ECONNREFUSED) {
 		/* Under the CLI this is a process that outlived the session: nothing to say on the program's stderr. */
 		if (pw_cfg.preload_only)
 			say_passive("no collector is listening");
+		return;
+	}
+	if (fd < 0) {
+		note_unrecorded();
+		say_passive("the collector did not take this process in time");
 		return;
 	}
 	struct pw_seg_header *h = segment_create(name, sizeof name);
@@ -644,6 +695,7 @@ static void session_start(int in_fork_child)
 		munmap(h, h->segment_size);
 		shm_unlink(name);
 		pw_seg = NULL;
+		note_unrecorded();
 		say_passive("the collector did not take this process");
 		return;
 	}

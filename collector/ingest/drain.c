@@ -154,11 +154,10 @@ static uint32_t next_image(struct pw_drain *s, pid_t pid)
 }
 
 /* Opens OUT/raw/<name>, never reusing a name (a file of an earlier run, or of another node's collector, stays). */
-static int open_raw(struct pw_drain *s, struct pw_producer *p, uint32_t *image)
+static int open_raw(struct pw_drain *s, struct pw_producer *p, const char *host, uint32_t host_len,
+		    uint32_t *image)
 {
 	char path[4352];
-	uint32_t host_len = 0;
-	const char *host = pw_arena_get_in(p->h, &p->geo, p->h->host_ref, &host_len);
 	*image = next_image(s, p->pid);
 	for (uint32_t k = *image; k < *image + 10000; k++) {
 		raw_name(p->raw_name, sizeof p->raw_name, p->rank, host, host_len, (int)p->pid, k);
@@ -268,7 +267,9 @@ static int producer_start_raw(struct pw_drain *s, struct pw_producer *p)
 	uint32_t image = 0;
 	p->rank = p->h->rank < 0 ? -1 : p->h->rank;
 	p->world = p->h->world_size < 1 ? 1 : p->h->world_size;
-	if ((p->raw_fd = open_raw(s, p, &image)) < 0)
+	uint32_t host_len = 0;
+	const char *host = pw_arena_get_in(p->h, &p->geo, p->h->host_ref, &host_len);
+	if ((p->raw_fd = open_raw(s, p, host, host_len, &image)) < 0)
 		return -1;
 	if (pw_raw_write_header(p->raw_fd) == 0) {
 		p->raw_size = sizeof(struct pw_raw_file_header);
@@ -607,6 +608,37 @@ write_end:
 	if (rank >= 0 && world >= 1 && (rank != p->rank || world != p->world))
 		set_rank(s, p, rank, world);
 	producer_free(p);
+}
+
+void pw_drain_unrecorded(struct pw_drain *s, const struct pw_unrecorded *u)
+{
+	struct pw_producer p = {.sock = -1, .raw_fd = -1, .pid = u->pid};
+	char host[256] = "";
+	uint32_t image, argv_len = u->argv_len < sizeof u->argv ? u->argv_len : sizeof u->argv;
+	gethostname(host, sizeof host - 1);
+	p.rank = u->rank < 0 ? -1 : u->rank;
+	p.world = u->world_size < 1 ? 1 : u->world_size;
+	if ((p.raw_fd = open_raw(s, &p, host, (uint32_t)strlen(host), &image)) < 0)
+		return;
+	/* its start on the monotonic clock, as its ticks (none were read), from when it wrote its record */
+	struct timespec rt;
+	clock_gettime(CLOCK_REALTIME, &rt);
+	uint64_t real = (uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec, mono = pw_clock_mono_ns();
+	uint64_t ago = real > u->start_realtime_ns ? real - u->start_realtime_ns : 0;
+	struct pw_clock_pair start = {mono > ago ? mono - ago : mono, mono > ago ? mono - ago : mono};
+	struct pw_raw_proc proc = {u->pid, u->ppid, p.rank, p.world, PW_CLOCK_MONOTONIC, 0, start, u->start_realtime_ns,
+				   argv_len, 0, (uint32_t)strlen(host), image};
+	char strs[sizeof u->argv + sizeof host];
+	memcpy(strs, u->argv, argv_len);
+	memcpy(strs + argv_len, host, proc.host_len);
+	struct pw_raw_end end = {.how = PW_END_UNRECORDED, .end_ticks = start.ticks};
+	if (pw_raw_write_header(p.raw_fd) == 0) {
+		p.raw_size = sizeof(struct pw_raw_file_header);
+		raw_chunk(s, &p, PW_CHUNK_PROC, &proc, sizeof proc, strs, argv_len + proc.host_len);
+		raw_chunk(s, &p, PW_CHUNK_END, &end, sizeof end, NULL, 0);
+	}
+	s->processes++;
+	close(p.raw_fd);
 }
 
 void pw_drain_free(struct pw_drain *s)

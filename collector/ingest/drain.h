@@ -77,6 +77,9 @@ struct pw_producer *pw_producer_adopt(struct pw_drain *d, void *map, uint64_t ma
 uint64_t pw_producer_drain(struct pw_drain *d, struct pw_producer *p);
 /* The process is gone (or the session is over, still_running): last drain, END chunk; frees p. */
 void pw_producer_finish(struct pw_drain *d, struct pw_producer *p, int still_running);
+/* A process that could not connect (pw_unrecorded, from the session's list): a raw trace that names it, with
+ * no records and an END of PW_END_UNRECORDED. */
+void pw_drain_unrecorded(struct pw_drain *d, const struct pw_unrecorded *u);
 /* Frees what pw_drain holds. */
 void pw_drain_free(struct pw_drain *d);
 

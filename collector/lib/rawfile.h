@@ -92,6 +92,7 @@ enum pw_end_how {
 	PW_END_VANISHED = 3, /* connection closed with no exit: killed by a signal, or crashed */
 	PW_END_RUNNING = 4,  /* still running when the collector finished */
 	PW_END_DIED_IN_EXIT = 5, /* exit had begun (exit_status requested), then it ended without finishing */
+	PW_END_UNRECORDED = 6,   /* never recorded: it could not hand its segment to the collector */
 };
 
 struct pw_raw_end {

@@ -157,6 +157,8 @@ const char *pw_end_how_name(int how)
 		return "running";
 	case PW_END_DIED_IN_EXIT:
 		return "died-in-exit";
+	case PW_END_UNRECORDED:
+		return "unrecorded";
 	default:
 		return "unknown";
 	}
@@ -181,6 +183,8 @@ void pw_format_end(char *buf, size_t len, const struct pw_proc *p)
 			snprintf(buf, len, "killed by %s", signal_names[p->signal]);
 		else
 			snprintf(buf, len, "killed by signal %d", p->signal);
+	} else if (p->how == PW_END_UNRECORDED) {
+		snprintf(buf, len, "not recorded (could not connect)");
 	} else if (p->how == PW_END_EXECED) {
 		snprintf(buf, len, "exec -> %s", pw_report_str(p->exec_path));
 	} else if (p->exit_code >= 0) {
@@ -194,6 +198,7 @@ void pw_format_end(char *buf, size_t len, const struct pw_proc *p)
 		snprintf(buf, len, "ended without exit (crashed or killed)");
 	} else if (p->how == PW_END_RUNNING) {
 		snprintf(buf, len, "still running at end");
+
 	} else {
 		snprintf(buf, len, "unknown (trace cut short)");
 	}
@@ -264,12 +269,40 @@ void pw_print_wrapped(FILE *f, const char *first, const char *indent, const char
 	} while (*p);
 }
 
+/* "3 processes were not recorded (pid 412, tr, and others): ...", or "" */
+static int unrecorded_reason(char *buf, size_t len, const struct pw_rank_report *r)
+{
+	const struct pw_proc *first = NULL;
+	size_t n = 0;
+	for (size_t i = 0; i < r->nprocs; i++)
+		if (r->procs[i].how == PW_END_UNRECORDED && !n++)
+			first = &r->procs[i];
+	if (!n)
+		return snprintf(buf, len, "%s", "");
+	char name[64];
+	const char *argv = first->argv ? first->argv : "";
+	snprintf(name, sizeof name, "%.*s", (int)strcspn(argv, " "), argv);
+	return snprintf(buf, len,
+			"%zu process%s not recorded (pid %d, %s%s): %s could not hand %s shared memory to the collector, "
+			"whose backlog stayed full; %s listed with how \"unrecorded\"",
+			n, n == 1 ? " was" : "es were", first->pid, name, n == 1 ? "" : ", and others", n == 1 ? "it" : "they",
+			n == 1 ? "its" : "their", n == 1 ? "it is" : "they are");
+}
+
 void pw_incomplete_reason(char *buf, size_t len, const struct pw_rank_report *r, const char *out_dir)
 {
 	char who[96];
-	if (!r->unfinished) {
-		snprintf(buf, len, "%s", "");
+	int at = unrecorded_reason(buf, len, r);
+	if (!r->unfinished)
 		return;
+	if (at < 0 || (size_t)at >= len)
+		return;
+	buf += at;
+	len -= (size_t)at;
+	if (at > 0 && len > 2) {
+		snprintf(buf, len, "; ");
+		buf += 2;
+		len -= 2;
 	}
 	if (r->unfinished == 1)
 		snprintf(who, sizeof who, "the raw trace of pid %d stops before the process ended", r->unfinished_pid);

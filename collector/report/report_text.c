@@ -180,7 +180,7 @@ static void print_findings(FILE *f, const struct pw_rank_report *r)
 
 static int ended_badly(const struct pw_proc *p)
 {
-	return p->signal || p->how == PW_END_VANISHED || p->how == PW_END_DIED_IN_EXIT ||
+	return p->signal || p->how == PW_END_VANISHED || p->how == PW_END_DIED_IN_EXIT || p->how == PW_END_UNRECORDED ||
 	       (p->how == PW_END_EXITED && p->exit_code != 0);
 }
 

@@ -364,7 +364,7 @@ def run_preload_only(cmd, out, timeout=60, wait=10, extra_env=None):
 def remove_preload_session(out, host=None):
     """Removes what preload-only mode leaves in its session directory for out on host, if anything."""
     sdir = preload_session_dir(out, host)
-    for leaf in ("lock", "status", "sock", "start-failed", "alive"):
+    for leaf in ("lock", "status", "sock", "start-failed", "alive", "unrecorded"):
         try:
             os.unlink(os.path.join(sdir, leaf))
         except OSError:
