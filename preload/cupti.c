@@ -442,7 +442,7 @@ static void *open_cupti(const char *cuda_path, char *found, size_t found_len)
 	if (pw_cfg.cupti)
 		return try_open(pw_cfg.cupti, found, found_len);
 	char loaded[512] = "";
-	dl_iterate_phdr(find_loaded_cupti, loaded);
+	pw_loader_iterate(find_loaded_cupti, loaded);
 	if (loaded[0])
 		return try_open(loaded, found, found_len);
 

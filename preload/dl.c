@@ -150,11 +150,39 @@ static int sum_new_objects(struct dl_phdr_info *info, size_t size, void *data)
 	return 0;
 }
 
+/* Threads inside the loader's write-locked calls, counted before they start and after they end: its value in
+ * a fork child is what it was at the instant of the fork. */
+static _Atomic int loader_calls;
+int pw_loader_unsafe;
+
+PW_REAL(int, dl_iterate_phdr, (int (*)(struct dl_phdr_info *, size_t, void *), void *));
+
+/* libunwind's and libgcc's unwinders list objects through this too. */
+PW_EXPORT int dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data)
+{
+	PW_RESOLVE(dl_iterate_phdr);
+	atomic_fetch_add(&loader_calls, 1);
+	int ret = real_dl_iterate_phdr(cb, data);
+	atomic_fetch_sub(&loader_calls, 1);
+	return ret;
+}
+
+int pw_loader_iterate(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data)
+{
+	return pw_loader_unsafe ? -1 : dl_iterate_phdr(cb, data);
+}
+
+void pw_loader_after_fork(void)
+{
+	pw_loader_unsafe = atomic_load(&loader_calls) != 0;
+	atomic_store(&loader_calls, 0);
+}
+
 void pw_loads_baseline(void)
 {
 	struct load_count now = {0};
-	dl_iterate_phdr(count_objects, &now);
-	loads_counted = now;
+	if (pw_loader_iterate(count_objects, &now) == 0)
+		loads_counted = now; /* else the parent's last count stands: the child has what it had */
 	if (pw_seg)
 		atomic_store_explicit(&pw_seg->io_loader, 0, memory_order_relaxed); /* loads before: not in the window */
 }
@@ -162,7 +190,7 @@ void pw_loads_baseline(void)
 void pw_count_loads(void)
 {
 	struct pw_seg_header *h = pw_seg;
-	if (!h || __atomic_exchange_n(&loads_lock, 1, __ATOMIC_ACQUIRE))
+	if (!h || pw_loader_unsafe || __atomic_exchange_n(&loads_lock, 1, __ATOMIC_ACQUIRE))
 		return; /* another thread counts: it will see these loads too */
 	struct load_count now = {0};
 	dl_iterate_phdr(count_objects, &now);
@@ -187,7 +215,9 @@ PW_EXPORT void *dlopen(const char *path, int flags)
 	const void *caller = __builtin_return_address(0);
 	PW_RESOLVE(dlopen);
 	if (!pw_should_record(PW_DOM_DL)) {
+		atomic_fetch_add(&loader_calls, 1);
 		void *h = dlopen_as(path, flags, caller);
+		atomic_fetch_sub(&loader_calls, 1);
 		if (h) {
 			pw_gpu_scan();
 			pw_stacks_after_dlopen(h, path);
@@ -198,7 +228,9 @@ PW_EXPORT void *dlopen(const char *path, int flags)
 		return h;
 	}
 	PW_BEGIN();
+	atomic_fetch_add(&loader_calls, 1);
 	void *ret = dlopen_as(path, flags, caller);
+	atomic_fetch_sub(&loader_calls, 1);
 	PW_END(DLOPEN, ret, flags, pw_intern_path(path), !ret); /* dlopen itself reads path */
 	if (ret) {
 		pw_gpu_scan();
@@ -215,6 +247,7 @@ PW_EXPORT int dlclose(void *handle)
 {
 	PW_RESOLVE(dlclose);
 	int ret;
+	atomic_fetch_add(&loader_calls, 1);
 	if (!pw_should_record(PW_DOM_DL)) {
 		ret = real_dlclose(handle);
 	} else {
@@ -222,6 +255,7 @@ PW_EXPORT int dlclose(void *handle)
 		ret = real_dlclose(handle);
 		PW_END(DLCLOSE, ret, handle, 0, ret != 0);
 	}
+	atomic_fetch_sub(&loader_calls, 1);
 	if (ret == 0) {
 		pw_gpu_after_dlclose();
 		pw_stacks_after_dlclose();

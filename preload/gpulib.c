@@ -147,7 +147,7 @@ static void scan_libs(void)
 	struct found_libs f;
 	memset(f.base, 0, sizeof f.base);
 	f.driver[0] = 0;
-	dl_iterate_phdr(collect_lib, &f);
+	pw_loader_iterate(collect_lib, &f);
 	int errors = 0;
 	for (int l = 0; l < PW_LIB_COUNT; l++) {
 		if (!f.base[l] || atomic_load(&lib_base[l]) == f.base[l])
@@ -177,7 +177,7 @@ void pw_gpu_after_dlclose(void)
 	struct found_libs f;
 	memset(f.base, 0, sizeof f.base);
 	f.driver[0] = 0;
-	dl_iterate_phdr(collect_lib, &f);
+	pw_loader_iterate(collect_lib, &f);
 	for (int l = 0; l < PW_LIB_COUNT; l++) {
 		uintptr_t had = atomic_load(&lib_base[l]);
 		if (!had || f.base[l] == had)

@@ -886,6 +886,7 @@ void pw_start_thread(const char *name, void *(*fn)(void *), size_t stack_size)
 void pw_after_fork_child(void)
 {
 	struct pw_guarded guard = pw_guard_enter(PW_GUARD_INTERNAL);
+	pw_loader_after_fork();
 	pw_stacks_after_fork();
 	atomic_store_explicit(&pw_recording, 0, memory_order_relaxed);
 	forked_by = pw_seg ? pw_seg->pid : 0;

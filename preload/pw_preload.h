@@ -517,6 +517,14 @@ int pw_read_io(uint64_t *rchar, uint64_t *wchar);
  * pw_count_loads after a load and at exit, which adds the objects loaded since to the segment's io_loader. */
 void pw_loads_baseline(void);
 void pw_count_loads(void);
+/* The loader's write lock (dl.c) is held inside dlopen, dlclose and dl_iterate_phdr, and glibc does not reset
+ * it in a fork child: a child whose parent had a thread in one of them at the fork would wait forever for
+ * it (pw_loader_unsafe). pw_loader_iterate is dl_iterate_phdr for profwrap's own use: in such a child it
+ * lists nothing and returns -1. pw_loader_after_fork, first in the child, tells which child this is. */
+struct dl_phdr_info;
+extern int pw_loader_unsafe;
+int pw_loader_iterate(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data);
+void pw_loader_after_fork(void);
 /* Once MPI_Init has returned: the process's rank and world size as MPI says (they replace what the
  * launcher's environment said; the collector reads them when the process ends). */
 void pw_process_set_rank(int rank, int world_size);

@@ -218,6 +218,8 @@ static _Atomic int fork_pending; /* a fork is being made */
 
 static int unwind_enter(void)
 {
+	if (pw_loader_unsafe)
+		return -1; /* libunwind lists objects with dl_iterate_phdr */
 	atomic_fetch_add(&unwinding, 1);
 	if (!atomic_load(&fork_pending))
 		return 0;
@@ -255,7 +257,7 @@ static void list_modules(void)
 		return;
 	atomic_store_explicit(&modules_stale, 0, memory_order_relaxed);
 	pw_mutex_lock_unrecorded(&modules_lock);
-	dl_iterate_phdr(list_module, NULL);
+	pw_loader_iterate(list_module, NULL);
 	pthread_mutex_unlock(&modules_lock);
 	unwind_leave();
 }
@@ -956,7 +958,7 @@ void pw_stacks_start(void)
 	for (size_t i = 0; i < sizeof faults / sizeof faults[0]; i++)
 		sigdelset(&async_signals, faults[i]);
 	if (!self_lo)
-		dl_iterate_phdr(find_self, (void *)(uintptr_t)pw_stacks_start);
+		pw_loader_iterate(find_self, (void *)(uintptr_t)pw_stacks_start);
 	/* a fork child: the parent's table names entries of the parent's arena, and the lock may have been
 	 * held by a thread the child does not have (the first start finds the table untouched: no page of it
 	 * is made resident for nothing) */
