@@ -339,7 +339,7 @@ static void serve_loop(struct server *s)
 static void take_unrecorded(struct server *s)
 {
 	struct pw_unrecorded u;
-	uint64_t n = 0;
+	uint64_t n = 0, no_shm = 0;
 	int fd = open(s->unrecorded_path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	while (fd >= 0 && read(fd, &u, sizeof u) == (ssize_t)sizeof u) {
 		if (u.magic != PW_UNRECORDED_MAGIC || u.pid <= 0)
@@ -347,12 +347,17 @@ static void take_unrecorded(struct server *s)
 		pw_drain_unrecorded(&s->d, &u);
 		s->had_producer = 1;
 		n++;
+		no_shm += u.why == PW_UNRECORDED_NO_SHM;
 	}
 	if (fd >= 0)
 		close(fd);
-	if (n)
-		log_line(s, "%" PRIu64 " process%s could not connect in time and %s named in the report unrecorded", n,
-			 n == 1 ? "" : "es", n == 1 ? "is" : "are");
+	if (no_shm)
+		log_line(s, "%" PRIu64 " process%s not recorded: /dev/shm had no room for profwrap's shared memory "
+			 "(it leaves a quarter of /dev/shm, at least 16 MiB, to the program; `df /dev/shm`)",
+			 no_shm, no_shm == 1 ? " was" : "es were");
+	if (n > no_shm)
+		log_line(s, "%" PRIu64 " process%s not recorded: the collector's backlog stayed full", n - no_shm,
+			 n - no_shm == 1 ? " was" : "es were");
 }
 
 /* Producers still connected are finished as still running; hellos never read are dropped. */

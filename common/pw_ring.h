@@ -58,7 +58,8 @@ struct pw_lane {
 	_Alignas(PW_CACHELINE) _Atomic uint32_t owner;
 	_Atomic uint32_t lock;
 	/* bytes of this lane's data, from its start, the producer has reserved (no SIGBUS on a full /dev/shm):
-	 * grown in steps as its head advances, lane_size once whole. Producer-side only. */
+	 * grown in steps as its head advances, lane_size once whole; set back to 0 by the consumer when it gives
+	 * the memory of a drained lane whose thread ended back (pw_lane_reclaim_begin). */
 	_Atomic uint32_t backed;
 };
 
@@ -225,6 +226,10 @@ static inline void pw_shared_lane_commit(struct pw_lane *l, const struct pw_rese
 	atomic_store_explicit(&l->lock, 0, memory_order_release);
 }
 
+/* The producer backs its arena in steps of this many bytes as it fills (the step that holds an entry before
+ * the entry is written); the consumer counts what the segment holds by them. */
+#define PW_ARENA_STEP (256u << 10)
+
 /* Bytes an arena entry for a string of len bytes takes. */
 uint64_t pw_arena_entry_size(size_t len);
 
@@ -254,6 +259,38 @@ static inline uint64_t pw_lane_readable(struct pw_lane *l, uint64_t *tail)
 static inline void pw_lane_release(struct pw_lane *l, uint64_t new_tail)
 {
 	atomic_store_explicit(&l->tail, new_tail, memory_order_release);
+}
+
+/* A lane's owner while the consumer gives its memory back: no thread can claim it meanwhile. */
+#define PW_LANE_RECLAIMING UINT32_MAX
+
+/* Takes a lane that has memory backed, no owner (its thread ended) and nothing left to read, so that its
+ * memory can go back to /dev/shm. Returns 1 with the lane held (the caller frees the pages of its data, then
+ * calls pw_lane_reclaim_end), or 0. */
+static inline int pw_lane_reclaim_begin(struct pw_lane *l)
+{
+	uint32_t none = 0;
+	if (!atomic_load_explicit(&l->backed, memory_order_relaxed) ||
+	    atomic_load_explicit(&l->owner, memory_order_relaxed) != 0 ||
+	    !atomic_compare_exchange_strong_explicit(&l->owner, &none, PW_LANE_RECLAIMING, memory_order_acquire,
+						     memory_order_relaxed))
+		return 0;
+	if (atomic_load_explicit(&l->head, memory_order_acquire) != atomic_load_explicit(&l->tail, memory_order_relaxed)) {
+		atomic_store_explicit(&l->owner, 0, memory_order_release);
+		return 0;
+	}
+	return 1;
+}
+
+/* Ends pw_lane_reclaim_begin: the lane starts afresh with nothing backed, for the next thread that claims it
+ * (paired with the acquire of the claim's compare-exchange of owner). */
+static inline void pw_lane_reclaim_end(struct pw_lane *l)
+{
+	atomic_store_explicit(&l->head, 0, memory_order_relaxed);
+	l->cached_tail = 0;
+	atomic_store_explicit(&l->tail, 0, memory_order_relaxed);
+	atomic_store_explicit(&l->backed, 0, memory_order_relaxed);
+	atomic_store_explicit(&l->owner, 0, memory_order_release);
 }
 
 #endif

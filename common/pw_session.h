@@ -42,7 +42,11 @@ struct pw_hello {
  * it instead of losing it without a word. */
 #define PW_SESSION_UNRECORDED "unrecorded"
 #define PW_UNRECORDED_MAGIC 0x43524e55u /* "UNRC" */
-#define PW_UNRECORDED_ARGV_MAX 480
+#define PW_UNRECORDED_ARGV_MAX 472
+enum pw_unrecorded_why {
+	PW_UNRECORDED_BUSY = 1,	  /* the collector's backlog stayed full, or it did not take the hello */
+	PW_UNRECORDED_NO_SHM = 2, /* /dev/shm had no room for the segment beside what is left to the program */
+};
 struct pw_unrecorded {
 	uint32_t magic;
 	int32_t pid;
@@ -51,6 +55,8 @@ struct pw_unrecorded {
 	int32_t world_size;
 	uint32_t argv_len; /* bytes of argv used: '\0'-separated, cut at PW_UNRECORDED_ARGV_MAX */
 	uint64_t start_realtime_ns;
+	uint32_t why; /* enum pw_unrecorded_why */
+	uint32_t reserved;
 	char argv[PW_UNRECORDED_ARGV_MAX];
 };
 

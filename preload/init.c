@@ -263,7 +263,9 @@ static void lane_limit(struct pw_thread *t, uint64_t backed, uint64_t lane_size)
 	t->lane_backed = backed >= lane_size ? UINT64_MAX : backed;
 }
 
-int pw_lane_grow(struct pw_thread *t)
+/* Backs the next step of t's own lane, unless /dev/shm refused one less than PW_LANE_RETRY_NS ago. Returns
+ * 0, or -1 (counting nothing: a thread that claims a lane falls back to the shared one). */
+static int lane_back_next(struct pw_thread *t)
 {
 	struct pw_seg_header *h = pw_seg;
 	struct pw_lane *l = t->lane;
@@ -286,13 +288,25 @@ int pw_lane_grow(struct pw_thread *t)
 		}
 		t->lane_retry_at = now + PW_LANE_RETRY_NS;
 	}
+	return -1;
+}
+
+/* A record that found no room in /dev/shm: one drop, on lane l. */
+static void count_shm_drop(struct pw_lane *l)
+{
 	atomic_fetch_add_explicit(&l->dropped, 1, memory_order_relaxed);
-	atomic_fetch_add_explicit(&h->shm_refused, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&pw_seg->shm_refused, 1, memory_order_relaxed);
+}
+
+int pw_lane_grow(struct pw_thread *t)
+{
+	if (lane_back_next(t) == 0)
+		return 0;
+	count_shm_drop(t->lane);
 	return -1;
 }
 
 /* The arena is backed in steps as it fills: the step that holds an entry is reserved before it is written. */
-#define PW_ARENA_STEP (256u << 10)
 static _Atomic uint64_t arena_backed; /* arena bytes from its start known to be backed */
 
 pw_strref pw_intern_bytes(const char *s, size_t len)
@@ -400,6 +414,31 @@ void pw_process_set_rank(int rank, int world_size)
 	__atomic_store_n(&h->world_size, world_size, __ATOMIC_RELAXED);
 }
 
+/* This process reaches no report of its own: it is named in the collector's list of those it could not take,
+ * which exists while the collector runs (a process that outlived the session finds none and says nothing). */
+static int note_unrecorded(enum pw_unrecorded_why why)
+{
+	char path[3200];
+	struct pw_unrecorded u = {.magic = PW_UNRECORDED_MAGIC, .pid = getpid(), .why = why};
+	if (pw_session_path(pw_cfg.session_dir, PW_SESSION_UNRECORDED, path, sizeof path))
+		return -1;
+	int fd = open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	struct timespec rt;
+	clock_gettime(CLOCK_REALTIME, &rt);
+	u.start_realtime_ns = (uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec;
+	u.ppid = forked_by ? forked_by : getppid();
+	u.rank = pw_rank_detect(getenv);
+	u.world_size = pw_world_size_detect(getenv);
+	ssize_t len;
+	if (read_small_file("/proc/self/cmdline", u.argv, sizeof u.argv, &len) && len > 0)
+		u.argv_len = (uint32_t)(len - (len < (ssize_t)sizeof u.argv && u.argv[len - 1] == 0));
+	ssize_t n = write(fd, &u, sizeof u); /* one write: the records of processes that fail at once do not mix */
+	close(fd);
+	return n == (ssize_t)sizeof u ? 0 : -1;
+}
+
 /* Creates, sizes and maps this process's segment; its descriptor stays open (PW_OWN_SEGMENT), for passing to
  * the collector and backing lanes later. */
 static struct pw_seg_header *segment_create(char *name, size_t name_size)
@@ -430,7 +469,9 @@ static struct pw_seg_header *segment_create(char *name, size_t name_size)
 	if (p == MAP_FAILED) {
 		pw_own_fd_close(PW_OWN_SEGMENT);
 		shm_unlink(name);
-		say_passive("cannot size, reserve or map shared memory (is /dev/shm full?)");
+		/* the collector's report and its one line name it; without a collector to tell, this process says it */
+		if (note_unrecorded(PW_UNRECORDED_NO_SHM) < 0)
+			say_passive("cannot size, reserve or map shared memory (is /dev/shm full?)");
 		return NULL;
 	}
 	pw_seg_init(p, pw_cfg.lanes + 1, pw_cfg.lane_size, pw_cfg.arena_size);
@@ -609,30 +650,6 @@ static int send_hello(int sock, const char *shm_name, int shm_fd)
 	return sendmsg(sock, &msg, MSG_NOSIGNAL | MSG_DONTWAIT) == (ssize_t)sizeof hello ? 0 : -1;
 }
 
-/* This process reaches no report of its own: it is named in the collector's list of those it could not take,
- * which exists while the collector runs (a process that outlived the session finds none and says nothing). */
-static void note_unrecorded(void)
-{
-	char path[3200];
-	struct pw_unrecorded u = {.magic = PW_UNRECORDED_MAGIC, .pid = getpid()};
-	if (pw_session_path(pw_cfg.session_dir, PW_SESSION_UNRECORDED, path, sizeof path))
-		return;
-	int fd = open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	struct timespec rt;
-	clock_gettime(CLOCK_REALTIME, &rt);
-	u.start_realtime_ns = (uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec;
-	u.ppid = forked_by ? forked_by : getppid();
-	u.rank = pw_rank_detect(getenv);
-	u.world_size = pw_world_size_detect(getenv);
-	ssize_t len;
-	if (read_small_file("/proc/self/cmdline", u.argv, sizeof u.argv, &len) && len > 0)
-		u.argv_len = (uint32_t)(len - (len < (ssize_t)sizeof u.argv && u.argv[len - 1] == 0));
-	(void)!write(fd, &u, sizeof u); /* one write: the records of processes that fail at once do not mix */
-	close(fd);
-}
-
 /* Records what every descriptor open at start refers to (a forked worker reads files its parent opened;
  * stdin/stdout are named too), so the report can name the files their reads and writes go to. */
 #define PW_FD_INFO_MAX 1024
@@ -678,8 +695,8 @@ static void session_start(int in_fork_child)
 		return;
 	}
 	if (fd < 0) {
-		note_unrecorded();
-		say_passive("the collector did not take this process in time");
+		if (note_unrecorded(PW_UNRECORDED_BUSY) < 0)
+			say_passive("the collector did not take this process in time");
 		return;
 	}
 	struct pw_seg_header *h = segment_create(name, sizeof name);
@@ -695,8 +712,8 @@ static void session_start(int in_fork_child)
 		munmap(h, h->segment_size);
 		shm_unlink(name);
 		pw_seg = NULL;
-		note_unrecorded();
-		say_passive("the collector did not take this process");
+		if (note_unrecorded(PW_UNRECORDED_BUSY) < 0)
+			say_passive("the collector did not take this process");
 		return;
 	}
 	pw_own_fd_note(PW_OWN_COLLECTOR, fd);
@@ -738,9 +755,8 @@ static int claim_lane(struct pw_thread *t, struct pw_seg_header *h, uint32_t i, 
 	t->lane = l;
 	t->data = pw_seg_lane_data(h, i);
 	t->shared = 0;
-	t->lane_retry_at = 0;
 	lane_limit(t, atomic_load_explicit(&l->backed, memory_order_relaxed), h->lane_size);
-	if (pw_lane_short(t) && pw_lane_grow(t) < 0) {
+	if (pw_lane_short(t) && lane_back_next(t) < 0) {
 		t->lane = NULL;
 		atomic_store_explicit(&l->owner, 0, memory_order_release);
 		return -1;
@@ -776,9 +792,12 @@ share:
 	 * so no one of them can grow it. */
 	if (atomic_load_explicit(&lanes[shared].backed, memory_order_acquire) < h->lane_size) {
 		/* Several threads may back it at once: harmless, fallocate is idempotent. */
-		if (back_range((uint64_t)(pw_seg_lane_data(h, shared) - (uint8_t *)h), h->lane_size) < 0) {
-			atomic_fetch_add_explicit(&lanes[shared].dropped, 1, memory_order_relaxed);
-			atomic_fetch_add_explicit(&h->shm_refused, 1, memory_order_relaxed);
+		uint64_t now = coarse_ns();
+		if (now < t->lane_retry_at ||
+		    back_range((uint64_t)(pw_seg_lane_data(h, shared) - (uint8_t *)h), h->lane_size) < 0) {
+			if (now >= t->lane_retry_at)
+				t->lane_retry_at = now + PW_LANE_RETRY_NS;
+			count_shm_drop(&lanes[shared]);
 			pw_note_thread_drop(t);
 			return -1;
 		}

@@ -468,6 +468,36 @@ static uint64_t drain_lane(struct pw_drain *s, struct pw_producer *p, uint32_t l
 	return avail;
 }
 
+/* What the process's segment holds of /dev/shm now: its header, its lanes' backed bytes, its arena's steps.
+ * Only the consumer takes memory back (reclaim_lane), so the largest value seen before each reclaim is the
+ * peak. Under the fault guard. */
+static void note_shm_held(struct pw_producer *p, struct pw_lane *lanes)
+{
+	uint64_t held = p->geo.header_size;
+	uint64_t arena = (atomic_load_explicit(&p->h->arena_used, memory_order_relaxed) + PW_ARENA_STEP - 1) &
+			 ~(uint64_t)(PW_ARENA_STEP - 1);
+	held += arena < p->geo.arena_size ? arena : p->geo.arena_size;
+	for (uint32_t i = 0; i < p->geo.lane_count; i++) {
+		uint64_t b = atomic_load_explicit(&lanes[i].backed, memory_order_relaxed);
+		held += b < p->geo.lane_size ? b : p->geo.lane_size;
+	}
+	if (held > p->shm_peak)
+		p->shm_peak = held;
+}
+
+/* A lane whose thread ended, drained: its pages go back to /dev/shm (MADV_REMOVE frees a shared memory
+ * range's pages and their space), and the next thread that claims it backs it anew as it fills. Under the
+ * fault guard. */
+static void reclaim_lane(struct pw_producer *p, struct pw_lane *l, uint32_t i)
+{
+	if (!pw_lane_reclaim_begin(l))
+		return;
+	uint64_t len = atomic_load_explicit(&l->backed, memory_order_relaxed);
+	len = len < p->geo.lane_size ? (len + 4095) & ~(uint64_t)4095 : p->geo.lane_size;
+	madvise(pw_seg_lane_data_in(p->h, &p->geo, i), len, MADV_REMOVE);
+	pw_lane_reclaim_end(l);
+}
+
 uint64_t pw_producer_drain(struct pw_drain *s, struct pw_producer *p)
 {
 	if (p->write_failed || p->broken)
@@ -478,8 +508,11 @@ uint64_t pw_producer_drain(struct pw_drain *s, struct pw_producer *p)
 		return moved;
 	});
 	struct pw_lane *lanes = pw_seg_lanes(p->h);
+	note_shm_held(p, lanes);
 	for (uint32_t i = 0; i < p->geo.lane_count; i++) {
 		moved += drain_lane(s, p, i);
+		if (i + 1 < p->geo.lane_count && !p->write_failed)
+			reclaim_lane(p, &lanes[i], i);
 		uint64_t d = atomic_load_explicit(&lanes[i].dropped, memory_order_relaxed);
 		if (d != p->lost_seen[i]) {
 			struct pw_raw_lost lost = {i, 0, d};
@@ -592,6 +625,8 @@ void pw_producer_finish(struct pw_drain *s, struct pw_producer *p, int still_run
 		end.io_loader = atomic_load(&h->io_loader);
 		end.io_unflushed = h->io_unflushed;
 		end.io_unread = atomic_load(&h->io_unread);
+		note_shm_held(p, pw_seg_lanes(h));
+		end.shm_peak = p->shm_peak;
 		write_thread_drops(s, p);
 		rank = __atomic_load_n(&h->rank, __ATOMIC_RELAXED);
 		world = __atomic_load_n(&h->world_size, __ATOMIC_RELAXED);
@@ -631,7 +666,7 @@ void pw_drain_unrecorded(struct pw_drain *s, const struct pw_unrecorded *u)
 	char strs[sizeof u->argv + sizeof host];
 	memcpy(strs, u->argv, argv_len);
 	memcpy(strs + argv_len, host, proc.host_len);
-	struct pw_raw_end end = {.how = PW_END_UNRECORDED, .end_ticks = start.ticks};
+	struct pw_raw_end end = {.how = PW_END_UNRECORDED, .end_ticks = start.ticks, .unrecorded_why = u->why};
 	if (pw_raw_write_header(p.raw_fd) == 0) {
 		p.raw_size = sizeof(struct pw_raw_file_header);
 		raw_chunk(s, &p, PW_CHUNK_PROC, &proc, sizeof proc, strs, argv_len + proc.host_len);

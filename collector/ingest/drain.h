@@ -27,6 +27,7 @@ struct pw_producer {
 	uint64_t dropped;
 	uint64_t bad_records;
 	uint64_t last_clock_ns;
+	uint64_t shm_peak; /* the most of /dev/shm its segment was seen to hold */
 	char raw_name[320];  /* its raw trace, in OUT/raw */
 	int32_t rank, world; /* as written in the PROC chunk */
 	char shm_name[PW_SHM_NAME_MAX]; /* the segment's name: removed once the END chunk is written, else kept for salvage */

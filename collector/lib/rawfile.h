@@ -120,6 +120,9 @@ struct pw_raw_end {
 	uint64_t io_loader;
 	uint64_t io_unflushed;
 	uint64_t io_unread;
+	uint64_t shm_peak; /* the most of /dev/shm the segment held, as the collector saw it (0 in older files) */
+	uint32_t unrecorded_why; /* PW_END_UNRECORDED: enum pw_unrecorded_why */
+	uint32_t reserved;
 };
 
 /* ---- writer ---- */

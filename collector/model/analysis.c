@@ -953,6 +953,7 @@ static void on_end(void *ctx, const struct pw_raw_end *end, uint64_t end_ns, con
 		return;
 	struct pw_proc *p = &c->rs->r.procs[c->proc_index];
 	p->how = (int)end->how;
+	p->unrecorded_why = (int)end->unrecorded_why;
 	if (end->how == PW_END_EXITED)
 		p->exit_code = end->exit_status & 0xff;
 	if (end_ns)
@@ -971,6 +972,10 @@ static void on_end(void *ctx, const struct pw_raw_end *end, uint64_t end_ns, con
 	p->dropped += end->guard_skipped; /* calls a signal handler made while its thread was writing a record */
 	c->rs->r.strings_dropped += end->arena_dropped;
 	c->rs->r.shm_refused += end->shm_refused;
+	if (end->shm_peak > c->rs->r.own_cost.shm_peak) {
+		c->rs->r.own_cost.shm_peak = end->shm_peak;
+		c->rs->r.own_cost.shm_peak_pid = p->pid;
+	}
 	p->stacks += end->stacks;
 	p->stacks_ns = pw_sat_add(p->stacks_ns, ticks_ns(c, (double)end->stack_ticks));
 	if (pw_stacks_note_end(&c->rs->r.stacks, end->stacks_dropped, end->samples_skipped))

@@ -67,6 +67,7 @@ struct pw_proc {
 	uint64_t start_ns;
 	uint64_t end_ns; /* exit/exec time, else the last record's end */
 	int how;         /* enum pw_end_how, 0 when the file has no END (collector killed) */
+	int unrecorded_why; /* how == PW_END_UNRECORDED: enum pw_unrecorded_why */
 	int exit_code;   /* -1 when unknown */
 	int signal;      /* terminating signal from a parent's wait, 0 if none */
 	char *exec_path; /* for PW_END_EXECED */
@@ -121,6 +122,8 @@ struct pw_own_cost {
 	uint64_t total_ns;
 	double wall_share; /* total_ns / the rank's wall time (0 without one): the threads' costs add up, so a
 			    * busy multi-threaded rank can pass 1 */
+	uint64_t shm_peak; /* the most of /dev/shm one process's segment held, and that process */
+	int shm_peak_pid;
 };
 
 /* Entry times (CLOCK_MONOTONIC ns) of a rank's collectives over the whole world communicator, in entry order

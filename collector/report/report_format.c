@@ -184,7 +184,8 @@ void pw_format_end(char *buf, size_t len, const struct pw_proc *p)
 		else
 			snprintf(buf, len, "killed by signal %d", p->signal);
 	} else if (p->how == PW_END_UNRECORDED) {
-		snprintf(buf, len, "not recorded (could not connect)");
+		snprintf(buf, len, "not recorded (%s)",
+			 p->unrecorded_why == PW_UNRECORDED_NO_SHM ? "no room in /dev/shm" : "could not connect");
 	} else if (p->how == PW_END_EXECED) {
 		snprintf(buf, len, "exec -> %s", pw_report_str(p->exec_path));
 	} else if (p->exit_code >= 0) {
@@ -269,24 +270,30 @@ void pw_print_wrapped(FILE *f, const char *first, const char *indent, const char
 	} while (*p);
 }
 
-/* "3 processes were not recorded (pid 412, tr, and others): ...", or "" */
+/* "3 processes were not recorded (pid 412, tr, and others): ...", or "". */
 static int unrecorded_reason(char *buf, size_t len, const struct pw_rank_report *r)
 {
 	const struct pw_proc *first = NULL;
-	size_t n = 0;
+	size_t n = 0, no_shm = 0;
 	for (size_t i = 0; i < r->nprocs; i++)
-		if (r->procs[i].how == PW_END_UNRECORDED && !n++)
-			first = &r->procs[i];
+		if (r->procs[i].how == PW_END_UNRECORDED) {
+			if (!n++)
+				first = &r->procs[i];
+			no_shm += r->procs[i].unrecorded_why == PW_UNRECORDED_NO_SHM;
+		}
 	if (!n)
 		return snprintf(buf, len, "%s", "");
 	char name[64];
 	const char *argv = first->argv ? first->argv : "";
 	snprintf(name, sizeof name, "%.*s", (int)strcspn(argv, " "), argv);
-	return snprintf(buf, len,
-			"%zu process%s not recorded (pid %d, %s%s): %s could not hand %s shared memory to the collector, "
-			"whose backlog stayed full; %s listed with how \"unrecorded\"",
-			n, n == 1 ? " was" : "es were", first->pid, name, n == 1 ? "" : ", and others", n == 1 ? "it" : "they",
-			n == 1 ? "its" : "their", n == 1 ? "it is" : "they are");
+	const char *why = no_shm == n ? "/dev/shm had no room for their shared memory beside the quarter of it "
+					"(at least 16 MiB) that profwrap leaves to the program"
+			  : no_shm	 ? "/dev/shm had no room for the shared memory of some, the collector's backlog "
+					   "stayed full for the others"
+					 : "they could not hand their shared memory to the collector, whose backlog stayed full";
+	return snprintf(buf, len, "%zu process%s not recorded (pid %d, %s%s): %s; %s listed with how \"unrecorded\"",
+			n, n == 1 ? " was" : "es were", first->pid, name, n == 1 ? "" : ", and others", why,
+			n == 1 ? "it is" : "they are");
 }
 
 void pw_incomplete_reason(char *buf, size_t len, const struct pw_rank_report *r, const char *out_dir)

@@ -136,6 +136,8 @@ static void write_own_cost(struct pw_json *j, const struct pw_own_cost *o)
 	pw_json_kv_uint(j, "stacks", o->stacks);
 	pw_json_kv_uint(j, "stacks_ns", o->stacks_ns);
 	pw_json_kv_uint(j, "cupti_overhead_ns", o->cupti_ns);
+	pw_json_kv_uint(j, "shm_peak_bytes", o->shm_peak);
+	pw_json_kv_int(j, "shm_peak_pid", o->shm_peak_pid);
 	pw_json_end_object(j);
 }
 
