@@ -1296,20 +1296,81 @@ static void check_pid(struct pw_rank_report *r, const struct pw_proc *last)
 	r->io_left_out += left_out;
 }
 
-const struct pw_proc *pw_rank_main_proc(const struct pw_rank_report *r)
+void pw_process_of(const struct pw_rank_report *r, const struct pw_proc *first, struct pw_process *p)
+{
+	memset(p, 0, sizeof *p);
+	p->first = first;
+	p->pid = first->pid;
+	p->start_ns = first->start_ns;
+	for (const struct pw_proc *q = first; q; q = pw_next_image(r, q)) {
+		p->last = q;
+		p->main_wait_ns += q->main_wait_ns;
+		p->main_child_wait_ns += q->main_child_wait_ns;
+		p->main_mpi_ns += q->main_mpi_ns;
+		p->main_stream_ns += q->main_stream_ns;
+		p->seen_read_bytes += q->seen_read_bytes;
+		if (q->first_read_ns && !p->first_read_ns)
+			p->first_read_ns = q->first_read_ns;
+	}
+	p->end_ns = p->last->end_ns;
+}
+
+int pw_rank_main_process(const struct pw_rank_report *r, struct pw_process *p)
 {
 	for (size_t i = 0; i < r->nprocs; i++) {
-		const struct pw_proc *p = &r->procs[i];
+		if (r->procs[i].replaced_one)
+			continue;
+		pw_process_of(r, &r->procs[i], p);
 		uint64_t life = p->end_ns > p->start_ns ? p->end_ns - p->start_ns : 0;
 		if (p->main_child_wait_ns <= life / 2)
-			return p;
+			return 0;
 	}
-	return r->nprocs ? &r->procs[0] : NULL;
+	if (!r->nprocs)
+		return -1;
+	pw_process_of(r, &r->procs[0], p);
+	return 0;
+}
+
+static int cmp_pid_index(const void *a, const void *b, void *procs)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	int px = ((const struct pw_proc *)procs)[x].pid, py = ((const struct pw_proc *)procs)[y].pid;
+	if (px != py)
+		return px < py ? -1 : 1;
+	return (x > y) - (x < y);
+}
+
+/* Joins each pid's images into exec chains, the procs sorted by start: an image that ended in exec is followed
+ * by the next image of its pid; one that exited ends its chain (a later image is a new process of a reused
+ * pid). */
+static void link_images(struct pw_rank_report *r)
+{
+	size_t *order = malloc((r->nprocs ? r->nprocs : 1) * sizeof *order);
+	for (size_t i = 0; i < r->nprocs; i++) {
+		r->procs[i].next_image = PW_PROC_NONE;
+		r->procs[i].replaced_one = 0;
+		if (order)
+			order[i] = i;
+	}
+	if (!order) {
+		fprintf(stderr, "profwrap: out of memory joining the images of rank %d's processes\n", r->rank);
+		return;
+	}
+	qsort_r(order, r->nprocs, sizeof *order, cmp_pid_index, r->procs);
+	for (size_t k = 1; k < r->nprocs; k++) {
+		struct pw_proc *prev = &r->procs[order[k - 1]], *next = &r->procs[order[k]];
+		if (prev->pid == next->pid && prev->how == PW_END_EXECED) {
+			prev->next_image = order[k];
+			next->replaced_one = 1;
+		}
+	}
+	free(order);
 }
 
 static void finish_rank(struct pw_analysis *a, struct pw_rank_report *r)
 {
 	qsort(r->procs, r->nprocs, sizeof *r->procs, cmp_proc);
+	link_images(r);
 	r->end_ns = 0;
 	for (size_t i = 0; i < r->nprocs; i++) {
 		struct pw_proc *p = &r->procs[i];
