@@ -120,7 +120,7 @@ struct spawned {
 #define BLOCKED_DEPTH 64
 struct blocked_span {
 	uint64_t start;
-	uint64_t ns[3]; /* counted per category of note_main_blocked */
+	uint64_t ns[4]; /* counted per category of note_main_blocked */
 };
 
 struct pending_io {
@@ -518,25 +518,29 @@ static int stack_event(struct file_ctx *c, const struct pw_proc *p, const struct
 }
 
 /* The main thread's blocked time, each moment once: a thread's records come in the order its calls ended, so
- * an outer call (MPI_Allreduce) comes after the calls nested in it (its polls), whose time it then takes over.
- * The stack holds the intervals counted so far that a later outer call may contain; past its depth the two
- * oldest are merged (an outer call that holds only the second of them then counts a little twice). */
+ * an outer call (MPI_Allreduce) comes after the calls nested in it (its polls, its reads of sockets), whose
+ * time it then takes over. The stack holds the intervals counted so far that a later outer call may contain;
+ * past its depth the two oldest are merged (an outer call that holds only the second of them then counts a
+ * little twice). A call on a pipe or a socket (stream) waits for another process (a shell reading the output
+ * of `$(cmd)`, a loader's queue). */
 static void note_main_blocked(struct file_ctx *c, struct pw_proc *p, const struct pw_raw_event *e,
-			      enum pw_event_kind kind, int mpi)
+			      enum pw_event_kind kind, int mpi, int stream)
 {
-	enum { WAIT, CHILD, MPI };
-	int cat = mpi ? MPI : kind == PW_K_WAIT ? CHILD : (kind == PW_K_SLEEP || kind == PW_K_GPU_SYNC) ? WAIT : -1;
+	enum { WAIT, CHILD, MPI, STREAM, CATEGORIES };
+	int cat = mpi ? MPI : stream ? STREAM : kind == PW_K_WAIT ? CHILD : -1;
+	if (cat < 0 && (kind == PW_K_SLEEP || kind == PW_K_GPU_SYNC))
+		cat = WAIT;
 	if (cat < 0 || e->t1_ns < e->t0_ns)
 		return;
-	uint64_t *total[3] = {&p->main_wait_ns, &p->main_child_wait_ns, &p->main_mpi_ns};
+	uint64_t *total[CATEGORIES] = {&p->main_wait_ns, &p->main_child_wait_ns, &p->main_mpi_ns, &p->main_stream_ns};
 	struct blocked_span *st = c->blocked;
 	while (c->nblocked && st[c->nblocked - 1].start >= e->t0_ns) {
 		c->nblocked--;
-		for (int k = 0; k < 3; k++)
+		for (int k = 0; k < CATEGORIES; k++)
 			*total[k] -= st[c->nblocked].ns[k];
 	}
 	if (c->nblocked == BLOCKED_DEPTH) {
-		for (int k = 0; k < 3; k++)
+		for (int k = 0; k < CATEGORIES; k++)
 			st[1].ns[k] += st[0].ns[k];
 		st[1].start = st[0].start;
 		memmove(st, st + 1, (BLOCKED_DEPTH - 1) * sizeof *st);
@@ -676,21 +680,19 @@ static uint32_t file_number(const struct file_ctx *c, const struct pw_file_stat 
 }
 
 /* A file call's time by what it was on: the meta domain's share of a file's time; the calls on pipes and
- * sockets (and those that made them), which are not file I/O. */
-static void note_file_domain(struct file_ctx *c, struct pw_file_stat *f, const struct pw_raw_event *e,
-			     enum pw_event_kind kind, uint64_t dur)
+ * sockets (and those that made them), which are not file I/O. Returns whether the call was one of those. */
+static int note_file_domain(struct file_ctx *c, struct pw_file_stat *f, const struct pw_raw_event *e,
+			    enum pw_event_kind kind, uint64_t dur)
 {
 	enum pw_domain d = pw_events[e->rec->h.type].domain;
 	if (d != PW_DOM_IO && d != PW_DOM_STDIO && d != PW_DOM_META)
-		return;
+		return 0;
 	if (f && d == PW_DOM_META)
 		f->meta_ns += dur;
-	if (kind == PW_K_CHANNEL || (f && f->stream)) {
-		c->rs->r.stream_ns += dur;
-		struct pw_proc *p = &c->rs->r.procs[c->proc_index];
-		if (e->rec->h.tid == (uint32_t)p->pid)
-			p->main_stream_ns += dur;
-	}
+	if (kind != PW_K_CHANNEL && !(f && f->stream))
+		return 0;
+	c->rs->r.stream_ns += dur;
+	return 1;
 }
 
 /* A read or a write on file f. */
@@ -708,9 +710,10 @@ static void count_file_io(struct pw_proc *p, struct pw_file_stat *f, int write, 
 	f->time_ns += dur;
 }
 
-/* What a call did, by its kind: bytes, files, children, libraries, GPU work. Returns the file it was on. */
+/* What a call did, by its kind: bytes, files, children, libraries, GPU work. Returns the file it was on, and in
+ * *stream whether that was a pipe or a socket. */
 static uint32_t account_call(struct file_ctx *c, struct pw_proc *p, struct pw_call_stat *cs,
-			     const struct pw_raw_event *e, enum pw_event_kind kind, uint64_t dur)
+			     const struct pw_raw_event *e, enum pw_event_kind kind, uint64_t dur, int *stream)
 {
 	const struct pw_rec_call *rec = e->rec;
 	struct pw_file_stat *f = NULL;
@@ -805,7 +808,7 @@ static uint32_t account_call(struct file_ctx *c, struct pw_proc *p, struct pw_ca
 			c->oom = 1;
 		break;
 	}
-	note_file_domain(c, f, e, kind, dur); /* a pended call: by the file it was on when read */
+	*stream = note_file_domain(c, f, e, kind, dur); /* a pended call: by the file it was on when read */
 	return pended ? PW_TL_NONE : file_number(c, f); /* the timeline names a pended call's file later */
 }
 
@@ -843,12 +846,14 @@ static void on_call(struct file_ctx *c, struct pw_proc *p, const struct pw_raw_e
 	}
 	if (e->stack_ref && stack_event(c, p, e))
 		c->oom = 1;
-	if (e->rec->h.tid == (uint32_t)p->pid)
-		note_main_blocked(c, p, e, kind, pw_events[e->rec->h.type].domain == PW_DOM_MPI);
 	if (is_world_collective(c, e) && note_collective(&c->rs->r.coll[kind == PW_K_COLL ? PW_COLL_NCCL : PW_COLL_MPI],
 							 e->t0_ns))
 		c->oom = 1;
-	pw_tl_call(c->rs->r.timeline, e, account_call(c, p, cs, e, kind, dur));
+	int stream = 0;
+	uint32_t file = account_call(c, p, cs, e, kind, dur, &stream);
+	if (e->rec->h.tid == (uint32_t)p->pid)
+		note_main_blocked(c, p, e, kind, pw_events[e->rec->h.type].domain == PW_DOM_MPI, stream);
+	pw_tl_call(c->rs->r.timeline, e, file);
 }
 
 /* Ticks of the image's clock as ns, saturating (the file is untrusted). */

@@ -90,9 +90,9 @@ struct pw_proc {
 	uint64_t seen_write_bytes;
 	/* time its main thread (tid = pid) spent blocked, each moment counted once (a poll inside MPI_Allreduce
 	 * is MPI's): in waits (sleeps, polls, condition waits, joins, GPU synchronisation), in waits for its
-	 * children, in MPI calls. The rank's busy time is the rest of its main process's life. */
-	uint64_t main_wait_ns, main_child_wait_ns, main_mpi_ns;
-	uint64_t main_stream_ns; /* its main thread's time in calls on pipes and sockets (a worker's queue) */
+	 * children, in MPI calls, in calls on pipes and sockets (another process's pace: a worker's queue, a
+	 * shell reading `$(cmd)`). The rank's busy time is the rest of its main process's life. */
+	uint64_t main_wait_ns, main_child_wait_ns, main_mpi_ns, main_stream_ns;
 	uint64_t first_read_ns;  /* the start of its first read of a file (not a pipe or socket), 0: none */
 	/* Its collector died: `profwrap salvage` wrote the records after salvaged_at (CLOCK_REALTIME ns). */
 	uint64_t salvaged_at;

@@ -15,7 +15,14 @@ c. `mpirun -n 2 wrap.sh mpi_ranks --slow-rank 1`: the slow rank's wait_ns is its
    thread sleeps before each Allreduce), and each rank's busy_ns is at least the program's life less its MPI
    calls and waits;
 d. two ranks (RANK, WORLD_SIZE) behind wrappers and no collective, rank 1 spinning four times as long:
-   summary.json names rank 1 as the straggler by busy time, each rank's busy_ns at least its CPU time."""
+   summary.json names rank 1 as the straggler by busy time, each rank's busy_ns at least its CPU time;
+e. a shim built as pyenv's are (`#!/usr/bin/env sh`, which execs a second script that reads the output of a
+   command substitution taking 200 ms, `$(sleep 0.2; ...)`, then execs cpu_spin): busy_ns at least the
+   program's CPU time and at most 105 % of its span less those 200 ms, which the shim spent waiting on the
+   pipe for its child (a wait for another process, not busy time);
+f. where pyenv is installed (PYENV_ROOT, else ~/.pyenv), its python3 shim running Python spinning for 1 s of CPU,
+   and the interpreter it runs run directly: each busy_ns at least the CPU time and within 105 % of the time
+   from the interpreter's image's start to the end of its work, as a direct run's is."""
 import json
 import os
 import re
@@ -51,6 +58,15 @@ MPI_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
            "OMPI_MCA_btl_vader_single_copy_mechanism": "none"}
 
 RANK_MS = (150, 600)
+
+SHIM_WAIT_NS = 200 * MS
+PYENV_SCRIPT = """
+import json, sys, time
+c0 = time.process_time_ns()
+while time.process_time_ns() - c0 < 1000000000:
+    pass
+print(json.dumps({"cpu_ns": time.process_time_ns(), "done_ns": time.monotonic_ns(), "exe": sys.executable}))
+"""
 
 
 def wrapper(name="wrap.sh", text=WRAPPER):
@@ -175,11 +191,57 @@ def part_d_busy_straggler():
     check_eq((summ["straggler"], summ["straggler_reason"]), (1, "busy"), "summary.json straggler and reason")
 
 
+def part_e_shim_chain():
+    spin = workload("cpu_spin")
+    libexec = wrapper("libexec.sh", 'v=$(sleep %f; echo ok)\n[ "$v" = ok ] || exit 9\nexec "$@"\n' % (SHIM_WAIT_NS / 1e9))
+    shim = wrapper("shim", '#!/usr/bin/env sh\nexec sh %s "$@"\n' % libexec)
+    r, rep = profile([shim, spin, "arith", str(SPIN_MS)], "SHIM")
+    line = json_line(r, "shim")
+    imgs = program_chain(rep, spin)
+    check_eq(len(imgs), 4, "shim: images of the program's pid (env, sh, sh, cpu_spin)\n" + describe_processes(rep))
+    busy = rep["summary"]["busy_ns"]
+    span = line["done_ns"] - imgs[0]["start_ns"]
+    note("shim chain: busy %.1f ms, CPU %.1f ms, span %.1f ms (the shim waited %d ms on a pipe)" % (
+        busy / 1e6, line["cpu_ns"] / 1e6, span / 1e6, SHIM_WAIT_NS // MS))
+    check_range(busy, line["cpu_ns"] * 95 // 100, (span - SHIM_WAIT_NS) * 105 // 100,
+                "shim: busy_ns against its CPU time and its span less the shim's wait")
+
+
+def pyenv_shim():
+    root = os.environ.get("PYENV_ROOT") or os.path.expanduser("~/.pyenv")
+    shim = os.path.join(root, "shims", "python3")
+    return shim if os.access(shim, os.X_OK) else None
+
+
+def part_f_pyenv():
+    shim = pyenv_shim()
+    if not shim:
+        note("pyenv: no python3 shim, part f not run")
+        return
+    exe = None
+    for what in ("shim", "direct"):
+        cmd = [shim] if what == "shim" else [exe]
+        r, rep = profile(cmd + ["-c", PYENV_SCRIPT], "PYENV-" + what, timeout=120)
+        line = json_line(r, "pyenv " + what)
+        exe = line["exe"]
+        pids = {p["pid"] for p in rep["processes"] if p["ppid"] == rep["processes"][0]["ppid"]}
+        check_eq(len(pids), 1, "pyenv %s: processes of the command\n%s" % (what, describe_processes(rep)))
+        imgs = chain(rep, pids.pop())
+        busy = rep["summary"]["busy_ns"]
+        span = line["done_ns"] - imgs[-1]["start_ns"]
+        note("pyenv %s: %d images, busy %.1f ms, CPU %.1f ms, the interpreter's span %.1f ms" % (
+            what, len(imgs), busy / 1e6, line["cpu_ns"] / 1e6, span / 1e6))
+        check_range(busy, line["cpu_ns"] * 95 // 100, span * 105 // 100,
+                    "pyenv %s: busy_ns against its CPU time and the interpreter's span" % what)
+
+
 def test():
     part_a_cpu()
     part_b_python_waits()
     part_c_mpi()
     part_d_busy_straggler()
+    part_e_shim_chain()
+    part_f_pyenv()
 
 
 main(test)

@@ -1847,23 +1847,32 @@ static void test_main_thread_blocked_once(void **state)
 	pw_analysis_free(an);
 }
 
-/* A process across its exec chain: a wrapper (sh, image 0) forks a child, waits for it and execs the program
- * (image 1), whose main thread sleeps. The rank's busy time and waits are the pid's, from the wrapper's start to
- * the program's end; a later image of the pid after an exit is another process (a reused pid). A child that
- * exec'd before its first read (a spawned worker) starts up from its fork to that read. */
+/* A process across its exec chain: a wrapper (sh, image 0) reads a child's output from a pipe until it ends
+ * (`$(cmd)`), waits for it and execs the program (image 1), whose main thread sleeps and reads a pipe inside an
+ * MPI call. The rank's busy time and waits are the pid's, from the wrapper's start to the program's end, less
+ * each blocked moment once; a later image of the pid after an exit is another process (a reused pid). A child
+ * that exec'd before its first read (a spawned worker) starts up from its fork to that read. */
 static void test_exec_chain_figures(void **state)
 {
 	struct fx *fx = *state;
 	struct procspec sh = {30, 1, 0, 1, 1000, "sh\0run.sh", 9, "/bin/sh", "n1", 0, 0};
 	int fd = pwt_open_spec(fx, "0-n1-30.pwt", &sh);
-	struct pw_rec_call w[] = {mkrec(PW_EV_WAITPID, 30, 1300, 1900, 31, 31, 0, 0)};
+	struct pw_rec_call w[] = {
+		mkrec(PW_EV_PIPE, 30, 1100, 1100, 0, pw_put_channel_fds(3, 4), pw_put_channel_inos(70, 70), 0),
+		mkrec(PW_EV_READ, 30, 1300, 1800, 8, 3, 8, 0),
+		mkrec(PW_EV_WAITPID, 30, 1800, 1900, 31, 31, 0, 0),
+	};
 	put_records(fd, w, NREC(w));
 	pwt_end(fd, PW_END_EXECED, 0, 2000, 0);
 	struct procspec app = {30, 1, 0, 1, 2100, "app", 3, "/bin/app", "n1", 1, 0};
 	fd = pwt_open_spec(fx, "0-n1-30.1.pwt", &app);
 	struct pw_rec_call a[] = {
+		mkrec(PW_EV_PIPE, 30, 2200, 2200, 0, pw_put_channel_fds(5, 6), pw_put_channel_inos(71, 71), 0),
 		mkrec(PW_EV_NANOSLEEP, 30, 3000, 4000, 0, 0, 0, 0),
 		mkrec(PW_EV_NANOSLEEP, 32, 3000, 9000, 0, 0, 0, 0), /* not the main thread */
+		/* in the order the calls ended: MPI's read of its pipe, then the Allreduce it was part of */
+		mkrec(PW_EV_READ, 30, 5200, 5300, 4, 5, 4, 0),
+		mkrec(PW_EV_MPI_ALLREDUCE, 30, 5000, 6000, 0, 64, 1, 0),
 	};
 	put_records(fd, a, NREC(a));
 	pwt_end(fd, PW_END_EXITED, 0, 10000, 0);
@@ -1900,12 +1909,15 @@ static void test_exec_chain_figures(void **state)
 	assert_int_equal(m.pid, 30);
 	assert_int_equal(m.start_ns, 1000);
 	assert_int_equal(m.end_ns, 10000);
-	assert_int_equal(m.main_child_wait_ns, 600);
+	assert_int_equal(m.main_child_wait_ns, 100);
+	assert_int_equal(m.main_stream_ns, 500);
 	assert_int_equal(m.main_wait_ns, 1000);
+	assert_int_equal(m.main_mpi_ns, 1000);
 	struct pw_rank_figures f;
 	pw_rank_figures(r, &f);
-	assert_int_equal(f.busy_ns, 9000 - 600 - 1000);
+	assert_int_equal(f.busy_ns, 9000 - 500 - 100 - 1000 - 1000);
 	assert_int_equal(f.wait_ns, 1000);
+	assert_int_equal(f.stream_ns, 500 + 100);
 
 	struct pw_process c;
 	pw_process_of(r, proc_of(r, 31, 0), &c);
