@@ -331,6 +331,18 @@ static void startup_finding(struct builder *b)
 	    d, w, what, n[PW_STARTUP_LOAD], l, n[PW_STARTUP_OPEN], n[PW_STARTUP_STAT]);
 }
 
+/* Whether procs[i] is the first image of a child that the main process m's program started (while its last
+ * image ran: a wrapper's children, before its exec, are its own, as a pyenv shim's lookups are); then c is
+ * that child, across its exec chain. */
+static int program_child(const struct pw_rank_report *r, const struct pw_process *m, size_t i, struct pw_process *c)
+{
+	const struct pw_proc *p = &r->procs[i];
+	if (p->replaced_one || p->ppid != m->pid || p->start_ns < m->last->start_ns)
+		return 0;
+	pw_process_of(r, p, c);
+	return 1;
+}
+
 /* input_bound without GPU activity: the main thread blocked while child processes read the data. */
 static void host_input_finding(struct builder *b)
 {
@@ -340,15 +352,11 @@ static void host_input_finding(struct builder *b)
 		return;
 	uint64_t read = 0;
 	size_t workers = 0;
-	for (size_t i = 0; i < r->nprocs; i++) {
-		if (r->procs[i].replaced_one || r->procs[i].ppid != m.pid)
-			continue;
-		pw_process_of(r, &r->procs[i], &c);
-		if (c.seen_read_bytes) {
+	for (size_t i = 0; i < r->nprocs; i++)
+		if (program_child(r, &m, i, &c) && c.seen_read_bytes) {
 			read += c.seen_read_bytes;
 			workers++;
 		}
-	}
 	uint64_t blocked = m.main_wait_ns + m.main_stream_ns;
 	double s = share_of(blocked, r->wall_ns);
 	if (s < PW_FIND_HOST_INPUT_SHARE || read < PW_FIND_HOST_INPUT_BYTES || read <= m.seen_read_bytes)
@@ -372,9 +380,9 @@ static int by_start(const void *x, const void *y)
 	return (a->start > b->start) - (a->start < b->start);
 }
 
-/* worker_startup: the main process's children that read files (loader workers) were started round after
- * round (persistent_workers=False: each epoch), each round's first batch waiting for a worker's start-up. A
- * round is the workers that start before the first of them reads. */
+/* worker_startup: the children of the main process's program that read files (loader workers) were started
+ * round after round (persistent_workers=False: each epoch), each round's first batch waiting for a worker's
+ * start-up. A round is the workers that start before the first of them reads. */
 static void worker_startup_finding(struct builder *b)
 {
 	const struct pw_rank_report *r = b->r;
@@ -386,14 +394,10 @@ static void worker_startup_finding(struct builder *b)
 		b->oom |= found;
 		return;
 	}
-	for (size_t i = 0; i < r->nprocs; i++) {
-		if (r->procs[i].replaced_one || r->procs[i].ppid != m.pid)
-			continue;
-		/* a worker that exec'd (spawned, not forked) reads in its last image: its start-up spans them */
-		pw_process_of(r, &r->procs[i], &c);
-		if (c.first_read_ns > c.start_ns)
+	/* a worker that exec'd (spawned, not forked) reads in its last image: its start-up spans them */
+	for (size_t i = 0; i < r->nprocs; i++)
+		if (program_child(r, &m, i, &c) && c.first_read_ns > c.start_ns)
 			w[n++] = (struct worker){c.start_ns, c.first_read_ns};
-	}
 	qsort(w, n, sizeof *w, by_start);
 	size_t rounds = 0, most = 0, size = 0;
 	uint64_t round_read = 0, waited = 0, startup = 0, first = 0;
