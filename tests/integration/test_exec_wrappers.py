@@ -151,7 +151,7 @@ def part_c_mpi():
     r = profwrap(["-q", "-o", "MPI", "--", *mpirun, "-n", "2", wrap, prog, "--iters", str(MPI_ITERS),
                   "--slow-rank", str(MPI_SLOW), "--delay-ms", str(MPI_DELAY_MS)], extra_env=MPI_ENV, timeout=90)
     check_eq(r.rc, 0, "profwrap mpirun wrap.sh mpi_ranks\n" + r.describe())
-    for rank in range(2):
+    for rank in (MPI_SLOW, 1 - MPI_SLOW):
         rep = load_report("MPI", rank)
         imgs = program_chain(rep, prog)
         check_eq(len(imgs), 2, "rank %d: the wrapper's and the program's images\n%s" % (rank, describe_processes(rep)))
