@@ -120,7 +120,7 @@ struct spawned {
 #define BLOCKED_DEPTH 64
 struct blocked_span {
 	uint64_t start;
-	uint64_t ns[3]; /* counted per category of note_main_blocked */
+	uint64_t ns[4]; /* counted per category of note_main_blocked */
 };
 
 struct pending_io {
@@ -518,25 +518,29 @@ static int stack_event(struct file_ctx *c, const struct pw_proc *p, const struct
 }
 
 /* The main thread's blocked time, each moment once: a thread's records come in the order its calls ended, so
- * an outer call (MPI_Allreduce) comes after the calls nested in it (its polls), whose time it then takes over.
- * The stack holds the intervals counted so far that a later outer call may contain; past its depth the two
- * oldest are merged (an outer call that holds only the second of them then counts a little twice). */
+ * an outer call (MPI_Allreduce) comes after the calls nested in it (its polls, its reads of sockets), whose
+ * time it then takes over. The stack holds the intervals counted so far that a later outer call may contain;
+ * past its depth the two oldest are merged (an outer call that holds only the second of them then counts a
+ * little twice). A call on a pipe or a socket (stream) waits for another process (a shell reading the output
+ * of `$(cmd)`, a loader's queue). */
 static void note_main_blocked(struct file_ctx *c, struct pw_proc *p, const struct pw_raw_event *e,
-			      enum pw_event_kind kind, int mpi)
+			      enum pw_event_kind kind, int mpi, int stream)
 {
-	enum { WAIT, CHILD, MPI };
-	int cat = mpi ? MPI : kind == PW_K_WAIT ? CHILD : (kind == PW_K_SLEEP || kind == PW_K_GPU_SYNC) ? WAIT : -1;
+	enum { WAIT, CHILD, MPI, STREAM, CATEGORIES };
+	int cat = mpi ? MPI : stream ? STREAM : kind == PW_K_WAIT ? CHILD : -1;
+	if (cat < 0 && (kind == PW_K_SLEEP || kind == PW_K_GPU_SYNC))
+		cat = WAIT;
 	if (cat < 0 || e->t1_ns < e->t0_ns)
 		return;
-	uint64_t *total[3] = {&p->main_wait_ns, &p->main_child_wait_ns, &p->main_mpi_ns};
+	uint64_t *total[CATEGORIES] = {&p->main_wait_ns, &p->main_child_wait_ns, &p->main_mpi_ns, &p->main_stream_ns};
 	struct blocked_span *st = c->blocked;
 	while (c->nblocked && st[c->nblocked - 1].start >= e->t0_ns) {
 		c->nblocked--;
-		for (int k = 0; k < 3; k++)
+		for (int k = 0; k < CATEGORIES; k++)
 			*total[k] -= st[c->nblocked].ns[k];
 	}
 	if (c->nblocked == BLOCKED_DEPTH) {
-		for (int k = 0; k < 3; k++)
+		for (int k = 0; k < CATEGORIES; k++)
 			st[1].ns[k] += st[0].ns[k];
 		st[1].start = st[0].start;
 		memmove(st, st + 1, (BLOCKED_DEPTH - 1) * sizeof *st);
@@ -676,21 +680,19 @@ static uint32_t file_number(const struct file_ctx *c, const struct pw_file_stat 
 }
 
 /* A file call's time by what it was on: the meta domain's share of a file's time; the calls on pipes and
- * sockets (and those that made them), which are not file I/O. */
-static void note_file_domain(struct file_ctx *c, struct pw_file_stat *f, const struct pw_raw_event *e,
-			     enum pw_event_kind kind, uint64_t dur)
+ * sockets (and those that made them), which are not file I/O. Returns whether the call was one of those. */
+static int note_file_domain(struct file_ctx *c, struct pw_file_stat *f, const struct pw_raw_event *e,
+			    enum pw_event_kind kind, uint64_t dur)
 {
 	enum pw_domain d = pw_events[e->rec->h.type].domain;
 	if (d != PW_DOM_IO && d != PW_DOM_STDIO && d != PW_DOM_META)
-		return;
+		return 0;
 	if (f && d == PW_DOM_META)
 		f->meta_ns += dur;
-	if (kind == PW_K_CHANNEL || (f && f->stream)) {
-		c->rs->r.stream_ns += dur;
-		struct pw_proc *p = &c->rs->r.procs[c->proc_index];
-		if (e->rec->h.tid == (uint32_t)p->pid)
-			p->main_stream_ns += dur;
-	}
+	if (kind != PW_K_CHANNEL && !(f && f->stream))
+		return 0;
+	c->rs->r.stream_ns += dur;
+	return 1;
 }
 
 /* A read or a write on file f. */
@@ -708,9 +710,10 @@ static void count_file_io(struct pw_proc *p, struct pw_file_stat *f, int write, 
 	f->time_ns += dur;
 }
 
-/* What a call did, by its kind: bytes, files, children, libraries, GPU work. Returns the file it was on. */
+/* What a call did, by its kind: bytes, files, children, libraries, GPU work. Returns the file it was on, and in
+ * *stream whether that was a pipe or a socket. */
 static uint32_t account_call(struct file_ctx *c, struct pw_proc *p, struct pw_call_stat *cs,
-			     const struct pw_raw_event *e, enum pw_event_kind kind, uint64_t dur)
+			     const struct pw_raw_event *e, enum pw_event_kind kind, uint64_t dur, int *stream)
 {
 	const struct pw_rec_call *rec = e->rec;
 	struct pw_file_stat *f = NULL;
@@ -805,7 +808,7 @@ static uint32_t account_call(struct file_ctx *c, struct pw_proc *p, struct pw_ca
 			c->oom = 1;
 		break;
 	}
-	note_file_domain(c, f, e, kind, dur); /* a pended call: by the file it was on when read */
+	*stream = note_file_domain(c, f, e, kind, dur); /* a pended call: by the file it was on when read */
 	return pended ? PW_TL_NONE : file_number(c, f); /* the timeline names a pended call's file later */
 }
 
@@ -843,12 +846,14 @@ static void on_call(struct file_ctx *c, struct pw_proc *p, const struct pw_raw_e
 	}
 	if (e->stack_ref && stack_event(c, p, e))
 		c->oom = 1;
-	if (e->rec->h.tid == (uint32_t)p->pid)
-		note_main_blocked(c, p, e, kind, pw_events[e->rec->h.type].domain == PW_DOM_MPI);
 	if (is_world_collective(c, e) && note_collective(&c->rs->r.coll[kind == PW_K_COLL ? PW_COLL_NCCL : PW_COLL_MPI],
 							 e->t0_ns))
 		c->oom = 1;
-	pw_tl_call(c->rs->r.timeline, e, account_call(c, p, cs, e, kind, dur));
+	int stream = 0;
+	uint32_t file = account_call(c, p, cs, e, kind, dur, &stream);
+	if (e->rec->h.tid == (uint32_t)p->pid)
+		note_main_blocked(c, p, e, kind, pw_events[e->rec->h.type].domain == PW_DOM_MPI, stream);
+	pw_tl_call(c->rs->r.timeline, e, file);
 }
 
 /* Ticks of the image's clock as ns, saturating (the file is untrusted). */
@@ -1301,20 +1306,81 @@ static void check_pid(struct pw_rank_report *r, const struct pw_proc *last)
 	r->io_left_out += left_out;
 }
 
-const struct pw_proc *pw_rank_main_proc(const struct pw_rank_report *r)
+void pw_process_of(const struct pw_rank_report *r, const struct pw_proc *first, struct pw_process *p)
+{
+	memset(p, 0, sizeof *p);
+	p->first = first;
+	p->pid = first->pid;
+	p->start_ns = first->start_ns;
+	for (const struct pw_proc *q = first; q; q = pw_next_image(r, q)) {
+		p->last = q;
+		p->main_wait_ns += q->main_wait_ns;
+		p->main_child_wait_ns += q->main_child_wait_ns;
+		p->main_mpi_ns += q->main_mpi_ns;
+		p->main_stream_ns += q->main_stream_ns;
+		p->seen_read_bytes += q->seen_read_bytes;
+		if (q->first_read_ns && !p->first_read_ns)
+			p->first_read_ns = q->first_read_ns;
+	}
+	p->end_ns = p->last->end_ns;
+}
+
+int pw_rank_main_process(const struct pw_rank_report *r, struct pw_process *p)
 {
 	for (size_t i = 0; i < r->nprocs; i++) {
-		const struct pw_proc *p = &r->procs[i];
+		if (r->procs[i].replaced_one)
+			continue;
+		pw_process_of(r, &r->procs[i], p);
 		uint64_t life = p->end_ns > p->start_ns ? p->end_ns - p->start_ns : 0;
 		if (p->main_child_wait_ns <= life / 2)
-			return p;
+			return 0;
 	}
-	return r->nprocs ? &r->procs[0] : NULL;
+	if (!r->nprocs)
+		return -1;
+	pw_process_of(r, &r->procs[0], p);
+	return 0;
+}
+
+static int cmp_pid_index(const void *a, const void *b, void *procs)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	int px = ((const struct pw_proc *)procs)[x].pid, py = ((const struct pw_proc *)procs)[y].pid;
+	if (px != py)
+		return px < py ? -1 : 1;
+	return (x > y) - (x < y);
+}
+
+/* Joins each pid's images into exec chains, the procs sorted by start: an image that ended in exec is followed
+ * by the next image of its pid; one that exited ends its chain (a later image is a new process of a reused
+ * pid). */
+static void link_images(struct pw_rank_report *r)
+{
+	size_t *order = malloc((r->nprocs ? r->nprocs : 1) * sizeof *order);
+	for (size_t i = 0; i < r->nprocs; i++) {
+		r->procs[i].next_image = PW_PROC_NONE;
+		r->procs[i].replaced_one = 0;
+		if (order)
+			order[i] = i;
+	}
+	if (!order) {
+		fprintf(stderr, "profwrap: out of memory joining the images of rank %d's processes\n", r->rank);
+		return;
+	}
+	qsort_r(order, r->nprocs, sizeof *order, cmp_pid_index, r->procs);
+	for (size_t k = 1; k < r->nprocs; k++) {
+		struct pw_proc *prev = &r->procs[order[k - 1]], *next = &r->procs[order[k]];
+		if (prev->pid == next->pid && prev->how == PW_END_EXECED) {
+			prev->next_image = order[k];
+			next->replaced_one = 1;
+		}
+	}
+	free(order);
 }
 
 static void finish_rank(struct pw_analysis *a, struct pw_rank_report *r)
 {
 	qsort(r->procs, r->nprocs, sizeof *r->procs, cmp_proc);
+	link_images(r);
 	r->end_ns = 0;
 	for (size_t i = 0; i < r->nprocs; i++) {
 		struct pw_proc *p = &r->procs[i];

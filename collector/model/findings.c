@@ -331,30 +331,42 @@ static void startup_finding(struct builder *b)
 	    d, w, what, n[PW_STARTUP_LOAD], l, n[PW_STARTUP_OPEN], n[PW_STARTUP_STAT]);
 }
 
+/* Whether procs[i] is the first image of a child that the main process m's program started (while its last
+ * image ran: a wrapper's children, before its exec, are its own, as a pyenv shim's lookups are); then c is
+ * that child, across its exec chain. */
+static int program_child(const struct pw_rank_report *r, const struct pw_process *m, size_t i, struct pw_process *c)
+{
+	const struct pw_proc *p = &r->procs[i];
+	if (p->replaced_one || p->ppid != m->pid || p->start_ns < m->last->start_ns)
+		return 0;
+	pw_process_of(r, p, c);
+	return 1;
+}
+
 /* input_bound without GPU activity: the main thread blocked while child processes read the data. */
 static void host_input_finding(struct builder *b)
 {
 	const struct pw_rank_report *r = b->r;
-	const struct pw_proc *m = pw_rank_main_proc(r);
-	if (!m)
+	struct pw_process m, c;
+	if (pw_rank_main_process(r, &m))
 		return;
 	uint64_t read = 0;
 	size_t workers = 0;
 	for (size_t i = 0; i < r->nprocs; i++)
-		if (r->procs[i].ppid == m->pid && r->procs[i].seen_read_bytes) {
-			read += r->procs[i].seen_read_bytes;
+		if (program_child(r, &m, i, &c) && c.seen_read_bytes) {
+			read += c.seen_read_bytes;
 			workers++;
 		}
-	uint64_t blocked = m->main_wait_ns + m->main_stream_ns;
+	uint64_t blocked = m.main_wait_ns + m.main_stream_ns;
 	double s = share_of(blocked, r->wall_ns);
-	if (s < PW_FIND_HOST_INPUT_SHARE || read < PW_FIND_HOST_INPUT_BYTES || read <= m->seen_read_bytes)
+	if (s < PW_FIND_HOST_INPUT_SHARE || read < PW_FIND_HOST_INPUT_BYTES || read <= m.seen_read_bytes)
 		return;
 	char d[32], bytes[32], own[32];
 	pw_format_duration(d, sizeof d, blocked);
 	pw_format_bytes(bytes, sizeof bytes, read);
-	pw_format_bytes(own, sizeof own, m->seen_read_bytes);
+	pw_format_bytes(own, sizeof own, m.seen_read_bytes);
 	add(b, "input_bound", s, ADVICE_HOST_INPUT,
-	    "The main thread of pid %d waited %s while %zu child process%s read %s (it read %s itself).", m->pid, d,
+	    "The main thread of pid %d waited %s while %zu child process%s read %s (it read %s itself).", m.pid, d,
 	    workers, workers == 1 ? "" : "es", bytes, own);
 }
 
@@ -368,24 +380,24 @@ static int by_start(const void *x, const void *y)
 	return (a->start > b->start) - (a->start < b->start);
 }
 
-/* worker_startup: the main process's children that read files (loader workers) were started round after
- * round (persistent_workers=False: each epoch), each round's first batch waiting for a worker's start-up. A
- * round is the workers that start before the first of them reads. */
+/* worker_startup: the children of the main process's program that read files (loader workers) were started
+ * round after round (persistent_workers=False: each epoch), each round's first batch waiting for a worker's
+ * start-up. A round is the workers that start before the first of them reads. */
 static void worker_startup_finding(struct builder *b)
 {
 	const struct pw_rank_report *r = b->r;
-	const struct pw_proc *m = pw_rank_main_proc(r);
-	struct worker *w = m ? malloc((r->nprocs ? r->nprocs : 1) * sizeof *w) : NULL;
+	struct pw_process m, c;
+	int found = pw_rank_main_process(r, &m) == 0;
+	struct worker *w = found ? malloc((r->nprocs ? r->nprocs : 1) * sizeof *w) : NULL;
 	size_t n = 0;
 	if (!w) {
-		b->oom |= m != NULL;
+		b->oom |= found;
 		return;
 	}
-	for (size_t i = 0; i < r->nprocs; i++) {
-		const struct pw_proc *p = &r->procs[i];
-		if (p->ppid == m->pid && !p->image && p->first_read_ns > p->start_ns)
-			w[n++] = (struct worker){p->start_ns, p->first_read_ns};
-	}
+	/* a worker that exec'd (spawned, not forked) reads in its last image: its start-up spans them */
+	for (size_t i = 0; i < r->nprocs; i++)
+		if (program_child(r, &m, i, &c) && c.first_read_ns > c.start_ns)
+			w[n++] = (struct worker){c.start_ns, c.first_read_ns};
 	qsort(w, n, sizeof *w, by_start);
 	size_t rounds = 0, most = 0, size = 0;
 	uint64_t round_read = 0, waited = 0, startup = 0, first = 0;
@@ -417,7 +429,7 @@ static void worker_startup_finding(struct builder *b)
 	add(b, "worker_startup", s, ADVICE_WORKERS,
 	    "pid %d started %zu worker processes in %zu rounds of up to %zu: each took %s on average from its start "
 	    "to its first read, and each round's first batch waited at least %s in all.",
-	    m->pid, n, rounds, most, mean, d);
+	    m.pid, n, rounds, most, mean, d);
 }
 
 /* Whether a file written is a checkpoint, by its name. */

@@ -20,12 +20,16 @@
  *   checkpoint_bound  time in calls on the checkpoint files written (by name: *checkpoint*, *ckpt*, .pt,
  *                     .pth, .ckpt, .safetensors, .bin, .h5, .npz, .pkl) >= PW_FIND_CHECKPOINT_SHARE
  *   input_bound       (without GPU activity records) the rank's main process's main thread blocked (waits and
- *                     polls, calls on pipes and sockets) >= PW_FIND_HOST_INPUT_SHARE while its child
- *                     processes read >= PW_FIND_HOST_INPUT_BYTES, more than it read itself
- *   worker_startup    the main process's children that read files (loader workers) start in >=
- *                     PW_FIND_WORKER_ROUNDS rounds (a round: the workers that start before the first of them
- *                     reads), and the shortest start-up (start to first file read) of each round, summed, >=
- *                     PW_FIND_WORKER_STARTUP_SHARE
+ *                     polls, calls on pipes and sockets) >= PW_FIND_HOST_INPUT_SHARE while the child
+ *                     processes its program started read >= PW_FIND_HOST_INPUT_BYTES, more than it read
+ *                     itself
+ *   worker_startup    the children that the main process's program started and that read files (loader
+ *                     workers) start in >= PW_FIND_WORKER_ROUNDS rounds (a round: the workers that start before
+ *                     the first of them reads), and the shortest start-up (start to first file read, across
+ *                     the worker's exec) of each round, summed, >= PW_FIND_WORKER_STARTUP_SHARE
+ *
+ * The main process is a process across its exec chain (model.h, struct pw_process); its program is its last
+ * image, and the children a wrapper started before exec'ing it (a pyenv shim's lookups) are not its workers.
  *
  * Without GPU activity records (pw_act_recorded()), the GPU rules but small_memcpy are not evaluated.
  */

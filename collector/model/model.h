@@ -54,7 +54,7 @@ struct pw_thread_drop {
 	uint64_t dropped;
 };
 
-/* One process image (a pid that exec'd has one per image). */
+/* One process image (a pid that exec'd has one per image: struct pw_process joins them). */
 struct pw_proc {
 	int pid;
 	int ppid;
@@ -91,9 +91,9 @@ struct pw_proc {
 	uint64_t seen_write_bytes;
 	/* time its main thread (tid = pid) spent blocked, each moment counted once (a poll inside MPI_Allreduce
 	 * is MPI's): in waits (sleeps, polls, condition waits, joins, GPU synchronisation), in waits for its
-	 * children, in MPI calls. The rank's busy time is the rest of its main process's life. */
-	uint64_t main_wait_ns, main_child_wait_ns, main_mpi_ns;
-	uint64_t main_stream_ns; /* its main thread's time in calls on pipes and sockets (a worker's queue) */
+	 * children, in MPI calls, in calls on pipes and sockets (another process's pace: a worker's queue, a
+	 * shell reading `$(cmd)`). The rank's busy time is the rest of its main process's life. */
+	uint64_t main_wait_ns, main_child_wait_ns, main_mpi_ns, main_stream_ns;
 	uint64_t first_read_ns;  /* the start of its first read of a file (not a pipe or socket), 0: none */
 	/* Its collector died: `profwrap salvage` wrote the records after salvaged_at (CLOCK_REALTIME ns). */
 	uint64_t salvaged_at;
@@ -107,7 +107,12 @@ struct pw_proc {
 	int record_measured;
 	uint64_t stacks;
 	uint64_t stacks_ns;
+	/* its exec chain in the rank (finish_rank): the index in the rank's procs of the image that replaced it,
+	 * PW_PROC_NONE when none, and whether it replaced one (it is not its process's first image) */
+	size_t next_image;
+	int replaced_one;
 };
+#define PW_PROC_NONE SIZE_MAX
 
 /* What profwrap itself cost a rank's processes, in their own time: the records written times the cost of one
  * measured in each process, the stacks taken (timed as they were taken), and CUPTI's own overhead records.
@@ -213,9 +218,32 @@ struct pw_rank_report {
 	struct pw_coll_entries coll[PW_COLL_FAMILIES];
 };
 
-/* The rank's main process: the first (procs are sorted by start) that is not a parent waiting most of its life
- * for children (`bash run.sh`, torchrun-like wrappers); NULL when it has none. */
-const struct pw_proc *pw_rank_main_proc(const struct pw_rank_report *r);
+/* A process across its exec chain: an exec keeps the pid, and the main thread is the one whose tid is the pid
+ * in every image, so a process's figures are those of all its images in the rank (a wrapper's life until its
+ * exec, `#!/bin/sh` + `exec python3 train.py`, is part of the program's process). */
+struct pw_process {
+	const struct pw_proc *first, *last; /* its first and last images */
+	int pid;
+	uint64_t start_ns, end_ns; /* the first image's start, the last one's end */
+	/* its main thread's blocked time and time on pipes and sockets, every image's (struct pw_proc) */
+	uint64_t main_wait_ns, main_child_wait_ns, main_mpi_ns, main_stream_ns;
+	uint64_t seen_read_bytes;
+	uint64_t first_read_ns; /* its first read of a file in any image, 0: none */
+};
+
+/* The image that replaced p (its exec), NULL when none. */
+static inline const struct pw_proc *pw_next_image(const struct pw_rank_report *r, const struct pw_proc *p)
+{
+	return p->next_image != PW_PROC_NONE ? &r->procs[p->next_image] : NULL;
+}
+
+/* The process whose first image is first (one with replaced_one 0). */
+void pw_process_of(const struct pw_rank_report *r, const struct pw_proc *first, struct pw_process *p);
+
+/* The rank's main process: the first to start (procs are sorted by start) that is not a parent waiting most of
+ * its life for children (`bash run.sh`, torchrun-like wrappers), else the first. Returns 0, or -1 when the rank
+ * has no process. */
+int pw_rank_main_process(const struct pw_rank_report *r, struct pw_process *p);
 
 struct pw_analysis {
 	char *out_dir;

@@ -58,12 +58,12 @@ void pw_rank_figures(const struct pw_rank_report *r, struct pw_rank_figures *f)
 		f->collective_ns += nccl_call_ns;
 		f->kernel_ns = all_kernels_ns;
 	}
-	const struct pw_proc *main = pw_rank_main_proc(r);
-	if (main) {
-		uint64_t life = main->end_ns > main->start_ns ? main->end_ns - main->start_ns : 0;
-		uint64_t blocked = main->main_wait_ns + main->main_child_wait_ns + main->main_mpi_ns;
+	struct pw_process main;
+	if (pw_rank_main_process(r, &main) == 0) {
+		uint64_t life = main.end_ns > main.start_ns ? main.end_ns - main.start_ns : 0;
+		uint64_t blocked = main.main_wait_ns + main.main_child_wait_ns + main.main_mpi_ns + main.main_stream_ns;
 		f->busy_ns = life > blocked ? life - blocked : 0;
-		f->wait_ns = main->main_wait_ns;
+		f->wait_ns = main.main_wait_ns;
 	}
 }
 

@@ -556,8 +556,8 @@ struct timeline_view {
 	double act[TL_MAX_PROCS][ACT_CLASSES][TL_BINS];
 	int32_t devices[TL_MAX_DEVICES];
 	size_t ndevices;
-	const struct pw_proc *procs[TL_MAX_PROCS];
-	size_t nprocs;
+	const struct pw_proc *procs[TL_MAX_PROCS]; /* a row per process: its first image (model.h, pw_process) */
+	size_t nprocs, procs_left;
 };
 
 /* Adds weight times the part of [a, b) in each bin. */
@@ -572,6 +572,30 @@ static void add_interval(const struct timeline_view *v, double *bins, uint64_t a
 	}
 }
 
+/* Whether the process whose first image is first has an image on the timeline. */
+static int on_timeline(const struct pw_rank_report *r, const struct pw_proc *first)
+{
+	for (const struct pw_proc *q = first; q; q = pw_next_image(r, q))
+		if (q->timeline_image != PW_TL_NONE)
+			return 1;
+	return 0;
+}
+
+/* Each timeline image's row, that of its process (the main thread of a pid is the same in every image it
+ * exec'd), -1 when not drawn; NULL when out of memory. */
+static int *image_rows(const struct pw_rank_report *r, const struct timeline_view *v)
+{
+	const struct pw_timeline *tl = r->timeline;
+	int *row = malloc((tl->nimages ? tl->nimages : 1) * sizeof *row);
+	for (size_t i = 0; row && i < tl->nimages; i++)
+		row[i] = -1;
+	for (size_t p = 0; row && p < v->nprocs; p++)
+		for (const struct pw_proc *q = v->procs[p]; q; q = pw_next_image(r, q))
+			if (q->timeline_image < tl->nimages)
+				row[q->timeline_image] = (int)p;
+	return row;
+}
+
 /* The bins of the GPUs' busy time and of the main threads' calls. The timeline keeps a sample of a long run's
  * short events: each stream's and thread's kept time is scaled up to what it counted in all. */
 static void fill_view(struct timeline_view *v, const struct pw_rank_report *r)
@@ -579,9 +603,14 @@ static void fill_view(struct timeline_view *v, const struct pw_rank_report *r)
 	const struct pw_timeline *tl = r->timeline;
 	for (size_t i = 0; r->act && i < r->act->ndevices && v->ndevices < TL_MAX_DEVICES; i++)
 		v->devices[v->ndevices++] = r->act->devices[i].id;
-	for (size_t i = 0; i < r->nprocs && v->nprocs < TL_MAX_PROCS; i++)
-		if (r->procs[i].timeline_image != PW_TL_NONE)
+	for (size_t i = 0; i < r->nprocs; i++) {
+		if (r->procs[i].replaced_one)
+			continue;
+		if (v->nprocs < TL_MAX_PROCS && on_timeline(r, &r->procs[i]))
 			v->procs[v->nprocs++] = &r->procs[i];
+		else
+			v->procs_left++;
+	}
 	for (size_t i = 0; i < tl->ngpus; i++) {
 		const struct pw_tl_gpu *g = &tl->gpus[i];
 		const struct pw_tl_stream *s = &tl->streams[g->stream];
@@ -591,30 +620,25 @@ static void fill_view(struct timeline_view *v, const struct pw_rank_report *r)
 		if (d < v->ndevices && s->kept_ns)
 			add_interval(v, v->busy[d], g->t0, g->t1, (double)s->events_ns / (double)s->kept_ns);
 	}
-	int *row = malloc((tl->nthreads ? tl->nthreads : 1) * sizeof *row);
+	int *row = image_rows(r, v);
 	if (!row)
 		return;
-	for (size_t t = 0; t < tl->nthreads; t++) {
-		row[t] = -1;
-		for (size_t p = 0; p < v->nprocs; p++)
-			if (tl->threads[t].image == v->procs[p]->timeline_image && tl->threads[t].tid == (uint32_t)v->procs[p]->pid)
-				row[t] = (int)p;
-	}
 	for (size_t i = 0; i < tl->ncalls; i++) {
 		const struct pw_tl_call *c = &tl->calls[i];
 		const struct pw_tl_thread *th = &tl->threads[c->thread];
-		if (row[c->thread] >= 0 && th->kept_ns)
-			add_interval(v, v->act[row[c->thread]][call_class(c->type)], c->t0, c->t1,
+		int p = th->image < tl->nimages ? row[th->image] : -1;
+		if (p >= 0 && th->tid == (uint32_t)v->procs[p]->pid && th->kept_ns)
+			add_interval(v, v->act[p][call_class(c->type)], c->t0, c->t1,
 				     (double)th->calls_ns / (double)th->kept_ns);
 	}
-	free(row);
 	/* a sample stands for the CPU time since the thread's previous one (the first PW_TL_MAX_SAMPLES drawn) */
 	for (size_t i = 0; i < tl->nsamples; i++) {
 		const struct pw_tl_sample *x = &tl->samples[i];
-		for (size_t p = 0; p < v->nprocs; p++)
-			if (x->image == v->procs[p]->timeline_image && x->tid == (uint32_t)v->procs[p]->pid)
-				add_interval(v, v->act[p][ACT_CPU], x->t0 > x->cpu_ns ? x->t0 - x->cpu_ns : 0, x->t0, 1.0);
+		int p = x->image < tl->nimages ? row[x->image] : -1;
+		if (p >= 0 && x->tid == (uint32_t)v->procs[p]->pid)
+			add_interval(v, v->act[p][ACT_CPU], x->t0 > x->cpu_ns ? x->t0 - x->cpu_ns : 0, x->t0, 1.0);
 	}
+	free(row);
 }
 
 static void row_label(FILE *f, double y, const char *label, const char *sub)
@@ -674,12 +698,14 @@ static void write_gpu_rows(FILE *f, const struct pw_rank_report *r, const struct
 	}
 }
 
-static void write_proc_rows(FILE *f, const struct timeline_view *v, double *y)
+static void write_proc_rows(FILE *f, const struct pw_rank_report *r, const struct timeline_view *v, double *y)
 {
 	double bin_px = TL_WIDTH / TL_BINS;
 	char label[64], sub[64];
 	for (size_t p = 0; p < v->nprocs; p++) {
 		const struct pw_proc *pr = v->procs[p];
+		while (pw_next_image(r, pr)) /* named by the program its wrappers exec'd */
+			pr = pw_next_image(r, pr);
 		const char *exe = pr->exe && *pr->exe ? pr->exe : pw_report_str(pr->argv);
 		const char *base = strrchr(exe, '/');
 		snprintf(label, sizeof label, "%s %d", base ? base + 1 : exe, pr->pid);
@@ -719,18 +745,27 @@ static int by_phase_start(const void *a, const void *b)
 	return (x->t1 < y->t1) - (x->t1 > y->t1); /* the outer of two that start together first */
 }
 
-/* The top-level ranges of the first process's main thread, as a band. */
+/* Whether timeline image im is one of the images of the process whose first image is first. */
+static int image_of(const struct pw_rank_report *r, const struct pw_proc *first, uint32_t im)
+{
+	for (const struct pw_proc *q = first; q; q = pw_next_image(r, q))
+		if (q->timeline_image == im && im != PW_TL_NONE)
+			return 1;
+	return 0;
+}
+
+/* The top-level ranges of the main process's main thread, in every image of its pid, as a band. */
 static void write_phase_band(FILE *f, const struct pw_rank_report *r, const struct timeline_view *v, double *y)
 {
 	const struct pw_timeline *tl = r->timeline;
-	if (!v->nprocs)
+	struct pw_process m;
+	if (!v->nprocs || pw_rank_main_process(r, &m))
 		return;
-	const struct pw_proc *p = v->procs[0];
 	struct phase *ph = malloc((tl->nranges ? tl->nranges : 1) * sizeof *ph);
 	size_t n = 0;
 	for (size_t i = 0; ph && i < tl->nranges; i++) {
 		const struct pw_tl_range *x = &tl->ranges[i];
-		if (x->ph == 'X' && x->image == p->timeline_image && x->tid == (uint32_t)p->pid)
+		if (x->ph == 'X' && x->tid == (uint32_t)m.pid && image_of(r, m.first, x->image))
 			ph[n++] = (struct phase){x->t0, x->t1, x->name};
 	}
 	if (!n) {
@@ -793,7 +828,7 @@ static void write_timeline(FILE *f, const struct pw_rank_report *r)
 		TL_LABEL + TL_WIDTH, height);
 	double y = 4;
 	write_gpu_rows(f, r, v, &y);
-	write_proc_rows(f, v, &y);
+	write_proc_rows(f, r, v, &y);
 	y += 8;
 	write_phase_band(f, r, v, &y);
 	char t[32];
@@ -804,8 +839,8 @@ static void write_timeline(FILE *f, const struct pw_rank_report *r)
 			x, x, y, y + 5, x, y + 18, i == 0 ? "start" : i == 10 ? "end" : "middle", dur(t, v->span * (uint64_t)i / 10));
 	}
 	fputs("</svg>", f);
-	if (r->nprocs > v->nprocs)
-		fprintf(f, "<p class=\"note\">%zu more processes not drawn.</p>", r->nprocs - v->nprocs);
+	if (v->procs_left)
+		fprintf(f, "<p class=\"note\">%zu more processes not drawn.</p>", v->procs_left);
 	fputs("</section>\n", f);
 	free(v);
 }

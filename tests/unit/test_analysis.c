@@ -1847,6 +1847,88 @@ static void test_main_thread_blocked_once(void **state)
 	pw_analysis_free(an);
 }
 
+/* A process across its exec chain: a wrapper (sh, image 0) reads a child's output from a pipe until it ends
+ * (`$(cmd)`), waits for it and execs the program (image 1), whose main thread sleeps and reads a pipe inside an
+ * MPI call. The rank's busy time and waits are the pid's, from the wrapper's start to the program's end, less
+ * each blocked moment once; a later image of the pid after an exit is another process (a reused pid). A child
+ * that exec'd before its first read (a spawned worker) starts up from its fork to that read. */
+static void test_exec_chain_figures(void **state)
+{
+	struct fx *fx = *state;
+	struct procspec sh = {30, 1, 0, 1, 1000, "sh\0run.sh", 9, "/bin/sh", "n1", 0, 0};
+	int fd = pwt_open_spec(fx, "0-n1-30.pwt", &sh);
+	struct pw_rec_call w[] = {
+		mkrec(PW_EV_PIPE, 30, 1100, 1100, 0, pw_put_channel_fds(3, 4), pw_put_channel_inos(70, 70), 0),
+		mkrec(PW_EV_READ, 30, 1300, 1800, 8, 3, 8, 0),
+		mkrec(PW_EV_WAITPID, 30, 1800, 1900, 31, 31, 0, 0),
+	};
+	put_records(fd, w, NREC(w));
+	pwt_end(fd, PW_END_EXECED, 0, 2000, 0);
+	struct procspec app = {30, 1, 0, 1, 2100, "app", 3, "/bin/app", "n1", 1, 0};
+	fd = pwt_open_spec(fx, "0-n1-30.1.pwt", &app);
+	struct pw_rec_call a[] = {
+		mkrec(PW_EV_PIPE, 30, 2200, 2200, 0, pw_put_channel_fds(5, 6), pw_put_channel_inos(71, 71), 0),
+		mkrec(PW_EV_NANOSLEEP, 30, 3000, 4000, 0, 0, 0, 0),
+		mkrec(PW_EV_NANOSLEEP, 32, 3000, 9000, 0, 0, 0, 0), /* not the main thread */
+		/* in the order the calls ended: MPI's read of its pipe, then the Allreduce it was part of */
+		mkrec(PW_EV_READ, 30, 5200, 5300, 4, 5, 4, 0),
+		mkrec(PW_EV_MPI_ALLREDUCE, 30, 5000, 6000, 0, 64, 1, 0),
+	};
+	put_records(fd, a, NREC(a));
+	pwt_end(fd, PW_END_EXITED, 0, 10000, 0);
+	struct procspec again = {30, 1, 0, 1, 12000, "other", 5, "/bin/other", "n1", 2, 0};
+	fd = pwt_open_spec(fx, "0-n1-30.2.pwt", &again);
+	pwt_end(fd, PW_END_EXITED, 0, 13000, 0);
+	struct procspec fork = {31, 30, 0, 1, 1200, "sh\0run.sh", 9, "/bin/sh", "n1", 0, 0};
+	fd = pwt_open_spec(fx, "0-n1-31.pwt", &fork);
+	pwt_end(fd, PW_END_EXECED, 0, 1300, 0);
+	struct procspec worker = {31, 30, 0, 1, 1350, "worker", 6, "/bin/worker", "n1", 1, 0};
+	fd = pwt_open_spec(fx, "0-n1-31.1.pwt", &worker);
+	put_string(fd, 8, "/data/x");
+	struct pw_rec_call wr[] = {mkrec(PW_EV_OPEN, 31, 1400, 1410, 3, 3, 8, 0),
+				   mkrec(PW_EV_READ, 31, 1500, 1510, 64, 3, 64, 0)};
+	put_records(fd, wr, NREC(wr));
+	pwt_end(fd, PW_END_EXITED, 0, 1800, 0);
+
+	struct pw_analysis *an = &fx->an;
+	analyze_ok(fx, an);
+	const struct pw_rank_report *r = rank_of(an, 0);
+	assert_int_equal(r->nprocs, 5);
+	const struct pw_proc *sh0 = proc_of(r, 30, 0), *app1 = proc_of(r, 30, 1), *other = proc_of(r, 30, 2);
+	assert_ptr_equal(pw_next_image(r, sh0), app1);
+	assert_null(pw_next_image(r, app1));
+	assert_null(pw_next_image(r, other));
+	assert_false(sh0->replaced_one);
+	assert_true(app1->replaced_one);
+	assert_false(other->replaced_one);
+
+	struct pw_process m;
+	assert_int_equal(pw_rank_main_process(r, &m), 0);
+	assert_ptr_equal(m.first, sh0);
+	assert_ptr_equal(m.last, app1);
+	assert_int_equal(m.pid, 30);
+	assert_int_equal(m.start_ns, 1000);
+	assert_int_equal(m.end_ns, 10000);
+	assert_int_equal(m.main_child_wait_ns, 100);
+	assert_int_equal(m.main_stream_ns, 500);
+	assert_int_equal(m.main_wait_ns, 1000);
+	assert_int_equal(m.main_mpi_ns, 1000);
+	struct pw_rank_figures f;
+	pw_rank_figures(r, &f);
+	assert_int_equal(f.busy_ns, 9000 - 500 - 100 - 1000 - 1000);
+	assert_int_equal(f.wait_ns, 1000);
+	assert_int_equal(f.stream_ns, 500 + 100);
+
+	struct pw_process c;
+	pw_process_of(r, proc_of(r, 31, 0), &c);
+	assert_ptr_equal(c.last, proc_of(r, 31, 1));
+	assert_int_equal(c.start_ns, 1200);
+	assert_int_equal(c.end_ns, 1800);
+	assert_int_equal(c.first_read_ns, 1500);
+	assert_int_equal(c.seen_read_bytes, 64);
+	pw_analysis_free(an);
+}
+
 static void test_launchers_two_hosts(void **state)
 {
 	struct fx *fx = *state;
@@ -2011,6 +2093,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_launcher_file_base, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_only_rankless_is_rank0, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_main_thread_blocked_once, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_exec_chain_figures, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_launchers_two_hosts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_analyze_files_only_named, setup, teardown),
 	};

@@ -662,20 +662,46 @@ static void test_host_input_bound_little_read(void **state)
 	assert_null(find(host_analyze(fx), "input_bound"));
 }
 
-/* A loader worker, child of 40, from start_ms to start_ms + 100, its first read startup_ms after its start. */
-static void worker_file(struct fx *fx, int pid, uint64_t start_ms, uint64_t startup_ms)
+/* A raw trace of image image of pid (child of ppid) from start, string 16 a data file's; returns its fd. */
+static int image_file(struct fx *fx, int pid, int ppid, uint32_t image, uint64_t start)
 {
 	char path[256];
-	snprintf(path, sizeof path, "%s/0-%d.pwt", fx->raw, pid);
+	if (image)
+		snprintf(path, sizeof path, "%s/0-%d.%u.pwt", fx->raw, pid, image);
+	else
+		snprintf(path, sizeof path, "%s/0-%d.pwt", fx->raw, pid);
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	assert_true(fd >= 0);
 	assert_int_equal(pw_raw_write_header(fd), 0);
-	uint64_t s = START + start_ms * MS;
-	struct pw_raw_proc p = {.pid = pid, .ppid = 40, .world_size = 1, .clock_kind = PW_CLOCK_MONOTONIC,
-				.domain_mask = (1u << PW_DOM_COUNT) - 1, .clock0 = {s, s}};
+	struct pw_raw_proc p = {.pid = pid, .ppid = ppid, .world_size = 1, .clock_kind = PW_CLOCK_MONOTONIC,
+				.domain_mask = (1u << PW_DOM_COUNT) - 1, .clock0 = {start, start}, .image = image};
 	put_proc(fd, p, "train", 5, "/bin/train", "node0");
-	put_clock(fd, s, s);
+	put_clock(fd, start, start);
 	put_string(fd, 16, "/data/shard-0.bin.txt");
+	return fd;
+}
+
+/* Ends an image by an exec at end, then closes its file. */
+static void image_execed(int fd, uint64_t end)
+{
+	struct pw_raw_end e = {0};
+	e.how = PW_END_EXECED;
+	e.end_ticks = end;
+	put_end(fd, &e);
+	close(fd);
+}
+
+/* A loader worker, child of 40, from start_ms to start_ms + 100, its first read startup_ms after its start;
+ * spawned, it exec'd 1 ms after its start (fork, then exec of the interpreter) and reads in its second
+ * image. */
+static void worker_file(struct fx *fx, int pid, uint64_t start_ms, uint64_t startup_ms, int spawned)
+{
+	uint64_t s = START + start_ms * MS;
+	int fd = image_file(fx, pid, 40, 0, s);
+	if (spawned) {
+		image_execed(fd, s + MS);
+		fd = image_file(fx, pid, 40, 1, s + 2 * MS);
+	}
 	uint64_t r = s + startup_ms * MS;
 	struct pw_rec_call recs[] = {mkrec(PW_EV_OPEN, (uint32_t)pid, r - MS / 2, r - MS / 4, 3, 3, 16, 0),
 				     mkrec(PW_EV_READ, (uint32_t)pid, r, r + MS, 4096, 3, 4096, 0)};
@@ -685,29 +711,58 @@ static void worker_file(struct fx *fx, int pid, uint64_t start_ms, uint64_t star
 
 /* rounds of two workers, taking 20 ms and 30 ms before their first reads: 20 ms waited per round, 60 ms (6 %)
  * over three rounds; two rounds are too few to tell restarts */
-static void worker_case(struct fx *fx, int rounds)
+static void worker_rounds(struct fx *fx, int rounds, int spawned)
+{
+	for (int i = 0; i < rounds; i++) {
+		worker_file(fx, 100 + 2 * i, 100 + 200 * (uint64_t)i, 20, spawned);
+		worker_file(fx, 101 + 2 * i, 105 + 200 * (uint64_t)i, 30, spawned);
+	}
+}
+
+static void worker_case(struct fx *fx, int rounds, int spawned)
 {
 	host_file(fx, 40, 1, NULL, 0, NULL, 0);
-	for (int i = 0; i < rounds; i++) {
-		worker_file(fx, 100 + 2 * i, 100 + 200 * (uint64_t)i, 20);
-		worker_file(fx, 101 + 2 * i, 105 + 200 * (uint64_t)i, 30);
-	}
+	worker_rounds(fx, rounds, spawned);
 }
 
 static void test_worker_startup(void **state)
 {
 	struct fx *fx = *state;
-	worker_case(fx, 3);
+	worker_case(fx, 3, 0);
 	const struct pw_finding *f = find(host_analyze(fx), "worker_startup");
 	assert_non_null(f);
 	assert_true(fabs(f->share - 0.06) < 1e-6);
 	expect_evidence(f, "pid 40 started 6 worker processes in 3 rounds of up to 2: each took 25.0 ms");
 }
 
+/* Spawned workers (fork, then exec) read in their second image: each starts up from its fork to that read. */
+static void test_worker_startup_spawned(void **state)
+{
+	struct fx *fx = *state;
+	worker_case(fx, 3, 1);
+	const struct pw_finding *f = find(host_analyze(fx), "worker_startup");
+	assert_non_null(f);
+	assert_true(fabs(f->share - 0.06) < 1e-6);
+	expect_evidence(f, "pid 40 started 6 worker processes in 3 rounds of up to 2: each took 25.0 ms");
+}
+
+/* The same children started by a wrapper (pid 40's first image) before it exec'd the program are the
+ * wrapper's (a pyenv shim's lookups), not the program's workers. */
+static void test_worker_startup_wrapper_children(void **state)
+{
+	struct fx *fx = *state;
+	image_execed(image_file(fx, 40, 1, 0, START), START + 800 * MS);
+	fx_raw_end(image_file(fx, 40, 1, 1, START + 801 * MS), START + HWALL);
+	worker_rounds(fx, 3, 1);
+	const struct pw_rank_report *r = host_analyze(fx);
+	assert_int_equal(r->nprocs, 2 + 12);
+	assert_null(find(r, "worker_startup"));
+}
+
 static void test_worker_startup_two_rounds(void **state)
 {
 	struct fx *fx = *state;
-	worker_case(fx, 2);
+	worker_case(fx, 2, 0);
 	assert_null(find(host_analyze(fx), "worker_startup"));
 }
 
@@ -723,6 +778,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_host_input_bound_below, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_host_input_bound_little_read, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_worker_startup, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_worker_startup_spawned, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_worker_startup_wrapper_children, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_worker_startup_two_rounds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_input_bound, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_input_bound_below, setup, teardown),

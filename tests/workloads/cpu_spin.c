@@ -12,8 +12,9 @@
  * Prints one line of JSON, its ground truth: {"mode":..., "calls": clock_gettime calls made in the loop,
  * "major_ns", "minor_ns": the CPU time spent in spin_major and spin_minor (split),
  * "cpu_ns": the process's CPU time (CLOCK_PROCESS_CPUTIME_ID) when done, "timers": the POSIX timers the
- * process has then (the lines of /proc/self/timers naming one, -1 when it cannot be read)}. Exit status 0, 2 on bad usage, 1
- * when a thread cannot be started. */
+ * process has then (the lines of /proc/self/timers naming one, -1 when it cannot be read), "main_ns",
+ * "done_ns": CLOCK_MONOTONIC (profwrap's clock) when main started and when the work was done}. Exit status 0,
+ * 2 on bad usage, 1 when a thread cannot be started. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdint.h>
@@ -123,6 +124,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: cpu_spin arith|clock|threads|split MS, cpu_spin short N\n");
 		return 2;
 	}
+	uint64_t main_ns = cpu_ns(CLOCK_MONOTONIC);
 	uint64_t n = (uint64_t)atol(argv[2]), until = process_cpu_ns() + n * 1000000u, calls = 0; /* MS, or N */
 	uint64_t major_ns = 0, minor_ns = 0;
 	if (strcmp(argv[1], "arith") == 0) {
@@ -142,9 +144,11 @@ int main(int argc, char **argv)
 			if (spin_threads(1, 1) < 0)
 				return 1;
 	}
+	uint64_t done_ns = cpu_ns(CLOCK_MONOTONIC);
 	printf("{\"mode\": \"%s\", \"calls\": %llu, \"cpu_ns\": %llu, \"timers\": %d, \"major_ns\": %llu, "
-	       "\"minor_ns\": %llu}\n",
+	       "\"minor_ns\": %llu, \"main_ns\": %llu, \"done_ns\": %llu}\n",
 	       argv[1], (unsigned long long)calls, (unsigned long long)process_cpu_ns(), timers(),
-	       (unsigned long long)major_ns, (unsigned long long)minor_ns);
+	       (unsigned long long)major_ns, (unsigned long long)minor_ns, (unsigned long long)main_ns,
+	       (unsigned long long)done_ns);
 	return 0;
 }
