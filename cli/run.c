@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,8 @@
 #include "../common/pw_capture.h"
 #include "../common/pw_clock.h"
 #include "../common/pw_rank.h"
+#include "../common/pw_record.h"
+#include "../common/pw_ring.h"
 #include "../common/pw_session.h"
 #include "cli.h"
 #include "session_file.h"
@@ -769,6 +772,39 @@ int pw_cli_export_sqlite(const char *dir)
 	return 0;
 }
 
+/* Whether process pid's recording segment says profwrap's SIGUSR2 handler is in place: 1, 0 (the program
+ * has its own), or -1 when pid has no segment of this user's that runs. */
+static int capture_handler_ours(pid_t pid)
+{
+	DIR *d = opendir("/dev/shm");
+	int ours = -1;
+	for (struct dirent *e; d && ours < 0 && (e = readdir(d));) {
+		char name[PW_SHM_NAME_MAX + 2];
+		struct stat st;
+		snprintf(name, sizeof name, "/%s", e->d_name);
+		if (!pw_shm_name_is_of(name, (int)getuid(), (int)pid))
+			continue;
+		int fd = shm_open(name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC, 0);
+		if (fd < 0 || fstat(fd, &st) < 0 || st.st_uid != getuid() ||
+		    (size_t)st.st_size < sizeof(struct pw_seg_header)) {
+			if (fd >= 0)
+				close(fd);
+			continue;
+		}
+		const struct pw_seg_header *h = mmap(NULL, sizeof *h, PROT_READ, MAP_SHARED, fd, 0);
+		close(fd);
+		if (h == MAP_FAILED)
+			continue;
+		if (h->magic == PW_SEG_MAGIC && h->version == PW_FORMAT_VERSION && h->pid == pid &&
+		    atomic_load(&h->state) == PW_STATE_RUNNING)
+			ours = atomic_load(&h->capture_signal_ours) != 0;
+		munmap((void *)h, sizeof *h);
+	}
+	if (d)
+		closedir(d);
+	return ours;
+}
+
 int pw_cli_capture_signal(const char *arg, int start)
 {
 	char *end;
@@ -777,28 +813,16 @@ int pw_cli_capture_signal(const char *arg, int start)
 		fprintf(stderr, "profwrap: '%s' is not a process id\n", arg);
 		return 1;
 	}
-	/* Only a process with the preload loaded and its signal handler in place may get the signal: to any
-	 * other, SIGUSR2 would be fatal. */
-	char path[64], line[512];
-	snprintf(path, sizeof path, "/proc/%ld/maps", pid);
-	FILE *f = fopen(path, "re");
-	int loaded = 0;
-	while (f && fgets(line, sizeof line, f))
-		if (strstr(line, "/libprofwrap.so"))
-			loaded = 1;
-	if (f)
-		fclose(f);
-	snprintf(path, sizeof path, "/proc/%ld/status", pid);
-	f = fopen(path, "re");
-	int caught = 0;
-	while (f && fgets(line, sizeof line, f))
-		if (strncmp(line, "SigCgt:", 7) == 0)
-			caught = (strtoull(line + 7, NULL, 16) >> (PW_CAPTURE_SIGNAL - 1)) & 1;
-	if (f)
-		fclose(f);
-	if (!loaded || !caught) {
-		fprintf(stderr, "profwrap: process %ld is not profiled by profwrap%s\n", pid,
-			loaded ? " (it does not take profwrap's SIGUSR2: its program handles that signal itself)" : "");
+	/* Only a recorded process with profwrap's own handler in place gets the signal: to any other, SIGUSR2 is
+	 * fatal or means something else (gunicorn, nginx and faulthandler take it for their own). */
+	int ours = capture_handler_ours((pid_t)pid);
+	if (ours < 0) {
+		fprintf(stderr, "profwrap: process %ld is not profiled by profwrap\n", pid);
+		return 1;
+	}
+	if (!ours) {
+		fprintf(stderr, "profwrap: process %ld handles SIGUSR2 itself, so profwrap does not signal it; "
+			"--delay, --duration or --capture-range choose what it records\n", pid);
 		return 1;
 	}
 	union sigval v = {.sival_int = start ? PW_CAPTURE_SIG_START : PW_CAPTURE_SIG_STOP};

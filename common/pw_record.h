@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define PW_FORMAT_VERSION 9u
+#define PW_FORMAT_VERSION 10u
 
 /* Domains: the unit of --trace=LIST selection and the "domain" column of the report. */
 #define PW_DOMAIN_LIST(X) \

@@ -108,6 +108,9 @@ struct pw_seg_header {
 	_Atomic uint64_t io_loader; /* bytes the loader read for the objects dlopen loaded */
 	uint64_t io_unflushed;      /* at exit: bytes in stdio's output buffers, which libc writes after io_* */
 	_Atomic uint64_t io_unread; /* bytes stdio read ahead that the program never took (at fclose and exit) */
+	/* 1 while profwrap's own SIGUSR2 handler is in place: `profwrap start|stop PID` signals only then (the
+	 * program's own handler would take the signal for something else) */
+	_Atomic uint32_t capture_signal_ours;
 	/* struct pw_lane lanes[lane_count] follows, cache-line aligned */
 };
 

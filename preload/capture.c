@@ -206,6 +206,14 @@ static void on_capture_signal(int sig, siginfo_t *si, void *uc)
  * replaces it for good (profwrap start|stop then refuse that process). */
 static _Atomic int handler_ours;
 
+/* Whether profwrap's handler is in place, here and in the segment's header, where the CLI reads it. */
+static void set_handler_ours(int ours)
+{
+	atomic_store_explicit(&handler_ours, ours, memory_order_relaxed);
+	if (pw_seg)
+		atomic_store_explicit(&pw_seg->capture_signal_ours, (uint32_t)ours, memory_order_release);
+}
+
 static void default_disposition(struct sigaction *sa)
 {
 	memset(sa, 0, sizeof *sa);
@@ -231,7 +239,7 @@ PW_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *
 			*old = prev;
 	}
 	if (rc == 0 && act)
-		atomic_store_explicit(&handler_ours, 0, memory_order_relaxed);
+		set_handler_ours(0);
 	return rc;
 }
 
@@ -245,7 +253,7 @@ PW_EXPORT sighandler_t signal(int sig, sighandler_t handler)
 	sighandler_t prev = real_signal(sig, handler);
 	if (prev == SIG_ERR)
 		return prev;
-	atomic_store_explicit(&handler_ours, 0, memory_order_relaxed);
+	set_handler_ours(0);
 	return (uintptr_t)prev == (uintptr_t)on_capture_signal ? SIG_DFL : prev;
 }
 
@@ -306,6 +314,7 @@ void pw_capture_start(int in_fork_child)
 	cap.range_ref = c->mode == PW_CAPMODE_NVTX ? pw_intern_path(c->range) : 0;
 	cap.step_ref = c->schedule ? pw_intern_path(c->step) : 0;
 	if (in_fork_child) {
+		set_handler_ours(atomic_load_explicit(&handler_ours, memory_order_relaxed)); /* into its own header */
 		/* The window is the parent's, shared; the occurrences it tracks are the parent's ranges, and a
 		 * thread of the parent may have held the lock when it forked. */
 		atomic_flag_clear(&cap.lock);
@@ -330,7 +339,7 @@ void pw_capture_start(int in_fork_child)
 			sa.sa_flags = SA_SIGINFO | SA_RESTART;
 			sigfillset(&sa.sa_mask);
 			if (real_sigaction(PW_CAPTURE_SIGNAL, &sa, NULL) == 0)
-				atomic_store_explicit(&handler_ours, 1, memory_order_relaxed);
+				set_handler_ours(1);
 		}
 		if (needs_timer)
 			start_timer();

@@ -688,15 +688,16 @@ static void session_start(int in_fork_child)
 		return;
 	}
 	int fd = connect_or_start_collector(sock, in_fork_child);
-	if (fd == -ENOENT || fd == -ECONNREFUSED) {
-		/* Under the CLI this is a process that outlived the session: nothing to say on the program's stderr. */
-		if (pw_cfg.preload_only)
-			say_passive("no collector is listening");
+	if (fd == -EAGAIN) {
+		if (note_unrecorded(PW_UNRECORDED_BUSY) < 0)
+			say_passive("the collector did not take this process in time");
 		return;
 	}
 	if (fd < 0) {
-		if (note_unrecorded(PW_UNRECORDED_BUSY) < 0)
-			say_passive("the collector did not take this process in time");
+		/* Under the CLI this is a process that outlived the session (or another user's, which the session's
+		 * socket keeps out): nothing to say on the program's stderr. */
+		if (pw_cfg.preload_only)
+			say_passive("no collector is listening");
 		return;
 	}
 	struct pw_seg_header *h = segment_create(name, sizeof name);

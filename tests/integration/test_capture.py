@@ -271,6 +271,46 @@ def test_on_demand_refused():
     check_refused(["start", str(gone.pid)], "a pid that has ended")
 
 
+OWN_HANDLER = """
+import os, signal, sys, time
+d = sys.argv[1]
+signal.signal(signal.SIGUSR2, lambda s, f: open(os.path.join(d, "handled"), "w").close())
+with open(os.path.join(d, "pid.tmp"), "w") as f:
+    f.write(str(os.getpid()))
+os.rename(os.path.join(d, "pid.tmp"), os.path.join(d, "pid"))
+for _ in range(600):
+    if os.path.exists(os.path.join(d, "done")):
+        break
+    time.sleep(0.05)
+"""
+
+
+def test_on_demand_own_handler():
+    # A program with a SIGUSR2 handler of its own (gunicorn, nginx, faulthandler): profwrap start|stop refuse it
+    # and never signal it. Before, the CLI saw the signal caught, sent it, reported success and the program's
+    # handler ran.
+    d = os.path.abspath(tmpdir("own-handler-"))
+    proc = subprocess.Popen([PROFWRAP, "-q", "-o", "OUT-own", "--", PYTHON, "-c", OWN_HANDLER, d],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    try:
+        check(wait_for(lambda: os.path.exists(os.path.join(d, "pid")) or proc.poll() is not None, 15),
+              "no pid file in 15 s")
+        with open(os.path.join(d, "pid")) as f:
+            pid = int(f.read())
+        for act in ("start", "stop"):
+            check_refused([act, str(pid)], "a program with its own SIGUSR2 handler")
+            r = profwrap([act, str(pid)])
+            check("handles SIGUSR2 itself" in r.err, "profwrap %s does not say why: %r", act, r.err)
+        time.sleep(0.2)
+        check(not os.path.exists(os.path.join(d, "handled")), "the program's own SIGUSR2 handler ran")
+        open(os.path.join(d, "done"), "w").close()
+        _, err = proc.communicate(timeout=60)
+        check_eq(proc.returncode, 0, "profwrap's exit status: %s" % err.decode("utf-8", "replace"))
+    finally:
+        kill_group(proc.pid)
+
+
 def test_manual():
     p = prog()
     phases = 6
@@ -397,7 +437,8 @@ def test_fork():
 
 def test():
     tests = [test_nvtx_count, test_nvtx_all, test_nvtx_domain, test_schedule, test_schedule_open_at_exit,
-             test_profiler_api, test_env_settings, test_on_demand_refused, test_manual, test_timer, test_fork]
+             test_profiler_api, test_env_settings, test_on_demand_refused, test_on_demand_own_handler, test_manual,
+             test_timer, test_fork]
     failures = []
     for t in tests:
         t0 = time.monotonic()

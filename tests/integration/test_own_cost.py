@@ -1,5 +1,6 @@
 """What profwrap itself cost: rank0.txt's header line "profwrap's own cost: X (Y % of wall): N records x Z ns, S
-stacks (T), CUPTI overhead U", rank0.json's profwrap_cost and the summary's profwrap_cost_ns.
+stacks (T), CUPTI overhead U; /dev/shm held at most V (one process)", rank0.json's profwrap_cost and the
+summary's profwrap_cost_ns.
 
 Exact, against the raw traces and the workloads' own counts: iomix (3 threads) with --stack-threshold=0 takes
 a stack for every wrapped call it made, and for nothing else; iomix with fork children and --stacks=off: no
@@ -18,7 +19,9 @@ from pwtest import *  # noqa: E402,F401,F403
 
 UNITS = {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}
 COST_LINE = re.compile(r"^profwrap's own cost: (\S+ \S+) \((\S+) % of wall\): (\d+) records x (\S+) ns, (\d+) stacks "
-                       r"\((\S+ \S+)\), CUPTI overhead (\S+ \S+)$", re.M)
+                       r"\((\S+ \S+)\), CUPTI overhead (\S+ \S+); /dev/shm held at most (\S+ \S+) \(one process\)$",
+                       re.M)
+BYTE_UNITS = {"B": 1, "kB": 1e3, "MB": 1e6, "GB": 1e9}
 
 
 def raw_truth(out):
@@ -60,7 +63,7 @@ def check_cost(out, rep):
     header = text[:text.index("\n\n", text.index("\n\n") + 2)]
     lines = COST_LINE.findall(header)
     check_eq(len(lines), 1, "cost lines in rank0.txt's header:\n" + header)
-    total, share, records, per, stacks, stacks_t, cupti = lines[0]
+    total, share, records, per, stacks, stacks_t, cupti, shm = lines[0]
     check_close(total, c["total_ns"], "total")
     check_eq(int(records), c["records"], "records in the text")
     check(abs(float(per) - c["record_ns"]) <= 0.05 + c["record_ns"] * 0.005, "ns per record: text %s, JSON %s",
@@ -68,6 +71,13 @@ def check_cost(out, rep):
     check_eq(int(stacks), c["stacks"], "stacks in the text")
     check_close(stacks_t, c["stacks_ns"], "stacks' time")
     check_close(cupti, c["cupti_overhead_ns"], "CUPTI overhead")
+    value, unit = shm.split()
+    check(abs(float(value) * BYTE_UNITS[unit] - c["shm_peak_bytes"]) <= c["shm_peak_bytes"] * 0.005,
+          "/dev/shm held at most: the text says %s, the JSON %d", shm, c["shm_peak_bytes"])
+    # at least the segment's header page and one step of a lane: what every recorded process holds
+    check(c["shm_peak_bytes"] >= 4096 + 65536, "shm_peak_bytes %d", c["shm_peak_bytes"])
+    check(any(p["pid"] == c["shm_peak_pid"] for p in rep["processes"]), "shm_peak_pid %d is no process of the "
+          "report", c["shm_peak_pid"])
     check(abs(float(share) - c["wall_share"] * 100) <= 0.0005 + c["wall_share"] * 0.5,
           "share of wall: text %s %%, JSON %r", share, c["wall_share"])
     check_eq(rep["summary"]["profwrap_cost_ns"], c["total_ns"], "summary.profwrap_cost_ns")
