@@ -662,6 +662,7 @@ static void lane_release(void *unused)
 	struct pw_thread *t = &pw_self;
 	pw_sample_thread_end(t);
 	pw_pyfn_thread_end();
+	pw_py_thread_end();
 	if (t->lane && !t->shared)
 		atomic_store_explicit(&t->lane->owner, 0, memory_order_release);
 	t->lane = NULL;

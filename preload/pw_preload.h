@@ -261,8 +261,10 @@ int pw_pyfn_call(struct pw_thread *t, void *frame, void *code);
 void pw_pyfn_return(struct pw_thread *t, void *frame);
 /* Whether the code running in frame matches a pattern; *first set when it was matched for the first time. */
 int pw_pyfn_code_matches(void *frame, void *code, int *first);
-/* At the calling thread's end (pw_thread_at_end): the memory its ranges took. */
+/* At the calling thread's end (pw_thread_at_end): the memory its ranges (py_ranges.c) and its evaluation of
+ * deep recursion (python.c) took. */
 void pw_pyfn_thread_end(void);
+void pw_py_thread_end(void);
 /* What py_ranges.c asks of the interpreter (python.c), holding the GIL: references kept and dropped, a code's qualified name (its name before 3.11: pw_py_has_qualname), the module
  * a frame runs in, a local of a frame as text (or the name of its type), and the exception state around it. */
 void pw_py_keep(void *obj);
