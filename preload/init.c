@@ -731,6 +731,8 @@ static void lane_release(void *unused)
 	(void)unused;
 	struct pw_thread *t = &pw_self;
 	pw_sample_thread_end(t);
+	pw_pyfn_thread_end();
+	pw_py_thread_end();
 	if (t->lane && !t->shared)
 		atomic_store_explicit(&t->lane->owner, 0, memory_order_release);
 	t->lane = NULL;
@@ -834,6 +836,15 @@ void pw_note_thread_drop(struct pw_thread *t)
 			return;
 	}
 	atomic_fetch_add_explicit(&h->thread_drops[t->drop_slot - 1].dropped, 1, memory_order_relaxed);
+}
+
+void pw_count_dropped(struct pw_thread *t, uint32_t n)
+{
+	if (!t->lane && pw_thread_attach(t) < 0)
+		return;
+	atomic_fetch_add_explicit(&t->lane->dropped, n, memory_order_relaxed);
+	while (n--)
+		pw_note_thread_drop(t);
 }
 
 void pw_note_guard_skip(void)

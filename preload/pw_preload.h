@@ -43,8 +43,8 @@ struct pw_config {
 	uint64_t capture_t0;    /* CLOCK_MONOTONIC ns that --delay counts from: the launch */
 };
 
-#define PW_PYFN_DEPTH 32   /* nested Python function ranges followed per thread */
-#define PW_PYFN_ACTIONS 16 /* nested Lightning actions followed per thread */
+#define PW_PYFN_DEPTH 32   /* nested Python function ranges a thread has room for at first (it grows) */
+#define PW_PYFN_ACTIONS 16 /* nested Lightning actions followed per thread; deeper ones count as dropped */
 
 /* Per-thread state. initial-exec TLS: the library is preloaded, so this costs one fs-relative load. */
 struct pw_thread {
@@ -69,13 +69,13 @@ struct pw_thread {
 	uint32_t py_pending_gen; /* py_call_gen when the pending calls were made */
 	uint32_t py_gen_next;
 	/* Python function ranges (py_ranges.c) */
-	uint8_t pyfn_depth;        /* ranges of matched calls open on this thread; their frames in pyfn_frames */
+	uint32_t pyfn_depth;       /* ranges of matched calls open on this thread (their frames: py_ranges.c) */
 	uint8_t pyfn_actions;      /* Lightning actions started and not stopped, as ranges */
+	uint32_t pyfn_actions_over; /* actions started and not stopped past PW_PYFN_ACTIONS: no ranges */
 	uint32_t pyfn_action_hash[PW_PYFN_ACTIONS]; /* each one's name, hashed */
 	uint8_t pyfn_action_again[PW_PYFN_ACTIONS]; /* starts of the same action inside it (profilers that forward
 						     * to others): no range of their own */
 	void *pyfn_module_frame;   /* the outermost torch module call open (only it is a range), or NULL */
-	void *pyfn_frames[PW_PYFN_DEPTH];
 	uint8_t sampling;    /* sample_timer is armed */
 	uint8_t unwound;     /* libunwind has walked the thread outside a signal handler: its cache exists */
 	void *sample_timer;  /* timer_t of the thread's CPU-time samples */
@@ -140,6 +140,9 @@ void *pw_resolve(const char *name, const char *version);
 /* A record of thread t was dropped (its lane full, or the shared lane busy): counted for the thread in the
  * segment's thread_drops table (the lane's counter has it already). Lock-free, async-signal-safe. */
 void pw_note_thread_drop(struct pw_thread *t);
+/* n records of thread t never written (what they hold could not be kept): counted as dropped, as a full
+ * lane's are. Called with the guard held. */
+void pw_count_dropped(struct pw_thread *t, uint32_t n);
 
 /* A record never straddles a lane's end, so one needs at most this much before the lane's backed end. */
 #define PW_LANE_SLACK 4096u
@@ -258,6 +261,10 @@ int pw_pyfn_call(struct pw_thread *t, void *frame, void *code);
 void pw_pyfn_return(struct pw_thread *t, void *frame);
 /* Whether the code running in frame matches a pattern; *first set when it was matched for the first time. */
 int pw_pyfn_code_matches(void *frame, void *code, int *first);
+/* At the calling thread's end (pw_thread_at_end): the memory its ranges (py_ranges.c) and its evaluation of
+ * deep recursion (python.c) took. */
+void pw_pyfn_thread_end(void);
+void pw_py_thread_end(void);
 /* What py_ranges.c asks of the interpreter (python.c), holding the GIL: references kept and dropped, a code's qualified name (its name before 3.11: pw_py_has_qualname), the module
  * a frame runs in, a local of a frame as text (or the name of its type), and the exception state around it. */
 void pw_py_keep(void *obj);

@@ -189,12 +189,55 @@ int pw_pyfn_code_matches(void *frame, void *code, int *first)
 	return pattern != NO_MATCH;
 }
 
+/* The frames of the ranges open on this thread, pw_self.pyfn_depth of them: grown as calls nest deeper, so
+ * that a call is a range at any depth; kept across fork (the child's depth starts at 0) and freed at the
+ * thread's end (pw_pyfn_thread_end). */
+static __thread struct {
+	void **frames;
+	uint32_t cap;
+} open_frames;
+
+/* Room for one more open range. Returns 0, or -1 when there is no memory for it. */
+static int room_for_one(uint32_t depth)
+{
+	if (PW_LIKELY(depth < open_frames.cap))
+		return 0;
+	uint32_t cap = open_frames.cap ? open_frames.cap * 2 : PW_PYFN_DEPTH;
+	void **frames = cap > open_frames.cap ? realloc(open_frames.frames, cap * sizeof *frames) : NULL;
+	if (!frames)
+		return -1;
+	if (!open_frames.frames)
+		pw_thread_at_end();
+	open_frames.frames = frames;
+	open_frames.cap = cap;
+	return 0;
+}
+
+/* A range that cannot be kept: its push and pop are counted as dropped records, as a full lane's are. */
+static void refuse(struct pw_thread *t)
+{
+	if (pw_should_record(PW_DOM_NVTX)) {
+		struct pw_guarded guard = pw_guard_enter(PW_GUARD_INTERNAL);
+		pw_count_dropped(t, 2);
+		pw_guard_leave(guard);
+	}
+}
+
 static void push(struct pw_thread *t, void *frame, const char *name)
 {
-	if (t->pyfn_depth >= PW_PYFN_DEPTH)
+	if (PW_UNLIKELY(room_for_one(t->pyfn_depth) < 0)) {
+		refuse(t);
 		return;
-	t->pyfn_frames[t->pyfn_depth++] = frame;
+	}
+	open_frames.frames[t->pyfn_depth++] = frame;
 	pw_nvtx_py_push(name);
+}
+
+void pw_pyfn_thread_end(void)
+{
+	free(open_frames.frames);
+	open_frames.frames = NULL;
+	open_frames.cap = 0;
 }
 
 /* A profiler's start(action_name): a range, unless the innermost action is the same one (a profiler handing
@@ -203,13 +246,21 @@ static void action_start(struct pw_thread *t, const char *name)
 {
 	uint32_t h = (uint32_t)pw_hash64(name, strlen(name));
 	uint8_t n = t->pyfn_actions;
+	if (t->pyfn_actions_over) {
+		t->pyfn_actions_over++;
+		refuse(t);
+		return;
+	}
 	if (n && t->pyfn_action_hash[n - 1] == h) {
 		if (t->pyfn_action_again[n - 1] < UINT8_MAX)
 			t->pyfn_action_again[n - 1]++;
 		return;
 	}
-	if (n >= PW_PYFN_ACTIONS)
+	if (n >= PW_PYFN_ACTIONS) { /* its stop is matched by the count alone */
+		t->pyfn_actions_over++;
+		refuse(t);
 		return;
+	}
 	t->pyfn_action_hash[n] = h;
 	t->pyfn_action_again[n] = 0;
 	t->pyfn_actions = n + 1;
@@ -219,6 +270,10 @@ static void action_start(struct pw_thread *t, const char *name)
 static void action_stop(struct pw_thread *t)
 {
 	uint8_t n = t->pyfn_actions;
+	if (t->pyfn_actions_over) {
+		t->pyfn_actions_over--;
+		return;
+	}
 	if (!n)
 		return;
 	if (t->pyfn_action_again[n - 1]) {
@@ -237,7 +292,7 @@ int pw_pyfn_call(struct pw_thread *t, void *frame, void *code)
 	if (PW_LIKELY(pattern == NO_MATCH))
 		return 0;
 	char name[PW_PYFN_QUALNAME_MAX + PW_PYFN_MODULE_MAX];
-	uint8_t depth = t->pyfn_depth;
+	uint32_t depth = t->pyfn_depth;
 	void *error[3]; /* the program's exception, if one is being raised, is not ours to clear */
 	pw_py_error_save(error);
 	if (pw_py_frame_makes_generator(frame, code)) {
@@ -265,12 +320,13 @@ int pw_pyfn_call(struct pw_thread *t, void *frame, void *code)
 		action_stop(t);
 		break;
 	case PW_PYFN_MODULE_CALL:
-		if (t->pyfn_module_frame || t->pyfn_depth >= PW_PYFN_DEPTH)
+		if (t->pyfn_module_frame)
 			break;
 		size_t n = pw_py_frame_local(frame, "self", 1, name, sizeof name - 16);
 		snprintf(name + n, sizeof name - n, "%s", n ? ".forward" : "Module.forward");
-		t->pyfn_module_frame = frame;
 		push(t, frame, name);
+		if (t->pyfn_depth > depth)
+			t->pyfn_module_frame = frame;
 		break;
 	default:
 		break;
@@ -281,7 +337,7 @@ int pw_pyfn_call(struct pw_thread *t, void *frame, void *code)
 
 void pw_pyfn_return(struct pw_thread *t, void *frame)
 {
-	if (!t->pyfn_depth || t->pyfn_frames[t->pyfn_depth - 1] != frame)
+	if (!t->pyfn_depth || open_frames.frames[t->pyfn_depth - 1] != frame)
 		return;
 	t->pyfn_depth--;
 	if (frame == t->pyfn_module_frame)

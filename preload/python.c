@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/uio.h>
@@ -963,14 +964,201 @@ static int monitor_begin(void)
 static int eval_iframes;     /* eval_frame is handed interpreter frames (3.11), not frame objects */
 static void *(*eval_default)(void *, void *, int);
 
-static void *eval_frame(void *tstate, void *frame, int throwflag)
+static __attribute__((noinline)) void *eval_returned(void *frame, void *result)
+{
+	pw_pyfn_return(&pw_self, frame);
+	return result;
+}
+
+/* A matched call: the only frame of ours that stays on the C stack while the interpreter runs (16 bytes: its
+ * return address and the saved frame); an unmatched call leaves none (tail calls). */
+static __attribute__((noinline)) void *eval_matched(void *tstate, void *frame, int throwflag)
+{
+	return eval_returned(frame, eval_default(tstate, frame, throwflag));
+}
+
+static void *eval_here(void *tstate, void *frame, int throwflag)
 {
 	struct pw_thread *t = &pw_self;
 	if (PW_UNLIKELY(t->guard) || !pw_pyfn_call(t, frame, *(void **)((char *)frame + PY_EVAL_CODE)))
 		return eval_default(tstate, frame, throwflag);
-	void *result = eval_default(tstate, frame, throwflag);
-	pw_pyfn_return(t, frame);
-	return result;
+	return eval_matched(tstate, frame, throwflag);
+}
+
+/* ---- deep recursion: with a frame evaluation function set, 3.11 no longer evaluates a Python-to-Python call
+ * inside its caller's _PyEval_EvalFrameDefault, so each nested call takes about 400 bytes of C stack where the
+ * interpreter alone takes none: 8 MiB overflowed at about 20,000 calls deep. When less than a quarter of the
+ * thread's stack is left, eval_frame evaluates the frame on a stack of its own (pw_call_on_stack), as large as
+ * the thread's, left in turn at its last quarter for the next one. Each is mapped the first time the thread
+ * goes that deep and kept until the thread ends, so going back up and down again costs no syscall. ---- */
+#if defined(__x86_64__) || defined(__aarch64__)
+#define CSTACK_SWITCH 1
+/* Calls fn(arg) with the stack pointer at top (16-byte aligned). The caller's frame pointer marks where the
+ * call came from, so unwinders (libunwind, gdb, C++ exceptions) walk on to the stack it left. */
+__attribute__((visibility("hidden"))) void pw_call_on_stack(void (*fn)(void *), void *arg, void *top);
+#if defined(__x86_64__)
+__asm__(".text\n"
+	".globl pw_call_on_stack\n"
+	".hidden pw_call_on_stack\n"
+	".type pw_call_on_stack, @function\n"
+	"pw_call_on_stack:\n"
+	"	.cfi_startproc\n"
+	"	push %rbp\n"
+	"	.cfi_def_cfa_offset 16\n"
+	"	.cfi_offset %rbp, -16\n"
+	"	mov %rsp, %rbp\n"
+	"	.cfi_def_cfa_register %rbp\n"
+	"	mov %rdx, %rsp\n"
+	"	mov %rdi, %rax\n"
+	"	mov %rsi, %rdi\n"
+	"	call *%rax\n"
+	"	mov %rbp, %rsp\n"
+	"	.cfi_def_cfa_register %rsp\n"
+	"	pop %rbp\n"
+	"	.cfi_def_cfa_offset 8\n"
+	"	.cfi_restore %rbp\n"
+	"	ret\n"
+	"	.cfi_endproc\n"
+	".size pw_call_on_stack, .-pw_call_on_stack\n");
+#else
+__asm__(".text\n"
+	".globl pw_call_on_stack\n"
+	".hidden pw_call_on_stack\n"
+	".type pw_call_on_stack, %function\n"
+	"pw_call_on_stack:\n"
+	"	.cfi_startproc\n"
+	"	stp x29, x30, [sp, -16]!\n"
+	"	.cfi_def_cfa_offset 16\n"
+	"	.cfi_offset x29, -16\n"
+	"	.cfi_offset x30, -8\n"
+	"	mov x29, sp\n"
+	"	.cfi_def_cfa_register x29\n"
+	"	mov sp, x2\n"
+	"	mov x3, x0\n"
+	"	mov x0, x1\n"
+	"	blr x3\n"
+	"	mov sp, x29\n"
+	"	.cfi_def_cfa_register sp\n"
+	"	ldp x29, x30, [sp], 16\n"
+	"	.cfi_def_cfa_offset 0\n"
+	"	.cfi_restore x29\n"
+	"	.cfi_restore x30\n"
+	"	ret\n"
+	"	.cfi_endproc\n"
+	".size pw_call_on_stack, .-pw_call_on_stack\n");
+#endif
+
+/* A stack of ours; this header sits at its top, the stack below it, a guard page at its bottom. */
+struct cstack {
+	struct cstack *next; /* the next one down, NULL until the thread went that deep */
+	size_t bytes;        /* the mapping's */
+};
+
+#define CSTACK_MIN (256u << 10)
+#define CSTACK_MAX (256u << 20) /* an unlimited RLIMIT_STACK gives the main thread all the room below it */
+
+/* Per thread; kept across fork: a child carries on from the stack it forked on. */
+static __thread struct {
+	uintptr_t low;          /* below this address eval_frame moves on to the next stack; UINTPTR_MAX until
+				   the thread's stack is known, 0 when it cannot be */
+	size_t size;            /* each of ours: the thread's stack size, within CSTACK_MIN and CSTACK_MAX */
+	struct cstack *current; /* the stack of ours running, NULL on the thread's own */
+	struct cstack *first;
+	int refused;            /* no memory for the next one: on as without profwrap */
+} cstacks = {UINTPTR_MAX, 0, NULL, NULL, 0};
+
+static void learn_thread_stack(void)
+{
+	struct pw_guarded guard = pw_guard_enter(PW_GUARD_INTERNAL); /* the main thread's is read from /proc */
+	pthread_attr_t a;
+	void *addr;
+	size_t size;
+	cstacks.low = 0;
+	if (pthread_getattr_np(pthread_self(), &a) == 0) {
+		if (pthread_attr_getstack(&a, &addr, &size) == 0 && size >= 4 * (size_t)sysconf(_SC_PAGESIZE)) {
+			cstacks.size = size < CSTACK_MIN ? CSTACK_MIN : size > CSTACK_MAX ? CSTACK_MAX : size;
+			cstacks.low = (uintptr_t)addr + size / 4;
+		}
+		pthread_attr_destroy(&a);
+	}
+	pw_guard_leave(guard);
+}
+
+static struct cstack *map_cstack(void)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), bytes = (cstacks.size + 2 * page - 1) / page * page;
+	char *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK,
+		       -1, 0);
+	if (m == MAP_FAILED)
+		return NULL;
+	if (mprotect(m, page, PROT_NONE) < 0) {
+		munmap(m, bytes);
+		return NULL;
+	}
+	if (!cstacks.first)
+		pw_thread_at_end();
+	struct cstack *c = (struct cstack *)(m + bytes) - 1;
+	c->next = NULL;
+	c->bytes = bytes;
+	return c;
+}
+
+struct eval_call {
+	void *tstate, *frame, *result;
+	int throwflag;
+};
+
+static void eval_on_cstack(void *p)
+{
+	struct eval_call *e = p;
+	e->result = eval_here(e->tstate, e->frame, e->throwflag);
+}
+
+static __attribute__((noinline)) void *eval_deeper(void *tstate, void *frame, int throwflag)
+{
+	if (cstacks.low == UINTPTR_MAX) {
+		learn_thread_stack();
+		if ((uintptr_t)__builtin_frame_address(0) >= cstacks.low)
+			return eval_here(tstate, frame, throwflag);
+	}
+	struct cstack **next = cstacks.current ? &cstacks.current->next : &cstacks.first;
+	if (cstacks.refused || (!*next && !(*next = map_cstack()))) {
+		cstacks.refused = 1;
+		return eval_here(tstate, frame, throwflag);
+	}
+	struct cstack *was = cstacks.current;
+	uintptr_t was_low = cstacks.low;
+	cstacks.current = *next;
+	cstacks.low = (uintptr_t)*next - cstacks.size * 3 / 4;
+	struct eval_call e = {tstate, frame, NULL, throwflag};
+	pw_call_on_stack(eval_on_cstack, &e, *next);
+	cstacks.current = was;
+	cstacks.low = was_low;
+	return e.result;
+}
+
+void pw_py_thread_end(void)
+{
+	for (struct cstack *c = cstacks.first, *next; c; c = next) {
+		next = c->next;
+		munmap((char *)(c + 1) - c->bytes, c->bytes);
+	}
+	cstacks.first = NULL;
+}
+#else
+#define CSTACK_SWITCH 0
+void pw_py_thread_end(void)
+{
+}
+#endif
+
+static void *eval_frame(void *tstate, void *frame, int throwflag)
+{
+#if CSTACK_SWITCH
+	if (PW_UNLIKELY((uintptr_t)__builtin_frame_address(0) < cstacks.low))
+		return eval_deeper(tstate, frame, throwflag);
+#endif
+	return eval_here(tstate, frame, throwflag);
 }
 
 /* Whether the frame running now is laid out as this version's headers say: its code, and on 3.11 its globals

@@ -45,10 +45,17 @@ static void note_folded_name(struct pw_range_report *r, struct group *g, const c
 	}
 }
 
+/* A row's children in the order they were made, for adopt_children. */
+struct links {
+	uint32_t first, last, next; /* its first and last child, its next sibling (NONE: none) */
+};
+
 struct index {
 	struct pw_hix rows_ix, groups_ix, marks_ix;
 	struct group *groups;
 	size_t ngroups, groups_cap;
+	struct links *links; /* one per row */
+	size_t links_cap;
 };
 
 struct open_range {
@@ -163,7 +170,8 @@ static int mark_eq(const void *ctx, uint32_t pos)
 static uint32_t new_row(struct pw_range_report *r, const char *domain, const char *name, uint32_t parent, uint8_t kind)
 {
 	struct index *ix = r->index;
-	if (r->nrows >= NONE - 1 || pw_reserve(&r->rows, &r->rows_cap, r->nrows + 1, sizeof *r->rows))
+	if (r->nrows >= NONE - 1 || pw_reserve(&r->rows, &r->rows_cap, r->nrows + 1, sizeof *r->rows) ||
+	    pw_reserve(&ix->links, &ix->links_cap, r->nrows + 1, sizeof *ix->links))
 		return NONE;
 	struct pw_range_row *row = &r->rows[r->nrows];
 	row->domain = strdup(domain);
@@ -180,7 +188,16 @@ static uint32_t new_row(struct pw_range_report *r, const char *domain, const cha
 	row->kind = kind;
 	row->min_ns = UINT64_MAX;
 	row->merged_into = NONE;
-	return (uint32_t)r->nrows++;
+	uint32_t id = (uint32_t)r->nrows++;
+	ix->links[id] = (struct links){NONE, NONE, NONE};
+	if (parent != NONE) {
+		if (ix->links[parent].last == NONE)
+			ix->links[parent].first = id;
+		else
+			ix->links[ix->links[parent].last].next = id;
+		ix->links[parent].last = id;
+	}
+	return id;
 }
 
 /* Adds from's occurrences to into's; folding: they count as folded there (else from's own folded do). */
@@ -278,24 +295,38 @@ static uint32_t live_row(const struct pw_range_report *r, uint32_t row)
 }
 
 /* A row folded into another: its children become the same children of that one, each merged into the row of
- * its name there (made when missing), their own children after them. */
+ * its name there (made when missing), their own children after them. With a stack of (from, to) pairs, not
+ * recursion: a recursive function nests its rows as deep as its calls. */
 static void adopt_children(struct pw_range_report *r, uint32_t from, uint32_t to)
 {
-	for (uint32_t i = 0; i < r->nrows; i++) {
-		if (r->rows[i].parent != from || r->rows[i].merged)
-			continue;
-		char *domain = strdup(r->rows[i].domain), *name = strdup(r->rows[i].name);
-		uint32_t into = domain && name ? row_for(r, domain, name, to, r->rows[i].kind) : NONE;
-		free(domain);
-		free(name);
-		if (into == NONE || into == i)
-			continue;
-		merge_row(&r->rows[into], &r->rows[i], strcmp(r->rows[into].name, r->rows[i].name) != 0);
-		r->rows[into].folds |= r->rows[i].folds;
-		r->rows[i].merged = 1;
-		r->rows[i].merged_into = into;
-		adopt_children(r, i, into);
+	struct index *ix = r->index;
+	struct adoption {
+		uint32_t from, to;
+	} *todo = malloc(sizeof *todo);
+	size_t n = 0, cap = 1;
+	if (!todo)
+		return;
+	todo[n++] = (struct adoption){from, to};
+	while (n) {
+		struct adoption a = todo[--n];
+		/* row_for makes rows under a.to's side of the tree only: a.from's children stay as they are */
+		for (uint32_t i = ix->links[a.from].first; i != NONE; i = ix->links[i].next) {
+			if (r->rows[i].merged)
+				continue;
+			char *domain = strdup(r->rows[i].domain), *name = strdup(r->rows[i].name);
+			uint32_t into = domain && name ? row_for(r, domain, name, a.to, r->rows[i].kind) : NONE;
+			free(domain);
+			free(name);
+			if (into == NONE || into == i || pw_reserve(&todo, &cap, n + 1, sizeof *todo))
+				continue;
+			merge_row(&r->rows[into], &r->rows[i], strcmp(r->rows[into].name, r->rows[i].name) != 0);
+			r->rows[into].folds |= r->rows[i].folds;
+			r->rows[i].merged = 1;
+			r->rows[i].merged_into = into;
+			todo[n++] = (struct adoption){i, into};
+		}
 	}
+	free(todo);
 }
 
 const struct pw_range_row *pw_ranges_first(const struct pw_range_report *r)
@@ -666,6 +697,7 @@ void pw_ranges_free(struct pw_range_report *r)
 			free(ix->groups[i].seen);
 		}
 		free(ix->groups);
+		free(ix->links);
 		pw_hix_free(&ix->rows_ix);
 		pw_hix_free(&ix->groups_ix);
 		pw_hix_free(&ix->marks_ix);

@@ -20,37 +20,59 @@ static int by_total(const void *a, const void *b, void *ctx)
 	return strcmp(x->name, y->name);
 }
 
-/* Appends the rows of sorted[0..n) under parent, each followed by its own, to out. */
-static void tree_order(const struct pw_range_report *r, const uint32_t *sorted, size_t n, uint32_t parent,
-		       uint32_t *out, size_t *nout)
-{
-	for (size_t i = 0; i < n; i++) {
-		if (r->rows[sorted[i]].parent != parent)
-			continue;
-		out[(*nout)++] = sorted[i];
-		tree_order(r, sorted, n, sorted[i], out, nout);
-	}
-}
+#define NO_ROW UINT32_MAX
 
 /* The shown rows (not folded into another) as a tree: the top rows by total, each followed by its children,
- * by total. */
+ * by total. A walk along first-child and next-sibling links, with no recursion: a recursive function
+ * nests its rows as deep as its calls. */
 static uint32_t *shown_rows(const struct pw_range_report *r, size_t *n)
 {
 	size_t cap = r->nrows ? r->nrows : 1;
 	uint32_t *sorted = malloc(cap * sizeof *sorted), *ids = malloc(cap * sizeof *ids);
+	uint32_t *first = malloc(cap * sizeof *first), *last = malloc(cap * sizeof *last);
+	uint32_t *next = malloc(cap * sizeof *next);
 	size_t ns = 0;
 	*n = 0;
-	if (!sorted || !ids) {
-		free(sorted);
+	if (!sorted || !ids || !first || !last || !next) {
 		free(ids);
-		return NULL;
+		ids = NULL;
+		goto out;
 	}
-	for (size_t i = 0; i < r->nrows; i++)
+	for (size_t i = 0; i < r->nrows; i++) {
+		first[i] = last[i] = next[i] = NO_ROW;
 		if (!r->rows[i].merged)
 			sorted[ns++] = (uint32_t)i;
+	}
 	qsort_r(sorted, ns, sizeof *sorted, by_total, r->rows);
-	tree_order(r, sorted, ns, PW_RANGE_TOP, ids, n);
+	/* each row after its elder siblings, as sorted has them; a row under a row not shown is not shown */
+	uint32_t top_first = NO_ROW, top_last = NO_ROW;
+	for (size_t i = 0; i < ns; i++) {
+		uint32_t id = sorted[i], parent = r->rows[id].parent;
+		uint32_t *head = parent == PW_RANGE_TOP ? &top_first : &first[parent];
+		uint32_t *tail = parent == PW_RANGE_TOP ? &top_last : &last[parent];
+		if (parent != PW_RANGE_TOP && r->rows[parent].merged)
+			continue;
+		if (*tail == NO_ROW)
+			*head = id;
+		else
+			next[*tail] = id;
+		*tail = id;
+	}
+	for (uint32_t id = top_first; id != NO_ROW;) {
+		ids[(*n)++] = id;
+		if (first[id] != NO_ROW) {
+			id = first[id];
+			continue;
+		}
+		while (next[id] == NO_ROW && r->rows[id].parent != PW_RANGE_TOP)
+			id = r->rows[id].parent;
+		id = next[id];
+	}
+out:
 	free(sorted);
+	free(first);
+	free(last);
+	free(next);
 	return ids;
 }
 

@@ -556,7 +556,8 @@ static void print_coverage(FILE *f, const struct pw_rank_report *r)
 		fprintf(f,
 			"WARNING: %" PRIu64 " events dropped: a thread's ring filled faster than the collector drained "
 			"it (raise --ring-size), more threads recorded at once than the process has lanes (raise "
-			"PROFWRAP_LANES, default 128), or calls came from a signal handler that interrupted a record.\n",
+			"PROFWRAP_LANES, default 128), calls came from a signal handler that interrupted a record, or "
+			"ranges could not be followed (Lightning actions nested deeper than 16, two events each).\n",
 			r->dropped - r->shm_refused);
 	if (r->dropped)
 		write_drops_by_thread(f, r);

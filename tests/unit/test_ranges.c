@@ -466,6 +466,46 @@ static void test_fold_later_names(void **state)
 	assert_int_equal(r->folded_names, 20); /* layer3.fwd once */
 }
 
+/* A recursive function's ranges nest as deep as its calls: under 17 distinct "step N" names, a chain of 5000
+ * nested "f", once per step. The fold moves each step's chain under "step #" (a stack of work, not one C
+ * call per depth): one chain of 5000 rows, each of 17 occurrences, one at each depth. */
+#define DEEP 5000
+static void test_fold_deep_children(void **state)
+{
+	struct rfx *x = *state;
+	file_open(x, 0, 10, 0);
+	uint64_t t = 0;
+	for (int i = 0; i < 17; i++) {
+		char name[32];
+		snprintf(name, sizeof name, "step %d", i);
+		push(x, T1, t++, 0, 0, name);
+		for (int d = 1; d <= DEEP; d++)
+			push(x, T1, t++, 0, d, "f");
+		for (int d = 0; d <= DEEP; d++)
+			pop(x, T1, t++, 0);
+	}
+	file_end(x, 0, t);
+	pw_ranges_finish(x->r);
+	const struct pw_range_report *r = x->r;
+	assert_int_equal(shown(r), 1 + DEEP);
+	const struct pw_range_row *s = row_ok(r, "", "step #", 0, PW_RANGE_PUSH);
+	assert_int_equal(s->count, 17);
+	static uint8_t at_depth[DEEP + 1];
+	memset(at_depth, 0, sizeof at_depth);
+	for (size_t i = 0; i < r->nrows; i++) {
+		const struct pw_range_row *f = &r->rows[i];
+		if (f->merged || strcmp(f->name, "f") != 0)
+			continue;
+		assert_int_equal(f->count, 17);
+		assert_in_range(f->depth, 1, DEEP);
+		assert_int_equal(at_depth[f->depth]++, 0);
+		const struct pw_range_row *up = &r->rows[f->parent];
+		assert_string_equal(up->name, f->depth == 1 ? "step #" : "f");
+		assert_int_equal(up->depth, f->depth - 1);
+	}
+	assert_int_equal(r->closed, 17 * (DEEP + 1));
+}
+
 /* Many distinct names, in two groups: one row each, every distinct name counted once. */
 static void test_fold_many_names(void **state)
 {
@@ -1097,6 +1137,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_fold_17, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fold_later_names, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fold_many_names, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fold_deep_children, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fold_literal_pattern, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fold_16_stay, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fold_groups_apart, setup, teardown),
