@@ -376,29 +376,19 @@ static const struct pw_live_status *map_live(const char *sdir)
 	return m == MAP_FAILED ? NULL : m;
 }
 
-/* Progress while the target runs, on profwrap's stderr when that is a terminal, drawn where the target cannot
- * be disturbed by it:
- * - STATUS_TITLE, when the target's stdin or stdout is that terminal too (it may draw on the screen: a
- *   progress bar, a curses UI, the alternate screen, a saved cursor): the terminal's title (OSC 2), pushed
- *   on the title stack first and popped at the end, so that nothing on the screen changes;
- * - STATUS_ROW, when the target's output goes elsewhere: the last row, under a scroll region that holds
- *   whatever else reaches the terminal (the target's stderr), as apt draws its progress bar. */
-enum status_mode { STATUS_NONE, STATUS_TITLE, STATUS_ROW };
-static enum status_mode status_mode;
+/* Progress while the target runs, on profwrap's stderr when that is a terminal and the target's stdin and
+ * stdout are not (a program on the terminal may draw anywhere on it, its window title included, so profwrap
+ * shows nothing then): the last row, under a scroll region that holds whatever else reaches the terminal
+ * (the target's stderr), as apt draws its progress bar. */
+static int status_shown;
 static int status_row;
 
 static void status_begin(void)
 {
-	if (isatty(0) || isatty(1)) {
-		status_mode = STATUS_TITLE;
-		fputs("\033[22;2t", stderr); /* push the window title */
-		fflush(stderr);
-		return;
-	}
 	struct winsize ws;
-	if (ioctl(2, TIOCGWINSZ, &ws) < 0 || ws.ws_row < 3)
+	if (isatty(0) || isatty(1) || ioctl(2, TIOCGWINSZ, &ws) < 0 || ws.ws_row < 3)
 		return;
-	status_mode = STATUS_ROW;
+	status_shown = 1;
 	status_row = ws.ws_row;
 	/* a new line, so that the cursor can stay inside the region; save; region; restore; back up a line */
 	fprintf(stderr, "\n\0337\033[1;%dr\0338\033[1A", status_row - 1);
@@ -407,28 +397,22 @@ static void status_begin(void)
 
 static void status_show(const char *text)
 {
-	if (status_mode == STATUS_TITLE)
-		fprintf(stderr, "\033]2;%s\007", text);
-	else
-		fprintf(stderr, "\0337\033[%d;1H\033[K%s\0338", status_row, text);
+	fprintf(stderr, "\0337\033[%d;1H\033[K%s\0338", status_row, text);
 	fflush(stderr);
 }
 
 static void status_end(void)
 {
-	if (status_mode == STATUS_TITLE)
-		fputs("\033[23;2t", stderr); /* pop the title pushed at the start */
-	else
-		fprintf(stderr, "\0337\033[r\033[%d;1H\033[K\0338", status_row);
+	fprintf(stderr, "\0337\033[r\033[%d;1H\033[K\0338", status_row);
 	fflush(stderr);
-	status_mode = STATUS_NONE;
+	status_shown = 0;
 }
 
 /* Waits for the target, keeping the progress (if shown) up to date meanwhile. */
 static int wait_target(pid_t pid, const char *sdir)
 {
 	int st = 0;
-	if (status_mode == STATUS_NONE) {
+	if (!status_shown) {
 		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 			;
 		return st;
@@ -586,7 +570,7 @@ static void exec_target(const struct pw_cli_opts *o, char **env, int sync_fd)
 /* Forwards the signals that end a job to the target, waits for it and records how it ended. Returns the
  * CLI's exit status; *exec_err is the errno of a failed exec (0: it ran). */
 static int supervise_target(const struct pw_cli_opts *o, pid_t target, int sync_fd, const char *sdir,
-			    struct pw_cli_session *session, int *exec_err)
+			    struct pw_cli_session *session, int *exec_err, int *status_out)
 {
 	forward_to = target;
 	struct sigaction fwd = {.sa_handler = forward_signal}, ign = {.sa_handler = SIG_IGN};
@@ -605,7 +589,29 @@ static int supervise_target(const struct pw_cli_opts *o, pid_t target, int sync_
 		rc = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
 	}
 	pw_cli_session_end(session, target, status);
+	*status_out = *exec_err ? 0 : status;
 	return rc;
+}
+
+/* A target that a signal ended: profwrap ends by the same signal once its reports are written, so that a
+ * calling shell sees what it would see without profwrap (a loop stops at Ctrl-C). A signal that dumps core
+ * is passed on as 128+N instead: a core of profwrap would say nothing of the program. */
+static void end_as_target(int status)
+{
+	if (!WIFSIGNALED(status))
+		return;
+	int sig = WTERMSIG(status);
+	static const int core[] = {SIGQUIT, SIGILL, SIGTRAP, SIGABRT, SIGBUS, SIGFPE, SIGSEGV, SIGXCPU, SIGXFSZ, SIGSYS};
+	for (size_t i = 0; i < sizeof core / sizeof core[0]; i++)
+		if (sig == core[i])
+			return;
+	fflush(NULL);
+	signal(sig, SIG_DFL);
+	sigset_t one;
+	sigemptyset(&one);
+	sigaddset(&one, sig);
+	sigprocmask(SIG_UNBLOCK, &one, NULL);
+	raise(sig);
 }
 
 /* One line on how the collector ended, when it has something to say: nothing recorded, it died (salvaged
@@ -701,14 +707,14 @@ int pw_cli_run(const struct pw_cli_opts *o, const char *self_dir)
 	if (target == 0)
 		exec_target(o, env, sync_pipe[1]);
 	close(sync_pipe[1]);
-	int exec_err = 0, rc;
+	int exec_err = 0, rc, target_status = 0;
 	if (target < 0) {
-		if (status_mode != STATUS_NONE)
+		if (status_shown)
 			status_end();
 		say("cannot fork: %s", strerror(errno));
 		rc = 1;
 	} else {
-		rc = supervise_target(o, target, sync_pipe[0], sdir, &session, &exec_err);
+		rc = supervise_target(o, target, sync_pipe[0], sdir, &session, &exec_err, &target_status);
 	}
 	close(sync_pipe[0]);
 	close(control); /* tells the collector the target has ended */
@@ -724,6 +730,7 @@ int pw_cli_run(const struct pw_cli_opts *o, const char *self_dir)
 		forget_run(&session, out, rank, created);
 	else
 		pw_cli_session_close(&session, 0);
+	end_as_target(target_status);
 	return rc;
 }
 

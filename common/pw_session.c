@@ -32,10 +32,17 @@ uint64_t pw_hash64(const void *data, size_t len)
 
 int pw_session_base(char *buf, size_t size)
 {
-	const char *xdg = getenv("XDG_RUNTIME_DIR");
+	const char *xdg = getenv("XDG_RUNTIME_DIR"), *home = getenv("HOME");
 	if (xdg && xdg[0] == '/')
 		return fits(snprintf(buf, size, "%s/profwrap", xdg), size);
-	return fits(snprintf(buf, size, "/tmp/profwrap-%u", (unsigned)getuid()), size);
+	int rc = fits(snprintf(buf, size, "/tmp/profwrap-%u", (unsigned)getuid()), size);
+	struct stat st;
+	/* anyone can take a name in /tmp first: one that is not this user's private directory is passed over */
+	if (rc || lstat(buf, &st) < 0 || (S_ISDIR(st.st_mode) && st.st_uid == getuid() && !(st.st_mode & 077)))
+		return rc;
+	if (!home || home[0] != '/')
+		return rc; /* nowhere else: the caller's pw_private_dir() refuses it */
+	return fits(snprintf(buf, size, "%s/.profwrap", home), size);
 }
 
 int pw_session_dir_for_output(const char *output, char *buf, size_t size)

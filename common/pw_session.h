@@ -60,8 +60,9 @@ struct pw_unrecorded {
 	char argv[PW_UNRECORDED_ARGV_MAX];
 };
 
-/* Base of session directories: $XDG_RUNTIME_DIR/profwrap when that is set, else /tmp/profwrap-<uid>.
- * Returns 0, or -ENAMETOOLONG. */
+/* Base of session directories: $XDG_RUNTIME_DIR/profwrap when that is set, else /tmp/profwrap-<uid>, unless
+ * that exists and is not this user's private directory (another user took the name first): then
+ * $HOME/.profwrap. Returns 0, or -ENAMETOOLONG. */
 int pw_session_base(char *buf, size_t size);
 
 /* Session directory of the preload-only mode, one per output directory and host: <base>/o-<hash>, hash of

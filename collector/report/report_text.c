@@ -80,7 +80,7 @@ static void print_activity(FILE *f, const struct pw_rank_report *r)
  * ns": how much of what the report shows is profwrap's own doing. */
 static void print_own_cost(FILE *f, const struct pw_own_cost *o)
 {
-	char total[32], share[32], per[32], stacks[32], cupti[32], shm[32], unmeasured[64] = "";
+	char total[32], share[32], per[32], stacks[32], cupti[32], shm[32], held[80] = "", unmeasured[64] = "";
 	pw_format_duration(total, sizeof total, o->total_ns);
 	pw_format_3sig(share, sizeof share, o->wall_share * 100.0, 3);
 	pw_format_3sig(per, sizeof per, o->records_measured ? (double)o->records_ns / (double)o->records_measured : 0,
@@ -91,9 +91,11 @@ static void print_own_cost(FILE *f, const struct pw_own_cost *o)
 		snprintf(unmeasured, sizeof unmeasured, " (%" PRIu64 " unmeasured, counted as 0)",
 			 o->records - o->records_measured);
 	pw_format_bytes(shm, sizeof shm, o->shm_peak);
+	if (o->shm_peak) /* 0: raw traces older than the figure */
+		snprintf(held, sizeof held, "; /dev/shm held at most %s (one process)", shm);
 	fprintf(f, "profwrap's own cost: %s (%s %% of wall): %" PRIu64 " records x %s ns%s, %" PRIu64
-		   " stacks (%s), CUPTI overhead %s; /dev/shm held at most %s (one process)\n",
-		total, share, o->records, per, unmeasured, o->stacks, stacks, cupti, shm);
+		   " stacks (%s), CUPTI overhead %s%s\n",
+		total, share, o->records, per, unmeasured, o->stacks, stacks, cupti, held);
 }
 
 static void print_header(FILE *f, const struct pw_analysis *a, const struct pw_rank_report *r)

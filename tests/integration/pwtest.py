@@ -13,6 +13,7 @@ import os
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
@@ -313,7 +314,14 @@ def session_base():
     xdg = os.environ.get("XDG_RUNTIME_DIR")
     if xdg and xdg.startswith("/"):
         return os.path.join(xdg, "profwrap")
-    return "/tmp/profwrap-%d" % os.getuid()
+    tmp = "/tmp/profwrap-%d" % os.getuid()
+    try:
+        st = os.lstat(tmp)
+    except OSError:
+        return tmp
+    if stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & 0o077:
+        return tmp
+    return os.path.join(os.environ["HOME"], ".profwrap") if os.environ.get("HOME", "").startswith("/") else tmp
 
 
 def preload_session_dir(out, host=None):

@@ -738,7 +738,7 @@ def run_case(case, base, steps_b=None, profiled=True):
                 f.write(data)
         if ra.rc != sa.rc:
             broken.append("%s: the plain run exited %r, the case expects %r\n%s" % (what, ra.rc, sa.rc, ra.describe()))
-        # profwrap exits 128+N for a target that signal N ended, as a shell does; subprocess says -N
+        # profwrap exits 128+N for a target that a signal N that dumps core ended; subprocess says -N
         rb_rc = -(rb.rc - 128) if ra.rc < 0 and rb.rc > 128 else rb.rc
         if ra.rc != rb_rc:
             diffs.append("%s: exit status differs: plain %r, profwrap %r (stderr: %r)" % (what, ra.rc, rb.rc, errb[-300:]))

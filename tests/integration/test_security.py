@@ -292,6 +292,36 @@ def test_live_job(other, work, lib, data, forged, off):
     check(not os.path.exists(sdir), "the session directory is left")
 
 
+def test_squatted_base(other, work, data):
+    """Another user took /tmp/profwrap-<uid> first (XDG_RUNTIME_DIR unset, as under cron or ssh without
+    systemd): the sessions go to $HOME/.profwrap instead, and profwrap runs and reports; before, it refused
+    to run. Here root takes the name of pwtest-other's directory, and pwtest-other runs profwrap."""
+    squat = "/tmp/profwrap-%d" % other.uid
+    shutil.rmtree(squat, ignore_errors=True)
+    os.mkdir(squat)
+    os.chmod(squat, 0o755)
+    try:
+        home, bin_dir, out = (os.path.join(work, d) for d in ("home-other", "bin-other", "out-other"))
+        os.mkdir(bin_dir)
+        for part in (PROFWRAP, LIB, os.path.join(BIN_DIR, "profwrap-collector")):
+            shutil.copy(part, bin_dir)
+        os.chmod(bin_dir, 0o755)
+        os.mkdir(home)
+        os.chown(home, other.uid, other.gid)
+        os.mkdir(out)
+        os.chown(out, other.uid, other.gid)
+        r = run(other.argv([os.path.join(bin_dir, "profwrap"), "-q", "-o", out, "--", "cat", data]),
+                env={"PATH": "/usr/bin:/bin", "HOME": home})
+        check_eq((r.rc, len(r.out_bytes)), (0, DATA_SIZE), "profwrap as %s beside a squatted /tmp/profwrap-%d\n%s"
+                 % (USER, other.uid, r.describe()))
+        rep = load_report(out)
+        check_eq(nbytes(rep, "io", "read") >= DATA_SIZE, True, "bytes cat read in the report")
+        check_eq(mode(os.path.join(home, ".profwrap")), (0o700, other.uid), "mode and owner of $HOME/.profwrap")
+        check_eq(os.listdir(squat), [], "what went into the squatted directory")
+    finally:
+        shutil.rmtree(squat, ignore_errors=True)
+
+
 def test_existing_output(other, work, data):
     """An output directory that exists keeps its mode; its files are private anyway."""
     out = os.path.join(work, "out-old")
@@ -417,6 +447,7 @@ def test():
         os.chmod(forged, 0o644)
         off = pid_offset(work)
         test_live_job(other, work, lib, data, forged, off)
+        test_squatted_base(other, work, data)
         test_existing_output(other, work, data)
         test_links(work, data)
     finally:

@@ -19,7 +19,7 @@ os.kill(os.getpid(), signal.SIGKILL)
 
 def test():
     path = os.path.abspath("killed.dat")
-    r, rep = profile([PYTHON, "-c", WRITER, path, str(N)], "OUT", expect_rc=128 + signal.SIGKILL)
+    r, rep = profile([PYTHON, "-c", WRITER, path, str(N)], "OUT", expect_rc=-signal.SIGKILL)
     check_eq(os.path.getsize(path), N * 11, "size of the file the target wrote")
     f = need_file(rep, path)
     check_eq(f["writes"], N, "writes to %s" % path)
