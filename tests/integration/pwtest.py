@@ -383,6 +383,23 @@ def remove_preload_session(out, host=None):
         pass
 
 
+def in_shm(mib, args, timeout=180):
+    """Runs args in a mount namespace of its own with a tmpfs of mib MiB on /dev/shm, as in a container, and
+    returns the Result. need_shm_namespace() first skips the test where none can be made."""
+    mount = 'mount -t tmpfs -o size=%dm profwrap-test /dev/shm && exec "$@"' % mib
+    return run(["unshare", "--mount", "--propagation", "private", "sh", "-c", mount, "sh"] + list(args),
+               timeout=timeout)
+
+
+def need_shm_namespace():
+    """Skips the test where in_shm() cannot work (no unshare, no CAP_SYS_ADMIN)."""
+    if not shutil.which("unshare"):
+        skip("no unshare: cannot give the test a /dev/shm of its own")
+    probe = in_shm(16, ["true"])
+    if probe.rc != 0:
+        skip("cannot mount a tmpfs on /dev/shm in a mount namespace (%s)" % probe.err.strip()[:200])
+
+
 def find_mpirun():
     """The mpirun command the MPI tests run: PROFWRAP_MPIRUN (split on spaces), else `mpirun --oversubscribe`."""
     mpirun = os.environ.get("PROFWRAP_MPIRUN", "").split()

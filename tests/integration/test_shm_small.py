@@ -6,7 +6,6 @@ of the report that exited 0. Profwrap's records that found no room are dropped a
 (dropped_shm_short, part of dropped_events). Skipped where a mount namespace cannot be made (no
 CAP_SYS_ADMIN)."""
 import os
-import shutil
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -14,26 +13,14 @@ from pwtest import *  # noqa: E402,F401,F403
 
 WORKERS = 8
 MIB = 7
-MOUNT = 'mount -t tmpfs -o size=64m profwrap-test /dev/shm && exec "$@"'
-
-
-def in_small_shm(args):
-    return run(["unshare", "--mount", "--propagation", "private", "sh", "-c", MOUNT, "sh"] + list(args),
-               timeout=120)
-
-
 def test():
-    if not shutil.which("unshare"):
-        skip("no unshare: cannot give the test a /dev/shm of its own")
-    probe = in_small_shm(["true"])
-    if probe.rc != 0:
-        skip("cannot mount a tmpfs on /dev/shm in a mount namespace (%s)" % probe.err.strip()[:200])
+    need_shm_namespace()
     script = os.path.join(REPO, "tests", "workloads", "shm_workers.py")
     cmd = [sys.executable, script, str(WORKERS), str(MIB)]
-    plain = in_small_shm(cmd)
+    plain = in_shm(64, cmd)
     want = "".join("worker %d: exit 0\n" % i for i in range(WORKERS))
     check_eq(plain.out, want, "the workers without profwrap (the test's premise)\n" + plain.describe())
-    r = in_small_shm([PROFWRAP, "-q", "-o", "OUT", "--"] + cmd)
+    r = in_shm(64, [PROFWRAP, "-q", "-o", "OUT", "--"] + cmd)
     check_eq(r.out, want, "the workers under profwrap\n" + r.describe())
     rep = load_report("OUT")
     ctx = "\n" + describe_processes(rep)

@@ -2,12 +2,12 @@
 - 16 MiB (profwrap leaves the program a quarter of /dev/shm, at least 16 MiB, so it takes none): the program
   runs unharmed, profwrap says why in one line (not that the program "never loaded libprofwrap.so"), and a
   report names the process as not recorded for lack of room in /dev/shm.
-- 64 MiB of which the program holds 44 MiB first: 8 threads write 100,000 times each, together, while profwrap has room
-  for little; each record that found no room is counted once (before, a thread that could not back a lane
-  of its own counted it on that lane and again on the shared lane): the writes recorded plus the drops are
-  the writes made, plus at most the program's few other calls."""
+- 64 MiB of which the program holds 44 MiB first (tests/workloads/shm_threads): 8 threads write 100,000 times
+  each, together, while profwrap has room for little; each record that found no room is counted once
+  (before, a thread that could not back a lane of its own counted it on that lane and again on the shared
+  lane): the writes recorded plus the drops are the writes made, plus at most the program's few other
+  calls."""
 import os
-import shutil
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -16,60 +16,8 @@ from pwtest import *  # noqa: E402,F401,F403
 THREADS, WRITES = 8, 100000
 
 
-def mount(mib):
-    return 'mount -t tmpfs -o size=%dm profwrap-test /dev/shm && exec "$@"' % mib
-
-
-def in_shm(mib, args):
-    return run(["unshare", "--mount", "--propagation", "private", "sh", "-c", mount(mib), "sh"] + list(args),
-               timeout=120)
-
-
-SOURCE = r"""
-#include <fcntl.h>
-#include <pthread.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <sys/mman.h>
-#include <unistd.h>
-static int writes;
-static pthread_barrier_t all_started; /* the threads write at once: their lanes are backed together */
-static void *writer(void *arg)
-{
-	pthread_barrier_wait(&all_started);
-	int fd = open("/dev/null", O_WRONLY);
-	for (int i = 0; i < writes; i++)
-		if (write(fd, "x", 1) != 1)
-			abort();
-	close(fd);
-	return arg;
-}
-int main(int argc, char **argv)
-{
-	int threads = atoi(argv[1]);
-	writes = atoi(argv[2]);
-	int fd = shm_open("/own-held", O_RDWR | O_CREAT | O_TRUNC, 0600);
-	shm_unlink("/own-held");
-	if (fd < 0 || posix_fallocate(fd, 0, 44 << 20) != 0)
-		return 3;
-	pthread_t t[64];
-	pthread_barrier_init(&all_started, NULL, (unsigned)threads);
-	for (int i = 0; i < threads; i++)
-		pthread_create(&t[i], NULL, writer, NULL);
-	for (int i = 0; i < threads; i++)
-		pthread_join(t[i], NULL);
-	printf("done\n");
-	return 0;
-}
-"""
-
-
 def test():
-    if not shutil.which("unshare"):
-        skip("no unshare: cannot give the test a /dev/shm of its own")
-    probe = in_shm(16, ["true"])
-    if probe.rc != 0:
-        skip("cannot mount a tmpfs on /dev/shm in a mount namespace (%s)" % probe.err.strip()[:200])
+    need_shm_namespace()
 
     r = in_shm(16, [PROFWRAP, "-o", "OUT16", "--", "sh", "-c", "echo hi; exit 2"])
     check_eq((r.rc, r.out), (2, "hi\n"), "the program in a 16 MiB /dev/shm\n" + r.describe())
@@ -83,12 +31,12 @@ def test():
     check("/dev/shm had no room" in (rep["incomplete_reason"] or ""), "incomplete_reason: %r",
           rep["incomplete_reason"])
 
-    prog = build_c("shm_writers", SOURCE, ldflags=["-lpthread"])
-    cmd = [prog, str(THREADS), str(WRITES)]
+    cmd = [workload("shm_threads"), "44", str(THREADS), str(WRITES), "0"]
     plain = in_shm(64, cmd)
-    check_eq((plain.rc, plain.out), (0, "done\n"), "without profwrap (the test's premise)\n" + plain.describe())
+    want = '{"writes":%d,"took":0}\n' % (THREADS * WRITES)
+    check_eq((plain.rc, plain.out), (0, want), "without profwrap (the test's premise)\n" + plain.describe())
     r = in_shm(64, [PROFWRAP, "-q", "-o", "OUT64", "--"] + cmd)
-    check_eq((r.rc, r.out), (0, "done\n"), "under profwrap\n" + r.describe())
+    check_eq((r.rc, r.out), (0, want), "under profwrap\n" + r.describe())
     rep = load_report("OUT64")
     made = THREADS * WRITES
     writes, dropped = count(rep, "io", "write"), rep["dropped_events"]
