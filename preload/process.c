@@ -54,7 +54,7 @@ static __thread struct {
 __attribute__((visibility("hidden"), used)) void pw_vfork_enter(void)
 {
 	vfork_call.record = (uint8_t)PW_SHOULD_RECORD(PROCESS, VFORK);
-	vfork_call.was = pw_guard_enter(PW_GUARD_INTERNAL);
+	vfork_call.was = pw_guard_enter(PW_GUARD_VFORK);
 	vfork_call.exec_ref = 0;
 	vfork_call.active = 1;
 	vfork_call.t0 = pw_clock_ticks();
@@ -166,7 +166,9 @@ PW_EXPORT int daemon(int nochdir, int noclose)
  *   loader's): such a child only lets go of its parent's segment and runs unprofiled.
  * - With CLONE_VM and without CLONE_SETTLS the child runs on its creator's TLS, so on its creator's per-thread
  *   state: two producers on one lane. From then on the process's wrappers check the thread id (PW_TLS_SHARED,
- *   pw_tls_owner); a thread on TLS that is not its own is not recorded, and its calls count as dropped. */
+ *   pw_tls_owner); a thread on TLS that is not its own is not recorded, and its calls count as dropped.
+ * - Unless it is CLONE_VFORK too: then the creator waits for the child's exec or exit, and the child is a vfork
+ *   child, the guard held across (PW_TLS_SHARED would outlive it, and with it the check on every call). */
 struct clone_start {
 	int (*fn)(void *);
 	void *arg;
@@ -217,8 +219,9 @@ int pw_tls_owner(void)
 		t->tid = tid; /* a thread's first call: clone() gave every creator a thread id before its clone */
 	if (t->tid == tid)
 		return 1;
+	/* a vfork child's call goes straight through uncounted, as it would without such clones */
 	struct pw_seg_header *h = pw_seg;
-	if (h)
+	if (h && t->guard != PW_GUARD_VFORK)
 		atomic_fetch_add_explicit(&pw_seg_lanes(h)[h->lane_count - 1].dropped, 1, memory_order_relaxed);
 	return 0;
 }
@@ -252,6 +255,14 @@ PW_EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
 		int saved = errno;
 		munmap(setup, PW_CLONE_SETUP_STACK);
 		errno = saved;
+		return ret;
+	}
+	if ((flags & (CLONE_VFORK | CLONE_SETTLS)) == CLONE_VFORK) {
+		struct pw_guarded was = pw_guard_enter(PW_GUARD_VFORK);
+		int ret = real_clone(fn, stack, flags, arg, ptid, tls, ctid);
+		int err = errno;
+		pw_guard_leave(was);
+		errno = err;
 		return ret;
 	}
 	if (!(flags & CLONE_SETTLS) && pw_recording_now()) {

@@ -90,6 +90,9 @@ struct pw_thread {
 #define PW_GUARD_INTERNAL 2
 /* Set while libunwind walks the stack (stacks.c): see PW_UNWIND_ANSWER. */
 #define PW_GUARD_UNWIND 3
+/* INTERNAL for a thread whose memory and TLS a vfork child borrows until its exec or exit (vfork(), clone()
+ * with CLONE_VM|CLONE_VFORK): the child's calls on that TLS are not counted as a clone's (pw_tls_owner). */
+#define PW_GUARD_VFORK 4
 
 /* libunwind checks an address it doubts by writing it into a pipe of its own, and when the pipe's descriptors
  * no longer work (a daemon closed every descriptor) it closes the two numbers and makes a new pipe: by then

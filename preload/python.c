@@ -48,6 +48,8 @@ static struct {
 	int (*Frame_GetLineNumber)(void *);
 	void *(*Object_GetAttrString)(void *, const char *);
 	const char *(*Unicode_AsUTF8AndSize)(void *, ssize_t *);
+	void *(*Unicode_AsEncodedString)(void *, const char *, const char *);
+	int (*Bytes_AsStringAndSize)(void *, char **, ssize_t *);
 	void (*IncRef)(void *);
 	void (*DecRef)(void *);
 	void (*Err_Fetch)(void **, void **, void **);
@@ -132,6 +134,8 @@ void pw_py_detect(void *handle)
 		{&py.Frame_GetLineNumber, "PyFrame_GetLineNumber", NULL, 1},
 		{&py.Object_GetAttrString, "PyObject_GetAttrString", NULL, 1},
 		{&py.Unicode_AsUTF8AndSize, "PyUnicode_AsUTF8AndSize", NULL, 1},
+		{&py.Unicode_AsEncodedString, "PyUnicode_AsEncodedString", NULL, 1},
+		{&py.Bytes_AsStringAndSize, "PyBytes_AsStringAndSize", NULL, 1},
 		{&py.IncRef, "Py_IncRef", NULL, 1},
 		{&py.DecRef, "Py_DecRef", NULL, 1},
 		{&py.Err_Fetch, "PyErr_Fetch", NULL, 1},
@@ -220,6 +224,23 @@ static size_t copy_tail(char *dst, const char *s, size_t len, size_t max)
 #define PY_FILE_MAX 160
 #define PY_FUNC_MAX 96
 
+/* The UTF-8 of str object o (NULL when it is not one, the error cleared), its length in *len. A lone
+ * surrogate has none (a name given by code.replace, a module's __name__ can hold one): such a str is written
+ * as repr() shows it, f\udc80 (backslashreplace), into a bytes object *held, which the caller drops. */
+static const char *str_utf8(void *o, ssize_t *len, void **held)
+{
+	*held = NULL;
+	const char *s = py.Unicode_AsUTF8AndSize(o, len);
+	if (s)
+		return s;
+	py.Err_Clear();
+	char *b = NULL;
+	*held = py.Unicode_AsEncodedString(o, "utf-8", "backslashreplace");
+	if (!*held || py.Bytes_AsStringAndSize(*held, &b, len) < 0)
+		py.Err_Clear();
+	return b;
+}
+
 /* The UTF-8 of attribute name of code (a new reference is taken and dropped), into dst; *missing set when
  * code has no such attribute. */
 static size_t code_string(void *code, const char *name, char *dst, size_t max, int *missing)
@@ -231,12 +252,11 @@ static size_t code_string(void *code, const char *name, char *dst, size_t max, i
 		return 0;
 	}
 	ssize_t len = 0;
-	const char *s = py.Unicode_AsUTF8AndSize(o, &len);
-	size_t n = 0;
-	if (s && len > 0)
-		n = copy_tail(dst, s, (size_t)len, max);
-	else if (!s)
-		py.Err_Clear();
+	void *held;
+	const char *s = str_utf8(o, &len, &held);
+	size_t n = s && len > 0 ? copy_tail(dst, s, (size_t)len, max) : 0;
+	if (held)
+		py.DecRef(held);
 	py.DecRef(o);
 	return n;
 }
@@ -1347,16 +1367,18 @@ void pw_py_release(void *obj)
 	py.DecRef(obj);
 }
 
-/* The UTF-8 of a str object into dst (cut at max - 1 bytes, NUL-terminated); 0 when it is not one. */
+/* The UTF-8 of a str object into dst (cut at max - 1 bytes, NUL-terminated; a lone surrogate escaped,
+ * str_utf8); 0 when it is not one. */
 static size_t str_text(void *o, char *dst, size_t max)
 {
 	ssize_t len = 0;
-	const char *s = o ? py.Unicode_AsUTF8AndSize(o, &len) : NULL;
+	void *held = NULL;
+	const char *s = o ? str_utf8(o, &len, &held) : NULL;
 	size_t n = s && len > 0 ? ((size_t)len < max ? (size_t)len : max - 1) : 0;
-	if (!s)
-		py.Err_Clear();
 	memcpy(dst, s ? s : "", n);
 	dst[n] = 0;
+	if (held)
+		py.DecRef(held);
 	return n;
 }
 
