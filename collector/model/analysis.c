@@ -28,14 +28,30 @@
 #define FD_TABLE_MAX (1u << 18)
 #define FD_BINDINGS 4
 
+/* One binding of a descriptor number. */
+struct fd_binding {
+	uint64_t from_ns;  /* the end of the open/dup that made it (the number is taken by then) */
+	uint64_t until_ns; /* the start of the close (or of the call that replaced it) */
+	uint64_t ns;       /* in its open and the calls on it before its first write: its save's first calls */
+	int32_t file;      /* file index + 1, 0 for a file whose path is unknown */
+	uint32_t save;     /* index + 1 into the image's saves from its first write on (a dup shares its
+			    * source's), else 0 */
+};
+
 /* What one descriptor number referred to over time: the last FD_BINDINGS bindings, oldest first. The
  * records of a process come lane by lane, so one thread's close(5) and another's open() that got 5 again
  * can arrive in either order; a read is attributed by its time to the binding that held then. */
 struct fd_history {
-	uint64_t from_ns[FD_BINDINGS];  /* the end of the open/dup that made it (the number is taken by then) */
-	uint64_t until_ns[FD_BINDINGS]; /* the start of the close (or of the call that replaced it) */
-	int32_t file[FD_BINDINGS];      /* file index + 1, 0 for a file whose path is unknown */
+	struct fd_binding b[FD_BINDINGS];
 	uint32_t n;
+};
+
+/* An open of a file (with its dups) in which the file was written, open to close: one save of a checkpoint
+ * rewritten in place, so that six saves of one file are not one file written once. */
+struct save {
+	uint32_t file; /* index into the rank's files */
+	uint64_t bytes;
+	uint64_t ns; /* in the calls on it but reads: open, writes, syncs, close (binding_time) */
 };
 
 static uint64_t hash_str(const char *s, size_t len)
@@ -129,9 +145,11 @@ struct pending_io {
 	int write;
 	uint32_t seen_on; /* the file it was on when read, index + 1 (0: none): the binding may be forgotten by the
 			   * image's end (FD_BINDINGS per descriptor) */
+	uint32_t seen_save; /* likewise its save (a write's), index + 1 (0: none) */
 };
 
 #define PENDING_MAX 65536u
+#define SAVES_MAX 65536u /* saves per image (24 bytes each): a later one's writes count on its file alone */
 
 /* State while one raw file is read. */
 struct file_ctx {
@@ -148,6 +166,8 @@ struct file_ctx {
 	 * again once the image is read (the first PENDING_MAX; later ones count where they were read) */
 	struct pending_io *pending;
 	size_t npending, pending_cap;
+	struct save *saves; /* folded into the files' figures at the image's end (fold_saves) */
+	size_t nsaves, saves_cap;
 	uint32_t *tids;
 	size_t ntids, tids_cap;
 	uint64_t lost[1024];
@@ -230,38 +250,60 @@ static size_t file_index(struct file_ctx *c, const char *path, size_t len)
 	return rs->r.nfiles++;
 }
 
-/* The binding of fd at time t: the latest one made before t and not ended by t; -1 if none. */
-static int fd_binding_at(const struct fd_history *h, uint64_t t)
+/* The binding of fd at time t: the latest one made before t and not ended by t; NULL if none. */
+static struct fd_binding *binding_at(const struct file_ctx *c, int64_t fd, uint64_t t)
 {
+	if (fd < 0 || (uint64_t)fd >= c->fd_cap)
+		return NULL;
+	struct fd_history *h = &c->fds[fd];
 	for (int i = (int)h->n - 1; i >= 0; i--)
-		if (h->from_ns[i] <= t && t < h->until_ns[i])
-			return i;
-	return -1;
+		if (h->b[i].from_ns <= t && t < h->b[i].until_ns)
+			return &h->b[i];
+	return NULL;
+}
+
+static struct pw_file_stat *file_of_binding(const struct file_ctx *c, const struct fd_binding *b)
+{
+	return b && b->file ? &c->rs->r.files[b->file - 1] : NULL;
 }
 
 static struct pw_file_stat *file_of_fd(struct file_ctx *c, int64_t fd, uint64_t t)
 {
-	if (fd < 0 || (uint64_t)fd >= c->fd_cap)
-		return NULL;
-	const struct fd_history *h = &c->fds[fd];
-	int i = fd_binding_at(h, t);
-	return i >= 0 && h->file[i] ? &c->rs->r.files[h->file[i] - 1] : NULL;
+	return file_of_binding(c, binding_at(c, fd, t));
 }
 
-/* Whether the binding fd had at time t has an end already (a close or a later binding was read). */
-static int binding_ended(const struct file_ctx *c, int64_t fd, uint64_t t)
+/* The save of binding b, made at its first write (or dup); NULL for a binding on no file, a pipe or a
+ * socket, or past SAVES_MAX. */
+static struct save *save_of(struct file_ctx *c, struct fd_binding *b)
 {
-	if (fd < 0 || (uint64_t)fd >= c->fd_cap)
-		return 0;
-	const struct fd_history *h = &c->fds[fd];
-	int i = fd_binding_at(h, t);
-	return i >= 0 && h->until_ns[i] != UINT64_MAX;
+	const struct pw_file_stat *f = file_of_binding(c, b);
+	if (!f || f->stream || (!b->save && c->nsaves == SAVES_MAX))
+		return NULL;
+	if (!b->save) {
+		if (pw_reserve(&c->saves, &c->saves_cap, c->nsaves + 1, sizeof *c->saves)) {
+			c->oom = 1;
+			return NULL;
+		}
+		c->saves[c->nsaves] = (struct save){(uint32_t)(b->file - 1), 0, b->ns};
+		b->save = (uint32_t)++c->nsaves;
+	}
+	return &c->saves[b->save - 1];
 }
 
-/* Binds fd to a file from time t on; an unknown file ((size_t)-1: path not recorded) binds it to nothing, so
- * the fd's earlier file does not collect another file's I/O. A binding made after t (seen first) ends this
- * one where it starts. */
-static void fd_bind(struct file_ctx *c, int64_t fd, size_t file, uint64_t t)
+/* The time of a call on binding b but a read (an open, a write, an fstat, a sync, a truncation, a close): its
+ * save's once it has one. */
+static void binding_time(struct file_ctx *c, struct fd_binding *b, uint64_t dur)
+{
+	if (b && b->save)
+		c->saves[b->save - 1].ns += dur;
+	else if (b)
+		b->ns += dur;
+}
+
+/* Binds fd to a file from time t on, after an open of ns (0: not an open) or as a dup sharing save (index +
+ * 1, 0: none); an unknown file ((size_t)-1: path not recorded) binds it to nothing, so the fd's earlier file
+ * does not collect another file's I/O. A binding made after t (seen first) ends this one where it starts. */
+static void fd_bind(struct file_ctx *c, int64_t fd, size_t file, uint64_t t, uint64_t ns, uint32_t save)
 {
 	if (fd < 0 || fd >= FD_TABLE_MAX)
 		return;
@@ -277,37 +319,32 @@ static void fd_bind(struct file_ctx *c, int64_t fd, size_t file, uint64_t t)
 	}
 	struct fd_history *h = &c->fds[fd];
 	uint32_t at = h->n;
-	while (at > 0 && h->from_ns[at - 1] > t)
+	while (at > 0 && h->b[at - 1].from_ns > t)
 		at--;
 	if (h->n == FD_BINDINGS) { /* forget the oldest */
 		if (at == 0)
 			return;
-		memmove(h->from_ns, h->from_ns + 1, (FD_BINDINGS - 1) * sizeof h->from_ns[0]);
-		memmove(h->until_ns, h->until_ns + 1, (FD_BINDINGS - 1) * sizeof h->until_ns[0]);
-		memmove(h->file, h->file + 1, (FD_BINDINGS - 1) * sizeof h->file[0]);
+		memmove(h->b, h->b + 1, (FD_BINDINGS - 1) * sizeof h->b[0]);
 		h->n--;
 		at--;
 	}
-	memmove(h->from_ns + at + 1, h->from_ns + at, (h->n - at) * sizeof h->from_ns[0]);
-	memmove(h->until_ns + at + 1, h->until_ns + at, (h->n - at) * sizeof h->until_ns[0]);
-	memmove(h->file + at + 1, h->file + at, (h->n - at) * sizeof h->file[0]);
+	memmove(h->b + at + 1, h->b + at, (h->n - at) * sizeof h->b[0]);
 	h->n++;
-	h->from_ns[at] = t;
-	h->until_ns[at] = at + 1 < h->n ? h->from_ns[at + 1] : UINT64_MAX;
-	h->file[at] = file == (size_t)-1 ? 0 : (int32_t)file + 1;
-	if (at > 0 && h->until_ns[at - 1] > t)
-		h->until_ns[at - 1] = t;
+	h->b[at] = (struct fd_binding){.from_ns = t,
+				       .until_ns = at + 1 < h->n ? h->b[at + 1].from_ns : UINT64_MAX,
+				       .ns = ns,
+				       .file = file == (size_t)-1 ? 0 : (int32_t)file + 1,
+				       .save = save};
+	if (at > 0 && h->b[at - 1].until_ns > t)
+		h->b[at - 1].until_ns = t;
 }
 
 /* Ends the binding fd had at time t (a close). */
 static void fd_unbind(struct file_ctx *c, int64_t fd, uint64_t t)
 {
-	if (fd < 0 || (uint64_t)fd >= c->fd_cap)
-		return;
-	struct fd_history *h = &c->fds[fd];
-	int i = fd_binding_at(h, t);
-	if (i >= 0)
-		h->until_ns[i] = t;
+	struct fd_binding *b = binding_at(c, fd, t);
+	if (b)
+		b->until_ns = t;
 }
 
 /* The file a call that names a path names (an open, a stat): a relative path taken from the directory it was
@@ -333,22 +370,26 @@ static size_t named_file(struct file_ctx *c, const struct pw_raw_event *e)
 static size_t follow_fd(struct file_ctx *c, const struct pw_raw_event *e)
 {
 	int64_t fd, from;
-	struct pw_file_stat *src;
+	struct fd_binding *src;
+	const struct save *save;
 	size_t file = (size_t)-1;
+	int open = pw_events[e->rec->h.type].kind == PW_K_OPEN;
 	switch (pw_fd_effect_of(e, &fd, &from)) {
 	case PW_FD_BIND:
-		file = pw_events[e->rec->h.type].kind == PW_K_OPEN ? named_file(c, e) : file_index(c, e->str, e->str_len);
-		fd_bind(c, fd, file, e->t1_ns);
+		file = open ? named_file(c, e) : file_index(c, e->str, e->str_len);
+		fd_bind(c, fd, file, e->t1_ns, open && e->t1_ns > e->t0_ns ? e->t1_ns - e->t0_ns : 0, 0);
 		break;
 	case PW_FD_UNBIND: /* a close, or an open whose path was not recorded */
 		if (pw_events[e->rec->h.type].kind == PW_K_CLOSE)
 			fd_unbind(c, fd, e->t0_ns);
 		else
-			fd_bind(c, fd, (size_t)-1, e->t1_ns);
+			fd_bind(c, fd, (size_t)-1, e->t1_ns, 0, 0);
 		break;
-	case PW_FD_COPY:
-		src = file_of_fd(c, from, e->t0_ns);
-		fd_bind(c, fd, src ? (size_t)(src - c->rs->r.files) : (size_t)-1, e->t1_ns);
+	case PW_FD_COPY: /* the same open file: its writes are the source's save */
+		src = binding_at(c, from, e->t0_ns);
+		save = save_of(c, src);
+		fd_bind(c, fd, src && src->file ? (size_t)src->file - 1 : (size_t)-1, e->t1_ns, 0,
+			save ? (uint32_t)(save - c->saves) + 1 : 0);
 		break;
 	case PW_FD_NONE:
 		break;
@@ -369,7 +410,7 @@ static void bind_channel(struct file_ctx *c, const struct pw_raw_event *e)
 			continue;
 		char name[32];
 		int n = snprintf(name, sizeof name, "%s:[%u]", pipe ? "pipe" : "socket", ch.ino[i]);
-		fd_bind(c, ch.fd[i], ch.ino[i] ? file_index(c, name, (size_t)n) : (size_t)-1, e->t1_ns);
+		fd_bind(c, ch.fd[i], ch.ino[i] ? file_index(c, name, (size_t)n) : (size_t)-1, e->t1_ns, 0, 0);
 	}
 }
 
@@ -695,10 +736,14 @@ static int note_file_domain(struct file_ctx *c, struct pw_file_stat *f, const st
 	return 1;
 }
 
-/* A read or a write on file f. */
-static void count_file_io(struct pw_proc *p, struct pw_file_stat *f, int write, uint64_t t0, uint64_t dur,
-			  uint64_t bytes)
+/* A read or a write on file f; a write is also its save's (sv; NULL: none). */
+static void count_file_io(struct pw_proc *p, struct pw_file_stat *f, struct save *sv, int write, uint64_t t0,
+			  uint64_t dur, uint64_t bytes)
 {
+	if (sv) {
+		sv->bytes += bytes;
+		sv->ns += dur;
+	}
 	if (!write && !f->stream && (!p->first_read_ns || t0 < p->first_read_ns))
 		p->first_read_ns = t0;
 	f->reads += !write;
@@ -732,53 +777,70 @@ static uint32_t account_call(struct file_ctx *c, struct pw_proc *p, struct pw_ca
 		follow_fd(c, e);
 		break;
 	case PW_K_READ:
-	case PW_K_WRITE:
+	case PW_K_WRITE: {
 		cs->bytes += rec->arg1;
 		if (kind == PW_K_READ)
 			p->seen_read_bytes += rec->arg1;
 		else
 			p->seen_write_bytes += rec->arg1;
-		f = file_of_fd(c, (int64_t)rec->arg0, e->t0_ns);
+		struct fd_binding *bd = binding_at(c, (int64_t)rec->arg0, e->t0_ns);
+		struct save *sv = kind == PW_K_WRITE ? save_of(c, bd) : NULL;
+		f = file_of_binding(c, bd);
 		/* on no binding yet, or on one not ended yet, which a close or reopen read later (another thread's
 		 * lane) may end before this call: looked up again at the image's end, while there is room */
-		if ((!f || !binding_ended(c, (int64_t)rec->arg0, e->t0_ns)) && (int64_t)rec->arg0 >= 0 &&
-		    c->npending < PENDING_MAX &&
+		if ((!f || bd->until_ns == UINT64_MAX) && (int64_t)rec->arg0 >= 0 && c->npending < PENDING_MAX &&
 		    !pw_reserve(&c->pending, &c->pending_cap, c->npending + 1, sizeof *c->pending)) {
 			c->pending[c->npending++] = (struct pending_io){(int64_t)rec->arg0, e->t0_ns, dur, rec->arg1,
 								 kind == PW_K_WRITE,
-								 f ? file_number(c, f) + 1 : 0};
+								 f ? file_number(c, f) + 1 : 0,
+								 sv ? (uint32_t)(sv - c->saves) + 1 : 0};
 			pended = 1;
 		} else if (f) {
-			count_file_io(p, f, kind == PW_K_WRITE, e->t0_ns, dur, rec->arg1);
+			count_file_io(p, f, sv, kind == PW_K_WRITE, e->t0_ns, dur, rec->arg1);
 		}
 		break;
+	}
 	case PW_K_MPI_COLL:
 	case PW_K_MPI_P2P:
 		cs->bytes += rec->arg0;
 		break;
-	case PW_K_MMAP:
+	case PW_K_MMAP: {
 		cs->bytes += rec->arg1;
-		if ((f = file_of_fd(c, (int64_t)rec->arg0, e->t0_ns)))
+		struct fd_binding *bd = binding_at(c, (int64_t)rec->arg0, e->t0_ns);
+		if ((f = file_of_binding(c, bd)))
 			f->time_ns += dur;
+		binding_time(c, bd, dur);
 		break;
-	case PW_K_CLOSE:
-		if ((f = file_of_fd(c, (int64_t)rec->arg0, e->t0_ns)))
+	}
+	case PW_K_CLOSE: {
+		struct fd_binding *bd = binding_at(c, (int64_t)rec->arg0, e->t0_ns);
+		if ((f = file_of_binding(c, bd)))
 			f->time_ns += dur;
+		binding_time(c, bd, dur);
 		follow_fd(c, e);
 		break;
+	}
 	case PW_K_PLAIN:
 		if (rec->h.type == PW_EV_IO_URING_SETUP && rec->ret >= 0)
 			p->io_uring_rings++;
 		if (pw_events[rec->h.type].domain == PW_DOM_IO || pw_events[rec->h.type].domain == PW_DOM_META) {
-			if ((f = file_of_fd(c, (int64_t)rec->arg0, e->t0_ns)))
+			struct fd_binding *bd = binding_at(c, (int64_t)rec->arg0, e->t0_ns);
+			if ((f = file_of_binding(c, bd)))
 				f->time_ns += dur;
+			binding_time(c, bd, dur); /* fsync, ftruncate, lseek, fflush */
 		}
 		break;
+	case PW_K_STAT_FD: {
+		struct fd_binding *bd = rec->h.err ? NULL : binding_at(c, (int64_t)rec->arg0, e->t0_ns);
+		if ((f = file_of_binding(c, bd))) {
+			f->stats++;
+			f->time_ns += dur;
+		}
+		binding_time(c, bd, dur);
+		break;
+	}
 	case PW_K_STAT:
-	case PW_K_STAT_FD:
-		if (!rec->h.err && (kind == PW_K_STAT_FD || e->str))
-			f = kind == PW_K_STAT ? stat_file(c, e) : file_of_fd(c, (int64_t)rec->arg0, e->t0_ns);
-		if (f) {
+		if (!rec->h.err && e->str && (f = stat_file(c, e))) {
 			f->stats++;
 			f->time_ns += dur;
 		}
@@ -995,19 +1057,42 @@ static void count_pending_io(struct file_ctx *c)
 	struct pw_tl_binding *bound = c->npending ? malloc(c->npending * sizeof *bound) : NULL;
 	size_t nbound = 0;
 	for (size_t i = 0; i < c->npending; i++) {
-		struct pw_file_stat *f = file_of_fd(c, c->pending[i].fd, c->pending[i].t0_ns);
-		if (!f && c->pending[i].seen_on)
-			f = &c->rs->r.files[c->pending[i].seen_on - 1];
+		const struct pending_io *q = &c->pending[i];
+		struct fd_binding *bd = binding_at(c, q->fd, q->t0_ns);
+		struct pw_file_stat *f = file_of_binding(c, bd);
+		struct save *sv = q->write && f ? save_of(c, bd) : NULL;
+		if (!f && q->seen_on) {
+			f = &c->rs->r.files[q->seen_on - 1];
+			sv = q->seen_save ? &c->saves[q->seen_save - 1] : NULL;
+		}
 		if (!f)
 			continue;
-		count_file_io(p, f, c->pending[i].write, c->pending[i].t0_ns, c->pending[i].dur_ns, c->pending[i].bytes);
+		count_file_io(p, f, sv, q->write, q->t0_ns, q->dur_ns, q->bytes);
 		if (bound)
-			bound[nbound++] = (struct pw_tl_binding){c->pending[i].t0_ns, c->pending[i].fd, file_number(c, f)};
+			bound[nbound++] = (struct pw_tl_binding){q->t0_ns, q->fd, file_number(c, f)};
 	}
 	if (c->npending && !bound)
 		c->oom = 1;
 	pw_tl_bind_files(c->rs->r.timeline, bound, nbound);
 	free(bound);
+}
+
+/* The image's saves, once its writes are all counted, into their files' figures (model.h). */
+static void fold_saves(struct file_ctx *c)
+{
+	for (size_t i = 0; i < c->nsaves; i++) {
+		const struct save *s = &c->saves[i];
+		if (!s->bytes)
+			continue; /* not written: a dup's source, a binding a write was first thought to be on */
+		struct pw_file_stat *f = &c->rs->r.files[s->file];
+		if (!f->saves || s->bytes < f->save_min_bytes)
+			f->save_min_bytes = s->bytes;
+		if (s->bytes > f->save_max_bytes)
+			f->save_max_bytes = s->bytes;
+		if (s->ns > f->save_max_ns)
+			f->save_max_ns = s->ns;
+		f->saves++;
+	}
 }
 
 static int read_one(struct analysis_state *as, const char *path, char *err, size_t errlen)
@@ -1024,8 +1109,10 @@ static int read_one(struct analysis_state *as, const char *path, char *err, size
 	if (pw_act_file_end(c.rs ? c.rs->r.act : NULL, &c.act, path,
 			    c.rs ? c.rs->r.procs[c.proc_index].pid : 0))
 		c.oom = 1;
-	if (c.rs)
+	if (c.rs) {
 		count_pending_io(&c);
+		fold_saves(&c);
+	}
 	if (c.rs && c.rs->r.timeline) {
 		pw_tl_image_end(c.rs->r.timeline, &c.act);
 		c.oom |= c.rs->r.timeline->oom;
@@ -1052,6 +1139,7 @@ static int read_one(struct analysis_state *as, const char *path, char *err, size
 			       c.rs ? &c.rs->r.procs[c.proc_index] : NULL))
 		c.oom = 1;
 	free(c.pending);
+	free(c.saves);
 	if (rc == 0 && c.rs) {
 		struct pw_proc *p = &c.rs->r.procs[c.proc_index];
 		p->raw_path = strdup(path);

@@ -449,35 +449,59 @@ static int checkpoint_file(const char *path)
 	return 0;
 }
 
-/* checkpoint_bound: the time in calls on the checkpoint files written. */
+/* checkpoint_bound: the time in calls on the checkpoint files written. The evidence counts saves (an open
+ * in which the file was written, to its close), not files: a checkpoint rewritten in place is one file saved
+ * many times. */
 static void checkpoint_finding(struct builder *b)
 {
 	const struct pw_rank_report *r = b->r;
-	uint64_t ns = 0, bytes = 0, top_ns = 0;
+	uint64_t ns = 0, bytes = 0, saves = 0, top_ns = 0, least = UINT64_MAX, most = 0;
 	size_t files = 0;
 	const char *top = NULL;
 	for (size_t i = 0; i < r->nfiles; i++) {
 		const struct pw_file_stat *f = &r->files[i];
-		if (f->stream || !f->write_bytes || !checkpoint_file(f->path))
+		if (f->stream || !f->saves || !checkpoint_file(f->path))
 			continue;
 		ns += f->time_ns;
 		bytes += f->write_bytes;
+		saves += f->saves;
 		files++;
-		if (f->time_ns >= top_ns) {
-			top_ns = f->time_ns;
+		if (f->save_min_bytes < least)
+			least = f->save_min_bytes;
+		if (f->save_max_bytes > most)
+			most = f->save_max_bytes;
+		if (f->save_max_ns >= top_ns) {
+			top_ns = f->save_max_ns;
 			top = f->path;
 		}
 	}
 	double s = share_of(ns, r->wall_ns);
 	if (!files || s < PW_FIND_CHECKPOINT_SHARE)
 		return;
-	char d[32], size[32], td[32];
+	char d[32], all[32], lo[32], hi[32], td[32], size[112];
 	pw_format_duration(d, sizeof d, ns);
-	pw_format_bytes(size, sizeof size, bytes);
+	pw_format_bytes(all, sizeof all, bytes);
+	if (saves == 1) {
+		add(b, "checkpoint_bound", s, ADVICE_CHECKPOINT, "1 checkpoint save to %s (%s) took %s in calls on it.",
+		    top, all, d);
+		return;
+	}
+	pw_format_bytes(lo, sizeof lo, least);
+	pw_format_bytes(hi, sizeof hi, most);
 	pw_format_duration(td, sizeof td, top_ns);
-	add(b, "checkpoint_bound", s, ADVICE_CHECKPOINT,
-	    "Writing %zu checkpoint file%s (%s) took %s; the longest, %s, %s.", files, files == 1 ? "" : "s", size, d,
-	    top, td);
+	if (least == most)
+		snprintf(size, sizeof size, "%s each, %s in all", hi, all);
+	else
+		snprintf(size, sizeof size, "%s to %s each, %s in all", lo, hi, all);
+	if (files == 1)
+		add(b, "checkpoint_bound", s, ADVICE_CHECKPOINT,
+		    "%" PRIu64 " checkpoint saves to %s (%s) took %s in calls on it; the longest save took %s.", saves,
+		    top, size, d, td);
+	else
+		add(b, "checkpoint_bound", s, ADVICE_CHECKPOINT,
+		    "%" PRIu64 " checkpoint saves to %zu files (%s) took %s in calls on them; the longest save took %s "
+		    "(%s).",
+		    saves, files, size, d, td, top);
 }
 
 static int by_share(const void *x, const void *y)

@@ -18,7 +18,8 @@
  *                     first GPU library call) >= PW_FIND_STARTUP_SHARE and >= PW_FIND_STARTUP_MIN_NS; the
  *                     evidence counts the loads, opens and stats before it
  *   checkpoint_bound  time in calls on the checkpoint files written (by name: *checkpoint*, *ckpt*, .pt,
- *                     .pth, .ckpt, .safetensors, .bin, .h5, .npz, .pkl) >= PW_FIND_CHECKPOINT_SHARE
+ *                     .pth, .ckpt, .safetensors, .bin, .h5, .npz, .pkl) >= PW_FIND_CHECKPOINT_SHARE; the
+ *                     evidence counts saves (opens in which a file was written, model.h), not files
  *   input_bound       (without GPU activity records) the rank's main process's main thread blocked (waits and
  *                     polls, calls on pipes and sockets) >= PW_FIND_HOST_INPUT_SHARE while the child
  *                     processes its program started read >= PW_FIND_HOST_INPUT_BYTES, more than it read

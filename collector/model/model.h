@@ -39,6 +39,9 @@ struct pw_file_stat {
 	uint64_t stats;     /* stat-family and access calls that succeeded on it */
 	uint64_t dir_reads; /* readdir and getdents64 calls on it (a directory) */
 	uint64_t meta_ns;   /* of time_ns, the meta domain's calls (stats, directory opens, reads and closes) */
+	uint64_t saves;     /* the opens (each with its dups) in which it was written: a checkpoint's saves */
+	uint64_t save_max_ns; /* the longest save: the calls on it but reads (open, writes, syncs, close) */
+	uint64_t save_min_bytes, save_max_bytes; /* written in the smallest save and in the largest */
 	int stream;         /* a pipe or a socket (pipe:[ino], socket:[ino]), not a file */
 };
 

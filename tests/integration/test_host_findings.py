@@ -4,8 +4,9 @@ ones built not to:
 - startup_bound: 0.6 s of imports and loading (sleeps in place of a slow file system) before 8 steps of
   50 ms, a function named with --python-functions; the same program without --python-functions has no step
   to measure from (no finding), and one whose 40 steps start at once has none.
-- checkpoint_bound: 8 checkpoints (model-N.pt, 16 MiB each, fsync'ed) between short sleeps; the same bytes written
-  to data-N.txt make no checkpoint finding.
+- checkpoint_bound: 6 checkpoints of 32 MiB (fsync'ed) between short sleeps, saved over one ckpt.pt (6 saves
+  of one file, not one file of 201 MB: issue 32) or to ckpt-N.pt (6 files); the same bytes written to
+  data-N.txt make no checkpoint finding.
 - input_bound: two multiprocessing workers read 16 MiB of files while the main thread waits on their queue;
   the same files read by the main thread itself make none.
 - worker_startup: 4 epochs, each starting 2 workers that take 0.15 s (a sleep) before their first read; the
@@ -28,10 +29,10 @@ for i in range(int(sys.argv[2])):
 CHECKPOINT = r"""
 import os, sys, time
 d, name = sys.argv[1], sys.argv[2]
-block = b"w" * (16 << 20)
-for i in range(8):
+block = b"w" * (32 << 20)
+for i in range(6):
     time.sleep(0.005)
-    with open(os.path.join(d, name % i), "wb") as f:
+    with open(os.path.join(d, name.replace("N", str(i))), "wb") as f:
         f.write(block)
         f.flush()
         os.fsync(f.fileno())
@@ -120,6 +121,16 @@ def finding(rep, fid):
     return got[0]
 
 
+def checkpoint_rows(rep, f, names):
+    """The files named (rank0.json's files), after checking that checkpoint_bound's share is the time in calls on
+    them of wall time."""
+    rows = [x for x in rep["files"] if os.path.basename(x["path"]) in names]
+    check_eq(len(rows), len(names), "files rows of %r" % (names,))
+    share = sum(x["time_ns"] for x in rows) / rep["wall_ns"]
+    check_range(f["share"], share - 1e-4, share + 1e-4, "checkpoint_bound's share (4 decimals)")
+    return rows
+
+
 def test():
     d = tmpdir("host-")
     py = [sys.executable, "-I"]
@@ -136,10 +147,23 @@ def test():
     check("startup_bound" not in ids(rep), "startup_bound when the steps start at once: %r", rep["findings"])
 
     ckpt = script(d, "checkpoint.py", CHECKPOINT)
-    r, rep = profile(py + [ckpt, d, "model-%d.pt"], "OUT-ckpt")
+    r, rep = profile(py + [ckpt, d, "ckpt.pt"], "OUT-ckpt-rewritten")
     f = finding(rep, "checkpoint_bound")
-    check("Writing 8 checkpoint files (134 MB)" in f["evidence"], "evidence: %r", f["evidence"])
-    r, rep = profile(py + [ckpt, d, "data-%d.txt"], "OUT-data")
+    saves = "6 checkpoint saves to %s (33.6 MB each, 201 MB in all) took " % os.path.join(d, "ckpt.pt")
+    check(f["evidence"].startswith(saves), "evidence: %r", f["evidence"])
+    check(" in calls on it; the longest save took " in f["evidence"], "evidence: %r", f["evidence"])
+    check_eq([(x["opens"], x["write_bytes"]) for x in checkpoint_rows(rep, f, ["ckpt.pt"])], [(6, 6 << 25),],
+             "ckpt.pt's opens and bytes")
+    r, rep = profile(py + [ckpt, d, "ckpt-N.pt"], "OUT-ckpt-files")
+    f = finding(rep, "checkpoint_bound")
+    check(f["evidence"].startswith("6 checkpoint saves to 6 files (33.6 MB each, 201 MB in all) took "),
+          "evidence: %r", f["evidence"])
+    check(" in calls on them; the longest save took " in f["evidence"], "evidence: %r", f["evidence"])
+    rows = checkpoint_rows(rep, f, ["ckpt-%d.pt" % i for i in range(6)])
+    # one save each: the longest save is the file with the most time in calls on it
+    longest = max(rows, key=lambda x: x["time_ns"])["path"]
+    check(f["evidence"].endswith(" (%s)." % longest), "evidence: %r, the longest save %s", f["evidence"], longest)
+    r, rep = profile(py + [ckpt, d, "data-N.txt"], "OUT-data")
     check("checkpoint_bound" not in ids(rep), "checkpoint_bound for data files: %r", rep["findings"])
 
     for i in range(16):

@@ -505,7 +505,8 @@ static void test_ranking_and_reports(void **state)
 #define MS 1000000ull
 
 /* A raw trace of pid (child of ppid) from START to START + HWALL holding recs; strings 8 (a checkpoint's
- * path), 16 (a data file's) and 24 (a library's). */
+ * path), 16 (a data file's), 24 (a library's) and CKPT_K(k) (/ckpt/ckpt-k.pt, k < 6). */
+#define CKPT_K(k) (32u + 8u * (k))
 static void host_file(struct fx *fx, int pid, int ppid, const struct pw_rec_call *recs, size_t n,
 		      const struct pw_rec_api *gpu, size_t ngpu)
 {
@@ -526,6 +527,11 @@ static void host_file(struct fx *fx, int pid, int ppid, const struct pw_rec_call
 	put_string(fd, 8, "/ckpt/model-epoch3.pt");
 	put_string(fd, 16, "/data/shard-0.bin.txt");
 	put_string(fd, 24, "/lib/libtorch.so");
+	for (unsigned k = 0; k < 6; k++) {
+		char name[32];
+		snprintf(name, sizeof name, "/ckpt/ckpt-%u.pt", k);
+		put_string(fd, CKPT_K(k), name);
+	}
 	if (n)
 		put_records(fd, recs, n);
 	if (ngpu)
@@ -612,7 +618,84 @@ static void test_checkpoint_bound(void **state)
 	const struct pw_finding *f = find(host_analyze(fx), "checkpoint_bound");
 	assert_non_null(f);
 	assert_true(fabs(f->share - 0.05) < 1e-6);
-	expect_evidence(f, "Writing 1 checkpoint file (1.05 MB) took 50.0 ms; the longest, /ckpt/model-epoch3.pt");
+	expect_evidence(f, "1 checkpoint save to /ckpt/model-epoch3.pt (1.05 MB) took 50.0 ms in calls on it.");
+}
+
+#define SAVE_BYTES (32u << 20)
+
+/* Six saves of 32 MiB 100 ms apart, each an open (1 ms), a write (10 ms; the fourth's 30 ms), an fsync (5 ms)
+ * and a close (1 ms) on fd 5: all to one file (string 8), or each to a file of its own (CKPT_K). The last
+ * writes half its bytes through a dup of fd 5, as one save. */
+static void saves_case(struct fx *fx, int distinct)
+{
+	struct pw_rec_call recs[6 * 5 + 2];
+	size_t n = 0;
+	for (unsigned k = 0; k < 6; k++) {
+		uint64_t t = START + k * 100 * MS, w = k == 3 ? 30 : 10;
+		recs[n++] = mkrec(PW_EV_OPEN, T, t, t + MS, 5, 5, distinct ? CKPT_K(k) : 8, 0);
+		if (k == 5) {
+			recs[n++] = mkrec(PW_EV_DUP, T, t + MS, t + MS, 9, 9, 5, 0);
+			recs[n++] = mkrec(PW_EV_WRITE, T, t + 2 * MS, t + 7 * MS, SAVE_BYTES / 2, 9, SAVE_BYTES / 2, 0);
+			recs[n++] = mkrec(PW_EV_WRITE, T, t + 7 * MS, t + 12 * MS, SAVE_BYTES / 2, 5, SAVE_BYTES / 2, 0);
+			recs[n++] = mkrec(PW_EV_CLOSE, T, t + 12 * MS, t + 12 * MS, 0, 9, 0, 0);
+		} else {
+			recs[n++] = mkrec(PW_EV_WRITE, T, t + 2 * MS, t + (2 + w) * MS, SAVE_BYTES, 5, SAVE_BYTES, 0);
+		}
+		recs[n++] = mkrec(PW_EV_FSYNC, T, t + 40 * MS, t + 45 * MS, 0, 5, 0, 0);
+		recs[n++] = mkrec(PW_EV_CLOSE, T, t + 50 * MS, t + 51 * MS, 0, 5, 0, 0);
+	}
+	host_file(fx, 40, 1, recs, n, NULL, 0);
+}
+
+/* One checkpoint rewritten six times is six saves of one file, not one file of six times the bytes (issue 32):
+ * 5 x 17 ms + 37 ms of calls. */
+static void test_checkpoint_rewrites(void **state)
+{
+	struct fx *fx = *state;
+	saves_case(fx, 0);
+	const struct pw_rank_report *r = host_analyze(fx);
+	const struct pw_finding *f = find(r, "checkpoint_bound");
+	assert_non_null(f);
+	assert_true(fabs(f->share - 0.122) < 1e-6);
+	expect_evidence(f, "6 checkpoint saves to /ckpt/model-epoch3.pt (33.6 MB each, 201 MB in all) took 122 ms in "
+			   "calls on it; the longest save took 37.0 ms.");
+	size_t i = 0;
+	while (i < r->nfiles && strcmp(r->files[i].path, "/ckpt/model-epoch3.pt"))
+		i++;
+	assert_true(i < r->nfiles);
+	assert_int_equal(r->files[i].saves, 6);
+	assert_int_equal(r->files[i].save_min_bytes, SAVE_BYTES);
+	assert_int_equal(r->files[i].save_max_bytes, SAVE_BYTES);
+	assert_int_equal(r->files[i].save_max_ns, 37 * MS);
+	assert_int_equal(r->files[i].write_bytes, 6ull * SAVE_BYTES);
+}
+
+static void test_checkpoint_distinct_files(void **state)
+{
+	struct fx *fx = *state;
+	saves_case(fx, 1);
+	const struct pw_finding *f = find(host_analyze(fx), "checkpoint_bound");
+	assert_non_null(f);
+	assert_true(fabs(f->share - 0.122) < 1e-6);
+	expect_evidence(f, "6 checkpoint saves to 6 files (33.6 MB each, 201 MB in all) took 122 ms in calls on them; "
+			   "the longest save took 37.0 ms (/ckpt/ckpt-3.pt).");
+}
+
+/* Saves of different sizes: the smallest and the largest. */
+static void test_checkpoint_sizes(void **state)
+{
+	struct fx *fx = *state;
+	struct pw_rec_call recs[] = {
+		mkrec(PW_EV_OPEN, T, START, START + MS, 5, 5, 8, 0),
+		mkrec(PW_EV_WRITE, T, START + MS, START + 31 * MS, 1 << 20, 5, 1 << 20, 0),
+		mkrec(PW_EV_CLOSE, T, START + 31 * MS, START + 32 * MS, 0, 5, 0, 0),
+		mkrec(PW_EV_OPEN, T, START + 100 * MS, START + 101 * MS, 5, 5, 8, 0),
+		mkrec(PW_EV_WRITE, T, START + 101 * MS, START + 131 * MS, 2 << 20, 5, 2 << 20, 0),
+		mkrec(PW_EV_CLOSE, T, START + 131 * MS, START + 132 * MS, 0, 5, 0, 0),
+	};
+	host_file(fx, 40, 1, recs, NREC(recs), NULL, 0);
+	expect_evidence(find(host_analyze(fx), "checkpoint_bound"),
+			"2 checkpoint saves to /ckpt/model-epoch3.pt (1.05 MB to 2.10 MB each, 3.15 MB in all)");
 }
 
 static void test_checkpoint_bound_below(void **state)
@@ -774,6 +857,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_startup_no_step, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_checkpoint_bound, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_checkpoint_bound_below, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_checkpoint_rewrites, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_checkpoint_distinct_files, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_checkpoint_sizes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_host_input_bound, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_host_input_bound_below, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_host_input_bound_little_read, setup, teardown),
