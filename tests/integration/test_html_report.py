@@ -150,6 +150,7 @@ def check_cpu(browser):
 
 def check_gpu(browser):
     profile_overlap_ranks("GPU", STEPS)
+    linked = 0
     for rank in (0, 1):
         rep = load_report("GPU", rank)
         page = "GPU/rank%d.html" % rank
@@ -170,7 +171,13 @@ def check_gpu(browser):
         check_eq([f.get("data-finding") for f in findings if f.get("data-finding")],
                  [f["id"] for f in rep["findings"]], what + "findings")
         links = [a["href"][1:] for a in dom.find("a") if a.get("href", "").startswith("#")]
-        check(links and set(links) <= dom.ids(), "%sfinding links %r, sections %r", what, links, dom.ids())
+        # the workload's sync_bound share sits near its 5 % threshold (5.2-11 % in runs here): a rank may
+        # have no finding, and then no link
+        check(bool(links) == bool(rep["findings"]) and set(links) <= dom.ids(),
+              "%sfinding links %r for findings %r, sections %r", what, links, rep["findings"], dom.ids())
+        linked += len(links)
+    if not linked:
+        note("neither rank had a finding this run: the findings' links were not exercised")
         kernels = dom.find("div", "row", inside="kernels")
         check_eq(sorted(int(k["data-value"]) for k in kernels), sorted(k["total_ns"] for k in rep["kernels"]),
                  what + "the kernels chart's figures")
